@@ -1,0 +1,62 @@
+"""ctxview: see what your LLM agent really sent to the model.
+
+The library never imports textual or rich; only `ctxview.cli` and
+`ctxview.tui` do, and the CLI loads the TUI lazily.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from .model import Content, ContextEvent, Conversation, Message, Session, ToolCall, Usage
+
+__version__ = "0.1.0"
+
+# Public names served from submodules, imported on first use so that
+# `import ctxview` stays fast and a submodule's imports are paid only when used.
+_LAZY = {
+    "ContextManager": "ctxview.context_manager",
+    "CompressionPolicy": "ctxview.compression",
+    "Tier": "ctxview.compression",
+    "load_session": "ctxview.formats",
+    "LoadError": "ctxview.formats.errors",
+    "Settings": "ctxview.view",
+    "PreparedView": "ctxview.view",
+    "prepare": "ctxview.pipeline",
+    "truncate_to_fit": "ctxview.budget",
+    "summarize_old_messages": "ctxview.budget",
+    "analyze_context_bloat": "ctxview.bloat",
+}
+
+__all__ = [
+    "Content",
+    "ContextEvent",
+    "Conversation",
+    "Message",
+    "Session",
+    "ToolCall",
+    "Usage",
+    "__version__",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ctxview' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .bloat import analyze_context_bloat
+    from .budget import summarize_old_messages, truncate_to_fit
+    from .compression import CompressionPolicy, Tier
+    from .context_manager import ContextManager
+    from .formats import load_session
+    from .formats.errors import LoadError
+    from .pipeline import prepare
+    from .view import PreparedView, Settings
