@@ -1,0 +1,500 @@
+"""Age-tiered compression of old tool results, with tiers and policies as data.
+
+The default policy is SwarmSDK's ContextManager exactly: a tool result more
+than `keep_recent` messages from the end is cut by age (ages 0-10 kept,
+11-20 → 1000 chars, 21-40 → 500, 41-60 → 200, older → 100), gets the marker
+`\\n...[N chars truncated for context management]`, and, when the tool that
+produced it can simply be run again, a re-run hint.
+
+Deliberate improvement over the original: a compressed message keeps every
+field (tool_calls, model_id, usage, ids, ...). Role, content and tool_call_id
+are computed as the original does (the role becomes "tool", the content a
+plain string).
+
+Tier spec syntax (what `get_policy` parses and `format_tiers` writes):
+`"10:full,20:1000,40:500,60:200,*:100"` — comma-separated `AGE:LIMIT` pairs,
+AGE the oldest age in the tier (inclusive) or `*` for every older age, LIMIT
+a number of characters or `full` to keep the text whole.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from .model import Content, Message
+
+__all__ = [
+    "DEFAULT_HINT",
+    "DEFAULT_MARKER",
+    "DEFAULT_POLICY",
+    "DEFAULT_RERUNNABLE_TOOLS",
+    "DEFAULT_TIERS",
+    "PRESETS",
+    "CompressionPolicy",
+    "Tier",
+    "clear_caches",
+    "compress_text",
+    "compress_tool_message",
+    "compress_tool_results",
+    "describe_tier",
+    "detect_tool_name",
+    "format_tiers",
+    "get_policy",
+    "is_rerunnable",
+    "parse_tiers",
+    "tier_for_age",
+    "tool_names_by_call_id",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Tier:
+    """One age band: ages up to `max_age` (inclusive) are cut to `max_chars`.
+
+    max_age None: every age older than the previous tier (last tier only).
+    max_chars None: keep the text in full.
+    """
+
+    max_age: int | None
+    max_chars: int | None
+
+
+DEFAULT_TIERS: tuple[Tier, ...] = (
+    Tier(10, None),
+    Tier(20, 1000),
+    Tier(40, 500),
+    Tier(60, 200),
+    Tier(None, 100),
+)
+DEFAULT_RERUNNABLE_TOOLS = frozenset({"Read", "MemoryRead", "Grep", "MemoryGrep", "Glob", "MemoryGlob"})
+DEFAULT_MARKER = "\n...[{n} chars truncated for context management]"
+DEFAULT_HINT = "\n\n💡 If you need the full output, re-run the {tool} tool with the same parameters."
+TOOL_NAME_SOURCES = ("content", "tool_call")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _coerce_tiers(tiers: Any) -> tuple[Tier, ...]:
+    if isinstance(tiers, str):
+        return parse_tiers(tiers)
+    out = []
+    for item in tiers:
+        if isinstance(item, Tier):
+            out.append(item)
+        elif isinstance(item, (tuple, list)) and len(item) == 2:
+            out.append(Tier(item[0], item[1]))
+        else:
+            raise ValueError(f"a tier must be a Tier or an (age, max_chars) pair, not {item!r}")
+    return tuple(out)
+
+
+def _validate_tiers(tiers: tuple[Tier, ...]) -> tuple[Tier, ...]:
+    """Check the tier list; return it ending with a catch-all (None-aged) tier."""
+    if not tiers:
+        raise ValueError("compression tiers: at least one tier is needed")
+    previous = -1
+    for pos, tier in enumerate(tiers, 1):
+        age, chars = tier.max_age, tier.max_chars
+        if age is None:
+            if pos != len(tiers):
+                raise ValueError(f"compression tiers: only the last tier may cover all older ages (tier {pos} does)")
+        elif not _is_int(age) or age < 0:
+            raise ValueError(f"compression tiers: tier {pos} age must be a whole number ≥ 0, not {age!r}")
+        elif age <= previous:
+            raise ValueError(
+                f"compression tiers: ages must be strictly ascending (tier {pos} has age {age} after {previous})"
+            )
+        else:
+            previous = age
+        if chars is not None and (not _is_int(chars) or chars <= 0):
+            raise ValueError(
+                f"compression tiers: tier {pos} length must be a positive number of characters or full, not {chars!r}"
+            )
+    if tiers[-1].max_age is not None:
+        # Ages beyond the last listed tier are kept whole; making that an
+        # explicit tier means every age falls in exactly one tier.
+        tiers = (*tiers, Tier(None, None))
+    return tiers
+
+
+@dataclass(frozen=True, slots=True)
+class CompressionPolicy:
+    """Everything that decides how an old tool result is compressed.
+
+    tool_name_from: "content" detects the tool from the result's text with the
+    seed's patterns; "tool_call" takes `message.tool_name`, else the name of
+    the assistant tool call whose id is the result's tool_call_id.
+    """
+
+    name: str = "default"
+    tiers: tuple[Tier, ...] = DEFAULT_TIERS
+    rerunnable_tools: frozenset[str] = DEFAULT_RERUNNABLE_TOOLS
+    marker: str = DEFAULT_MARKER
+    hint: str = DEFAULT_HINT
+    tool_name_from: str = "content"
+    enabled: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tiers", _validate_tiers(_coerce_tiers(self.tiers)))
+        if not isinstance(self.rerunnable_tools, frozenset):
+            if isinstance(self.rerunnable_tools, str):
+                raise ValueError("rerunnable_tools must be a collection of tool names, not one string")
+            object.__setattr__(self, "rerunnable_tools", frozenset(self.rerunnable_tools))
+        if self.tool_name_from not in TOOL_NAME_SOURCES:
+            raise ValueError(
+                f"tool_name_from must be one of {', '.join(TOOL_NAME_SOURCES)}, not {self.tool_name_from!r}"
+            )
+        if not isinstance(self.marker, str) or not isinstance(self.hint, str):
+            raise ValueError("marker and hint must be strings")
+
+
+PRESETS: dict[str, CompressionPolicy] = {
+    "default": CompressionPolicy(),
+    "light": CompressionPolicy(
+        name="light", tiers=(Tier(20, None), Tier(40, 2000), Tier(80, 1000), Tier(None, 500))
+    ),
+    "aggressive": CompressionPolicy(
+        name="aggressive", tiers=(Tier(5, None), Tier(10, 500), Tier(20, 200), Tier(40, 100), Tier(None, 50))
+    ),
+    "off": CompressionPolicy(name="off", tiers=(Tier(None, None),), enabled=False),
+}
+DEFAULT_POLICY = PRESETS["default"]
+
+
+# --- tier specs --------------------------------------------------------------
+
+def parse_tiers(spec: str) -> tuple[Tier, ...]:
+    """Tiers from a spec such as "10:full,20:1000,*:100" (ValueError naming the bad part)."""
+    tiers = []
+    parts = [p.strip() for p in spec.split(",")]
+    if not spec.strip():
+        raise ValueError('tier spec is empty (expected e.g. "10:full,20:1000,*:100")')
+    for part in parts:
+        age_text, sep, limit_text = part.partition(":")
+        age_text, limit_text = age_text.strip(), limit_text.strip()
+        if not sep or not age_text or not limit_text:
+            raise ValueError(f'tier spec {spec!r}: {part!r} is not AGE:LIMIT (e.g. "20:1000", "10:full", "*:100")')
+        if age_text == "*":
+            age = None
+        elif age_text.isascii() and age_text.isdigit():
+            age = int(age_text)
+        else:
+            raise ValueError(f"tier spec {spec!r}: age {age_text!r} in {part!r} must be a whole number or *")
+        if limit_text.lower() == "full":
+            chars = None
+        elif limit_text.isascii() and limit_text.isdigit() and int(limit_text) > 0:
+            chars = int(limit_text)
+        else:
+            raise ValueError(
+                f"tier spec {spec!r}: limit {limit_text!r} in {part!r} must be a positive number of characters or full"
+            )
+        tiers.append(Tier(age, chars))
+    try:
+        return _validate_tiers(tuple(tiers))
+    except ValueError as exc:
+        raise ValueError(f"tier spec {spec!r}: {str(exc).removeprefix('compression tiers: ')}") from None
+
+
+def get_policy(spec: str | CompressionPolicy) -> CompressionPolicy:
+    """A policy from a preset name ("default", "light", "aggressive", "off") or a tier spec."""
+    if isinstance(spec, CompressionPolicy):
+        return spec
+    if not isinstance(spec, str):
+        raise ValueError(f"a compression policy is a preset name or a tier spec, not {spec!r}")
+    key = spec.strip().lower()
+    if key in PRESETS:
+        return PRESETS[key]
+    if ":" not in spec:
+        raise ValueError(
+            f"unknown compression preset {spec!r} (presets: {', '.join(PRESETS)}; "
+            'or give tiers such as "10:full,20:1000,*:100")'
+        )
+    return CompressionPolicy(name="custom", tiers=parse_tiers(spec))
+
+
+def format_tiers(policy: CompressionPolicy | Sequence[Tier]) -> str:
+    """The tier spec of a policy (or tier list); get_policy reads it back."""
+    tiers = policy.tiers if isinstance(policy, CompressionPolicy) else policy
+    return ",".join(
+        f"{'*' if t.max_age is None else t.max_age}:{'full' if t.max_chars is None else t.max_chars}" for t in tiers
+    )
+
+
+def _first_age(tiers: Sequence[Tier], index: int) -> int:
+    return 0 if index == 0 else tiers[index - 1].max_age + 1  # type: ignore[operator]
+
+
+def describe_tier(policy: CompressionPolicy, index: int) -> str:
+    """One human line for a tier, e.g. "ages 21-40 → 500 chars"."""
+    tiers = policy.tiers
+    tier = tiers[index]
+    first = _first_age(tiers, index)
+    if tier.max_age is None:
+        ages = "all ages" if first == 0 else f"ages {first}+"
+    elif tier.max_age == first:
+        ages = f"age {first}"
+    else:
+        ages = f"ages {first}-{tier.max_age}"
+    keep = "full" if tier.max_chars is None else f"{tier.max_chars} chars"
+    return f"{ages} → {keep}"
+
+
+def tier_for_age(policy: CompressionPolicy, age: int) -> tuple[int, Tier]:
+    """(index, tier) of the tier an age falls in.
+
+    Like the original's `case age`, an age below 0 falls in the last tier.
+    """
+    tiers = policy.tiers
+    if age >= 0:
+        for index, tier in enumerate(tiers):
+            if tier.max_age is None or age <= tier.max_age:
+                return index, tier
+    return len(tiers) - 1, tiers[-1]
+
+
+# --- tool names --------------------------------------------------------------
+
+# Ruby's \s is [ \t\r\n\f\v] and \d is [0-9]; Python's are Unicode-wide, so the
+# classes are spelled out. Ruby's ^ is line-anchored: re.MULTILINE.
+_READ_RE = re.compile(r"^[ \t\r\n\f\v]*[0-9]+→", re.MULTILINE)
+_GLOB_RE = re.compile(r"^Found [0-9]+ files? matching", re.MULTILINE)
+_GREP_RE = re.compile(r"matches in [0-9]+ files?|No matches found")
+
+
+def _at_line_start(text: str, literal: str) -> bool:
+    # Same as re.search("^" + literal, text, re.M), at substring-search speed.
+    return text.startswith(literal) or ("\n" + literal) in text
+
+
+def detect_tool_name(text: str | None) -> str | None:
+    """The tool that produced a result, guessed from its text as the original does.
+
+    Each pattern's regex runs only when a cheap substring test says it could
+    match, so texts without the telltale parts cost a few scans at memchr speed.
+    """
+    if not isinstance(text, str) or not text:
+        return None
+    if "→" in text and _READ_RE.search(text):
+        return "MemoryRead" if "memory://" in text else "Read"
+    if _at_line_start(text, "Memory entries matching"):
+        return "MemoryGlob"
+    if "Found " in text and _GLOB_RE.search(text):
+        return "Glob"
+    if ("matches in " in text or "No matches found" in text) and _GREP_RE.search(text):
+        return "MemoryGrep" if "memory://" in text else "Grep"
+    if _at_line_start(text, "Stored at memory://"):
+        return "MemoryWrite"
+    if _at_line_start(text, "Deleted memory://"):
+        return "MemoryDelete"
+    return None
+
+
+def is_rerunnable(name: str | None, policy: CompressionPolicy = DEFAULT_POLICY) -> bool:
+    """Whether re-running the tool gets the same data back (so a hint is worth adding)."""
+    return name is not None and name in policy.rerunnable_tools
+
+
+def tool_names_by_call_id(messages: Iterable[Message]) -> dict[str, str]:
+    """{tool call id: tool name} for every tool call of the given messages."""
+    names: dict[str, str] = {}
+    for msg in messages:
+        for call in msg.tool_calls:
+            if call.id:
+                names[call.id] = call.name
+    return names
+
+
+# --- compression -------------------------------------------------------------
+
+def _text_of(content: str | Content | None) -> str:
+    # Ruby's `msg.content.to_s`: "" for nil, the text of a Content.
+    if content is None:
+        return ""
+    if isinstance(content, Content):
+        return content.text
+    return content if isinstance(content, str) else str(content)
+
+
+def compress_text(text: str, max_chars: int, tool_name: str | None, policy: CompressionPolicy = DEFAULT_POLICY) -> str:
+    """`text` cut to `max_chars` code points plus the marker, and the hint for a re-runnable tool.
+
+    Text already within the limit is returned as it is.
+    """
+    if len(text) <= max_chars:
+        return text
+    out = text[:max_chars] + policy.marker.replace("{n}", str(len(text) - max_chars))
+    if is_rerunnable(tool_name, policy):
+        out += policy.hint.replace("{tool}", tool_name)  # type: ignore[arg-type]
+    return out
+
+
+class _Plan:
+    """What one policy needs per message, precomputed once, plus its caches.
+
+    Caches are keyed on object identity with the object kept in the value as
+    a guard (an id cannot be reused while its object is alive), so a lookup
+    never hashes a long string. Messages and strings are immutable, so a hit
+    is always still right.
+    """
+
+    __slots__ = ("policy", "limits", "last_limit", "marker_head", "marker_tail", "hint", "tools", "texts", "msgs")
+
+    def __init__(self, policy: CompressionPolicy, texts: dict, msgs: dict) -> None:
+        self.policy = policy
+        tiers = policy.tiers
+        top = max((t.max_age for t in tiers if t.max_age is not None), default=-1)
+        self.limits = [tier_for_age(policy, age)[1].max_chars for age in range(top + 1)]
+        self.last_limit = tiers[-1].max_chars
+        head, found, tail = policy.marker.partition("{n}")
+        self.marker_head, self.marker_tail = (head, tail) if found else (policy.marker, None)
+        self.hint = policy.hint
+        self.tools = policy.rerunnable_tools
+        self.texts = texts   # (id(text), max_chars[, tool]) -> (text, compressed)
+        self.msgs = msgs     # (id(message), max_chars[, tool]) -> (message, result)
+
+    def limit(self, age: int) -> int | None:
+        limits = self.limits
+        return limits[age] if 0 <= age < len(limits) else self.last_limit
+
+    def compress(self, text: str, max_chars: int, tool_name: str | None, by_content: bool) -> str:
+        """Like compress_text, through the text cache; by_content: detect the tool from the text."""
+        key = (id(text), max_chars) if by_content else (id(text), max_chars, tool_name)
+        hit = self.texts.get(key)
+        if hit is not None and hit[0] is text:
+            return hit[1]
+        cut = len(text) - max_chars
+        if cut <= 0:
+            return text
+        if self.marker_tail is None:
+            out = text[:max_chars] + self.marker_head
+        else:
+            out = f"{text[:max_chars]}{self.marker_head}{cut}{self.marker_tail}"
+        if by_content:
+            tool_name = detect_tool_name(text)
+        if tool_name is not None and tool_name in self.tools:
+            out += self.hint.replace("{tool}", tool_name)
+        texts = self.texts
+        if len(texts) >= _CACHE_LIMIT:
+            texts.clear()
+        texts[key] = (text, out)
+        return out
+
+
+# Bounded: a cache is emptied when it reaches this many entries.
+_CACHE_LIMIT = 400_000
+_PLANS: dict[CompressionPolicy, _Plan] = {}
+_SHARED: dict[tuple, tuple[dict, dict]] = {}
+
+
+def _plan(policy: CompressionPolicy) -> _Plan:
+    plan = _PLANS.get(policy)
+    if plan is None:
+        if len(_PLANS) > 64:
+            _PLANS.clear()
+        # Policies that render alike (same marker, hint, tools, name source)
+        # share caches, so switching tiers reuses what is already cut.
+        render = (policy.marker, policy.hint, policy.rerunnable_tools, policy.tool_name_from)
+        caches = _SHARED.get(render)
+        if caches is None:
+            if len(_SHARED) > 16:
+                _SHARED.clear()
+            caches = _SHARED[render] = ({}, {})
+        plan = _PLANS[policy] = _Plan(policy, *caches)
+    return plan
+
+
+def clear_caches() -> None:
+    """Forget every cached compression (they are bounded; this frees memory at once)."""
+    _PLANS.clear()
+    _SHARED.clear()
+
+
+def _compressed_message(message: Message, text: str, compressed: str) -> Message:
+    if compressed is text:
+        return message
+    # The original rebuilds Message(role: :tool, content: compressed, tool_call_id:);
+    # every other field is kept on purpose.
+    return message.replace(role="tool", content=compressed)
+
+
+def compress_tool_message(
+    message: Message,
+    age: int,
+    policy: CompressionPolicy = DEFAULT_POLICY,
+    tool_name: str | None = None,
+) -> Message:
+    """One tool message compressed for its age (the original's compress_tool_message).
+
+    tool_name: with a "tool_call" policy, the linked call's name (message.tool_name wins).
+    """
+    if not policy.enabled:
+        return message
+    plan = _plan(policy)
+    limit = plan.limit(age)
+    if limit is None:
+        return message
+    text = _text_of(message.content)
+    if len(text) <= limit:
+        return message
+    by_content = policy.tool_name_from == "content"
+    name = None if by_content else (message.tool_name or tool_name)
+    return _compressed_message(message, text, plan.compress(text, limit, name, by_content))
+
+
+def compress_tool_results(
+    messages: Sequence[Message],
+    keep_recent: int = 10,
+    policy: CompressionPolicy = DEFAULT_POLICY,
+) -> list[Message]:
+    """A new list with old tool results compressed by age (the original's compress_tool_results).
+
+    The last `keep_recent` messages and every non-tool message are returned as
+    they are; a tool result at index i has age len(messages) - i.
+    """
+    out = list(messages)
+    if not policy.enabled:
+        return out
+    n = len(out)
+    stop = min(n - keep_recent, n)
+    if stop <= 0:
+        return out
+    plan = _plan(policy)
+    limits, last_limit, n_limits = plan.limits, plan.last_limit, len(plan.limits)
+    msgs = plan.msgs
+    by_content = policy.tool_name_from == "content"
+    names: Mapping[str, str] | None = None
+    for i in range(stop):
+        msg = out[i]
+        if msg.role != "tool":
+            continue
+        age = n - i
+        limit = limits[age] if age < n_limits else last_limit
+        if limit is None:
+            continue
+        if by_content:
+            name = None
+            key: tuple = (id(msg), limit)
+        else:
+            name = msg.tool_name
+            if name is None and msg.tool_call_id:
+                if names is None:
+                    names = tool_names_by_call_id(messages)
+                name = names.get(msg.tool_call_id)
+            key = (id(msg), limit, name)
+        hit = msgs.get(key)
+        if hit is not None and hit[0] is msg:
+            out[i] = hit[1]
+            continue
+        text = _text_of(msg.content)
+        result = msg if len(text) <= limit else _compressed_message(
+            msg, text, plan.compress(text, limit, name, by_content)
+        )
+        if len(msgs) >= _CACHE_LIMIT:
+            msgs.clear()
+        msgs[key] = (msg, result)
+        out[i] = result
+    return out
