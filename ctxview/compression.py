@@ -206,6 +206,8 @@ def get_policy(spec: str | CompressionPolicy) -> CompressionPolicy:
     if not isinstance(spec, str):
         raise ValueError(f"a compression policy is a preset name or a tier spec, not {spec!r}")
     key = spec.strip().lower()
+    if not key:
+        raise ValueError('compression policy is empty (give a preset name or tiers such as "10:full,20:1000,*:100")')
     if key in PRESETS:
         return PRESETS[key]
     if ":" not in spec:
