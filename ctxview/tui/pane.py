@@ -1,0 +1,209 @@
+"""The message pane: a line-API ScrollView that renders only visible lines.
+
+Two panes (stored, prepared) share one Layout, so line y is in the same row
+on both sides. A block of lines per row is built on demand and kept in an
+LRU cache; nothing is built for rows that are not on screen.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message as TMessage
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from .layout import Layout
+from .render import PaneStyles, Side, block_lines
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+__all__ = ["MessagePane"]
+
+_STYLE_CLASSES = {
+    "header": "pane--header",
+    "cursor": "pane--cursor",
+    "user": "pane--user",
+    "assistant": "pane--assistant",
+    "tool": "pane--tool",
+    "system": "pane--system",
+    "tokens": "pane--tokens",
+    "reminder": "pane--reminder",
+    "ephemeral": "pane--ephemeral",
+    "marker": "pane--marker",
+    "hint": "pane--hint",
+    "ghost": "pane--ghost",
+    "more": "pane--more",
+    "toolcall": "pane--toolcall",
+    "search": "pane--search",
+    "badge": "pane--badge",
+    "badge_removed": "pane--badge-removed",
+    "badge_ephemeral": "pane--badge-ephemeral",
+}
+
+GUTTER = 1  # a one-column bar marking the cursor row
+
+
+class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
+    """One side of the side-by-side view."""
+
+    COMPONENT_CLASSES = set(_STYLE_CLASSES.values()) | {"pane--gutter"}
+
+    BINDINGS = [
+        Binding("up,k", "app.cursor(-1)", "Previous message", show=False, id="ctxview.cursor_up"),
+        Binding("down,j", "app.cursor(1)", "Next message", show=False, id="ctxview.cursor_down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="ctxview.page_up"),
+        Binding("pagedown,space", "page(1)", "Page down", show=False, id="ctxview.page_down"),
+        Binding("home,g", "app.cursor_to('first')", "First message", show=False, id="ctxview.first"),
+        Binding("end,G", "app.cursor_to('last')", "Last message", show=False, id="ctxview.last"),
+        Binding("enter", "app.expand", "Expand", id="ctxview.expand"),
+        Binding("o", "app.detail", "Open in detail view", show=False, id="ctxview.detail"),
+    ]
+
+    class RowClicked(TMessage):
+        def __init__(self, row: int) -> None:
+            self.row = row
+            super().__init__()
+
+    def __init__(self, side: Side, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.side: Side = side
+        self.row_layout: Layout | None = None
+        self.generation = 0
+        self.cursor = 0
+        self.search = ""
+        self._styles: PaneStyles | None = None
+        self._blocks: LRUCache[tuple, list[Strip]] = LRUCache(maxsize=512)
+
+    # -- state from the app -------------------------------------------------
+
+    def set_layout(self, layout: Layout | None, generation: int) -> None:
+        self.row_layout = layout
+        self.generation = generation
+        self._blocks.clear()
+        self._update_virtual_size()
+        self.refresh()
+
+    def set_cursor(self, row: int) -> None:
+        if row != self.cursor:
+            self.cursor = row
+            self.refresh()
+
+    def set_search(self, term: str) -> None:
+        if term != self.search:
+            self.search = term
+            self._blocks.clear()
+            self.refresh()
+
+    def invalidate(self) -> None:
+        self._blocks.clear()
+        self._update_virtual_size()
+        self.refresh()
+
+    @property
+    def text_width(self) -> int:
+        return max(self.scrollable_content_region.width - GUTTER, 1)
+
+    def _update_virtual_size(self) -> None:
+        lines = self.row_layout.total_lines if self.row_layout else 0
+        self.virtual_size = Size(self.scrollable_content_region.width, lines)
+
+    # -- styles ---------------------------------------------------------------
+
+    @property
+    def styles_for_render(self) -> PaneStyles:
+        if self._styles is None:
+            values = {
+                attr: self.get_component_rich_style(cls, partial=True) for attr, cls in _STYLE_CLASSES.items()
+            }
+            self._styles = PaneStyles(base=self.rich_style, **values)
+        return self._styles
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = None
+        self._blocks.clear()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._blocks.clear()
+        self._update_virtual_size()
+
+    # -- rendering -----------------------------------------------------------
+
+    def block(self, row: int) -> list[Strip]:
+        """The strips of one row's block on this side (cached)."""
+        layout = self.row_layout
+        assert layout is not None
+        width = self.text_width
+        expanded = row in layout.expanded
+        is_cursor = row == self.cursor
+        key = (self.generation, row, width, expanded, self.search, is_cursor)
+        cached = self._blocks.get(key)
+        if cached is not None:
+            return cached
+        styles = self.styles_for_render
+        texts = block_lines(
+            layout.view.rows[row],
+            self.side,
+            styles,
+            width,
+            expanded,
+            run=layout.runs.get(row),
+            row_pos=row,
+            search=self.search,
+            console=self.app.console,
+        )
+        base = self.rich_style
+        header = styles.cursor if is_cursor else styles.header
+        strips = [self._strip(text, width, base, header if i == 0 else None) for i, text in enumerate(texts)]
+        self._blocks[key] = strips
+        return strips
+
+    def _strip(self, text: Text, width: int, base: Style, line_style: Style | None) -> Strip:
+        if line_style is not None:
+            text.stylize_before(line_style)
+        text.stylize_before(base)
+        segments = list(text.render(self.app.console))
+        pad = base + line_style if line_style is not None else base
+        return Strip(segments, text.cell_len).crop_extend(0, width, pad)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        layout = self.row_layout
+        line_y = self.scroll_offset.y + y
+        if layout is None or line_y >= layout.total_lines or not len(layout):
+            return Strip.blank(width, base)
+        row = layout.row_at(line_y)
+        line = line_y - layout.offsets[row]
+        strips = self.block(row)
+        strip = strips[line] if line < len(strips) else Strip.blank(self.text_width, base)
+        if row == self.cursor:
+            gutter = Segment("▌", self.get_component_rich_style("pane--gutter"))
+        else:
+            gutter = Segment(" ", base)
+        return Strip.join([Strip([gutter], 1), strip]).crop_extend(0, width, base)
+
+    # -- input ----------------------------------------------------------------
+
+    def on_click(self, event: events.Click) -> None:
+        if self.row_layout is None or not len(self.row_layout):
+            return
+        row = self.row_layout.row_at(self.scroll_offset.y + event.y)
+        self.post_message(self.RowClicked(row))
+
+    def action_page(self, direction: int) -> None:
+        if direction > 0:
+            self.scroll_page_down(animate=False)
+        else:
+            self.scroll_page_up(animate=False)
+        if self.row_layout is not None and len(self.row_layout):
+            target = self.scroll_target_y if hasattr(self, "scroll_target_y") else self.scroll_offset.y
+            self.app.set_cursor(self.row_layout.row_at(int(target)), scroll=False)  # type: ignore[attr-defined]

@@ -1,0 +1,291 @@
+"""Rows of a PreparedView as Rich `Text` lines, built from sanitized text.
+
+Session text never becomes markup: every piece goes through
+`sanitize.make_visible` and is appended to a `Text` with a `Style` object.
+Reminder and ephemeral spans are applied to the raw text's offsets, segment
+by segment, before sanitizing, so the highlighting stays exact even where
+sanitizing lengthens the text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator, Literal
+
+from rich.console import Console
+from rich.style import Style
+from rich.text import Text
+
+from ..model import Message
+from ..sanitize import make_visible
+from ..view import Change, Row
+from .layout import PREVIEW_LINES, TOOL_CALL_PREVIEW, display_text
+
+__all__ = [
+    "PaneStyles",
+    "Side",
+    "badge_label",
+    "block_lines",
+    "detail_line",
+    "line_offsets",
+    "message_lines",
+    "styled_line",
+]
+
+Side = Literal["stored", "prepared"]
+
+TAB_SIZE = 4
+# The seed's compression appends these two lines; they are styled, not parsed.
+TRUNCATION_MARKER = re.compile(r"\.\.\.\[\d+ chars truncated for context management\]")
+RERUN_HINT = re.compile(r"\U0001F4A1 If you need the full output, re-run the .* tool with the same parameters\.")
+
+
+@dataclass(slots=True)
+class PaneStyles:
+    """Rich styles for the parts of a pane (filled from component classes)."""
+
+    base: Style = Style()
+    header: Style = Style(bold=True)
+    cursor: Style = Style(reverse=True)
+    user: Style = Style(color="green", bold=True)
+    assistant: Style = Style(color="cyan", bold=True)
+    tool: Style = Style(color="yellow", bold=True)
+    system: Style = Style(color="magenta", bold=True)
+    tokens: Style = Style(dim=True)
+    reminder: Style = Style(color="magenta", bgcolor="grey15")
+    ephemeral: Style = Style(color="black", bgcolor="yellow")
+    marker: Style = Style(color="red", italic=True)
+    hint: Style = Style(color="blue", italic=True)
+    ghost: Style = Style(dim=True, italic=True)
+    more: Style = Style(dim=True)
+    toolcall: Style = Style(color="cyan", dim=True)
+    search: Style = Style(color="black", bgcolor="bright_yellow")
+    badge: Style = Style(color="black", bgcolor="yellow")
+    badge_removed: Style = Style(color="white", bgcolor="red")
+    badge_ephemeral: Style = Style(color="black", bgcolor="green")
+
+
+def badge_label(change: Change) -> str:
+    """The short badge for one change: what the pipeline did, tier and age."""
+    action = change.action
+    if action == "compressed":
+        parts = ["compressed"]
+        if change.tier is not None:
+            parts.append(f"t{change.tier}")
+        if change.age is not None:
+            parts.append(f"age {change.age}")
+        return " ".join(parts)
+    if action == "ephemeral":
+        return "+ephemeral"
+    return action
+
+
+def _role_style(role: str, styles: PaneStyles) -> Style:
+    return getattr(styles, role, None) if role in ("user", "assistant", "tool", "system") else styles.header
+
+
+def header_line(row: Row, side: Side, styles: PaneStyles) -> Text:
+    """` #12 tool Read · 1,234 tok  [compressed t3 age 27]`."""
+    message = row.stored if side == "stored" else row.prepared
+    text = Text(no_wrap=True, end="")
+    assert message is not None
+    index = "+" if row.index is None else f"#{row.index}"
+    text.append(f"{index} ", styles.header)
+    text.append(make_visible(message.role), _role_style(message.role, styles))
+    tool = row.tool_name or message.tool_name
+    if tool and message.role not in ("user", "assistant", "system"):
+        text.append(" ")
+        text.append(make_visible(tool), styles.header)
+    tokens = row.tokens_stored if side == "stored" else row.tokens_prepared
+    text.append(f" · {tokens:,} tok", styles.tokens)
+    if side == "prepared":
+        saved = row.tokens_stored - row.tokens_prepared
+        if saved and row.stored is not None:
+            text.append(f" ({-saved:+,})", styles.tokens)
+        for change in row.changes:
+            style = styles.badge_ephemeral if change.action == "ephemeral" else styles.badge
+            text.append(" ")
+            text.append(f" {badge_label(change)} ", style)
+    return text
+
+
+def ghost_line(row: Row, side: Side, run: tuple[int, int] | None, row_pos: int, styles: PaneStyles) -> Text:
+    """The one line standing in for a message missing on this side."""
+    text = Text(no_wrap=True, end="")
+    if side == "prepared":
+        start, length = run if run else (row_pos, 1)
+        if row_pos != start:
+            text.append("┊", styles.ghost)
+            return text
+        why = next((c for c in row.changes if c.action in ("removed", "dropped", "summarised")), None)
+        noun = "message" if length == 1 else "messages"
+        text.append(f"⋯ {length:,} {noun} removed", styles.ghost)
+        if why is not None:
+            text.append(" ")
+            text.append(f" {why.action} ", styles.badge_removed)
+            text.append(f" {make_visible(why.rule)}", styles.ghost)
+        text.append(" ⋯", styles.ghost)
+    else:
+        text.append("⋯ inserted for this request ⋯", styles.ghost)
+    return text
+
+
+def line_offsets(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each line of `text`, newline excluded."""
+    start = 0
+    find = text.find
+    while True:
+        nl = find("\n", start)
+        if nl == -1:
+            yield start, len(text)
+            return
+        yield start, nl
+        start = nl + 1
+
+
+def styled_line(
+    raw: str,
+    start: int,
+    end: int,
+    spans: list[tuple[int, int, Style]],
+    styles: PaneStyles,
+    search: str = "",
+) -> Text:
+    """One line of raw text as a Text: spans applied, then sanitized piecewise."""
+    cuts = {start, end}
+    active = []
+    for s, e, style in spans:
+        if s < end and e > start:
+            cuts.add(max(s, start))
+            cuts.add(min(e, end))
+            active.append((s, e, style))
+    text = Text(no_wrap=True, end="", tab_size=TAB_SIZE)
+    points = sorted(cuts)
+    for a, b in zip(points, points[1:]):
+        style = None
+        for s, e, st in active:  # later spans win (ephemeral over reminder)
+            if s <= a and b <= e:
+                style = st
+        text.append(make_visible(raw[a:b]), style)
+    if "\t" in text.plain:
+        text.expand_tabs(TAB_SIZE)
+    plain = text.plain
+    if "chars truncated" in plain:
+        text.highlight_regex(TRUNCATION_MARKER, styles.marker)
+    if "re-run the" in plain:
+        text.highlight_regex(RERUN_HINT, styles.hint)
+    if search:
+        text.highlight_words([search], styles.search, case_sensitive=False)
+    return text
+
+
+def side_spans(row: Row, side: Side, styles: PaneStyles) -> list[tuple[int, int, Style]]:
+    if side == "stored":
+        return [(s, e, styles.reminder) for s, e in row.stored_reminders]
+    spans = [(s, e, styles.reminder) for s, e in row.prepared_reminders]
+    spans.extend((s, e, styles.ephemeral) for s, e in row.ephemeral_spans)
+    return spans
+
+
+def _tool_call_line(call, width: int, styles: PaneStyles) -> Text:
+    import json
+
+    try:
+        args = json.dumps(dict(call.arguments), ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        args = str(call.arguments)
+    text = Text(no_wrap=True, end="")
+    text.append("→ ", styles.toolcall)
+    text.append(make_visible(call.name), styles.toolcall + Style(bold=True))
+    text.append(" ")
+    text.append(make_visible(args[: max(width * 2, 64)]), styles.toolcall)
+    return text
+
+
+def message_lines(
+    row: Row,
+    side: Side,
+    message: Message,
+    styles: PaneStyles,
+    width: int,
+    expanded: bool,
+    search: str = "",
+    console: Console | None = None,
+) -> list[Text]:
+    """The body of one message: preview (collapsed) or all lines wrapped to width."""
+    raw = display_text(message)
+    spans = side_spans(row, side, styles)
+    out: list[Text] = []
+    if raw:
+        total = raw.count("\n") + 1
+        limit = total if expanded else min(total, PREVIEW_LINES)
+        for n, (start, end) in enumerate(line_offsets(raw)):
+            if n >= limit:
+                break
+            if not expanded:
+                # A preview needs only a screen's width of a long line.
+                end = min(end, start + width * 2 + 16)
+            line = styled_line(raw, start, end, spans, styles, search)
+            if expanded:
+                out.extend(line.wrap(console or _console(), max(width, 1), overflow="fold"))
+            else:
+                line.truncate(width, overflow="ellipsis")
+                out.append(line)
+        if total > limit:
+            out.append(Text(f"… {total - limit:,} more lines · Enter expands", styles.more, end=""))
+    calls = message.tool_calls
+    shown = calls if expanded else calls[:TOOL_CALL_PREVIEW]
+    for call in shown:
+        line = _tool_call_line(call, width if not expanded else width * 8, styles)
+        if expanded:
+            out.extend(line.wrap(console or _console(), max(width, 1), overflow="fold"))
+        else:
+            line.truncate(width, overflow="ellipsis")
+            out.append(line)
+    if len(calls) > len(shown):
+        out.append(Text(f"… {len(calls) - len(shown)} more tool calls", styles.more, end=""))
+    if not raw and not calls:
+        out.append(Text("(empty)", styles.more, end=""))
+    return out
+
+
+def block_lines(
+    row: Row,
+    side: Side,
+    styles: PaneStyles,
+    width: int,
+    expanded: bool,
+    run: tuple[int, int] | None = None,
+    row_pos: int = 0,
+    search: str = "",
+    console: Console | None = None,
+) -> list[Text]:
+    """Every line of one row's block on one side (before padding to the block height)."""
+    message = row.stored if side == "stored" else row.prepared
+    if message is None:
+        return [ghost_line(row, side, run, row_pos, styles)]
+    lines = [header_line(row, side, styles)]
+    lines.extend(message_lines(row, side, message, styles, width, expanded, search, console))
+    return lines
+
+
+def detail_line(raw: str, start: int, end: int, spans: list[tuple[int, int, Style]], styles: PaneStyles,
+                max_chars: int = 4000) -> Text:
+    """One line of the detail view, cut at `max_chars` with a note of what was cut."""
+    cut = end - start > max_chars
+    text = styled_line(raw, start, start + max_chars if cut else end, spans, styles)
+    if cut:
+        text.append(f" … {end - start - max_chars:,} more chars", styles.more)
+    return text
+
+
+_CONSOLE: Console | None = None
+
+
+def _console() -> Console:
+    global _CONSOLE
+    if _CONSOLE is None:
+        _CONSOLE = Console(width=200, color_system="truecolor", legacy_windows=False, markup=False,
+                           emoji=False, highlight=False)
+    return _CONSOLE

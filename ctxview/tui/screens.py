@@ -1,0 +1,348 @@
+"""Modal screens: help, detail view, tier editor, conversation picker,
+bloat report, write dialog.
+
+Everything shown from the session is a Rich `Text` built from sanitized
+pieces; labels that are ours are plain strings without markup.
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any, Callable, Iterable
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.geometry import Size
+from textual.screen import ModalScreen, Screen
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from ..sanitize import make_visible
+from .render import PaneStyles, detail_line
+
+__all__ = [
+    "BloatScreen",
+    "ConversationPicker",
+    "DetailScreen",
+    "DetailView",
+    "HelpScreen",
+    "TierEditor",
+    "WriteScreen",
+]
+
+
+def _plain(text: str, style: Style | str | None = None) -> Text:
+    return Text(text, style=style or "", end="")
+
+
+class HelpScreen(ModalScreen[None]):
+    """The key list, built from the app's bindings."""
+
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", id="ctxview.help_close")]
+
+    def __init__(self, keys: Iterable[tuple[str, str]]) -> None:
+        super().__init__(id="help")
+        self.keys = list(keys)
+
+    def compose(self) -> ComposeResult:
+        table = Text(end="")
+        table.append("ctxview keys\n\n", Style(bold=True))
+        width = max((len(k) for k, _ in self.keys), default=4)
+        for key, description in self.keys:
+            table.append(f"  {key:<{width}}  ", Style(bold=True, color="cyan"))
+            table.append(f"{description}\n")
+        table.append("\nPanes: stored messages on the left, prepared (sent to the model) on the right.\n")
+        table.append("Highlights: ", Style(dim=True))
+        table.append(" reminder stored in history ", Style(color="magenta", bgcolor="grey15"))
+        table.append(" ")
+        table.append(" ephemeral, added for this request ", Style(color="black", bgcolor="yellow"))
+        table.append("\nEscape closes this screen; ctrl+p opens the command palette.", Style(dim=True))
+        with VerticalScroll(id="help-body"):
+            yield Static(table, id="help-text")
+
+
+class DetailView(ScrollView, can_focus=True):
+    """A read-only, line-API view of one (possibly huge) message.
+
+    Line starts are found once; lines are styled only when they scroll into
+    view, and cut at a few thousand characters, so a multi-megabyte message
+    stays responsive.
+    """
+
+    COMPONENT_CLASSES = {"pane--reminder", "pane--ephemeral", "pane--marker", "pane--hint", "pane--more"}
+
+    MAX_CHARS = 4000
+
+    def __init__(self, text: str, spans: list[tuple[int, int, str]], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.raw = text
+        self.span_kinds = spans
+        starts = array("q", [0])
+        find = text.find
+        pos = find("\n")
+        while pos != -1:
+            starts.append(pos + 1)
+            pos = find("\n", pos + 1)
+        self.starts = starts
+        self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(maxsize=400)
+        self._styles: PaneStyles | None = None
+        longest = 0
+        prev = 0
+        for start in starts[1:]:
+            longest = max(longest, start - prev)
+            prev = start
+        longest = max(longest, len(text) - prev)
+        self.virtual_size = Size(min(longest, self.MAX_CHARS + 24) + 1, len(starts))
+
+    @property
+    def line_count(self) -> int:
+        return len(self.starts)
+
+    def _pane_styles(self) -> PaneStyles:
+        if self._styles is None:
+            self._styles = PaneStyles(
+                reminder=self.get_component_rich_style("pane--reminder", partial=True),
+                ephemeral=self.get_component_rich_style("pane--ephemeral", partial=True),
+                marker=self.get_component_rich_style("pane--marker", partial=True),
+                hint=self.get_component_rich_style("pane--hint", partial=True),
+                more=self.get_component_rich_style("pane--more", partial=True),
+            )
+        return self._styles
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = None
+        self._cache.clear()
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if index >= self.line_count:
+            return Strip.blank(width, base)
+        key = (index, 0)
+        strip = self._cache.get(key)
+        if strip is None:
+            start = self.starts[index]
+            end = self.starts[index + 1] - 1 if index + 1 < self.line_count else len(self.raw)
+            styles = self._pane_styles()
+            spans = [(s, e, getattr(styles, kind)) for s, e, kind in self.span_kinds]
+            text = detail_line(self.raw, start, end, spans, styles, self.MAX_CHARS)
+            text.stylize_before(base)
+            strip = Strip(list(text.render(self.app.console)), text.cell_len)
+            self._cache[key] = strip
+        return strip.crop_extend(scroll_x, scroll_x + width, base)
+
+
+class DetailScreen(Screen[None]):
+    """Full text of one message side, read-only."""
+
+    BINDINGS = [
+        Binding("escape,q", "dismiss", "Close", id="ctxview.detail_close"),
+        Binding("tab", "switch_side", "Other side", id="ctxview.detail_side"),
+    ]
+
+    def __init__(self, title: Text, sides: dict[str, tuple[str, list[tuple[int, int, str]]]], side: str) -> None:
+        super().__init__(id="detail")
+        self.title_text = title
+        self.sides = sides
+        self.side = side if side in sides else next(iter(sides))
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="detail-title")
+        text, spans = self.sides[self.side]
+        yield DetailView(text, spans, id="detail-view")
+        yield Static(_plain("Esc closes · Tab switches stored/prepared · arrows/PgUp/PgDn scroll"), id="detail-help")
+
+    def _title(self) -> Text:
+        title = self.title_text.copy()
+        title.append(f"  [{self.side}]", Style(bold=True))
+        return title
+
+    def on_mount(self) -> None:
+        self.query_one(DetailView).focus()
+
+    async def action_switch_side(self) -> None:
+        if len(self.sides) < 2:
+            return
+        names = list(self.sides)
+        self.side = names[(names.index(self.side) + 1) % len(names)]
+        old = self.query_one(DetailView)
+        text, spans = self.sides[self.side]
+        new = DetailView(text, spans, id="detail-view")
+        await old.remove()
+        await self.mount(new, after=self.query_one("#detail-title"))
+        self.query_one("#detail-title", Static).update(self._title())
+        new.focus()
+
+
+class TierEditor(ModalScreen[str | None]):
+    """Edit the tier spec ("10:full,20:1000,*:100"); checked before it is applied."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="ctxview.tiers_cancel")]
+
+    def __init__(self, spec: str, check: Callable[[str], list[str]]) -> None:
+        super().__init__(id="tier-editor")
+        self.spec = spec
+        self.check = check  # returns the tiers described, or raises ValueError
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="tier-box"):
+            yield Label("Compression tiers: AGE:LIMIT, … (LIMIT a number of characters or full; * for the rest)")
+            yield Input(self.spec, id="tier-input")
+            yield Static(id="tier-preview")
+            with Horizontal(id="tier-buttons"):
+                yield Button("Apply", id="tier-apply", variant="primary")
+                yield Button("Cancel", id="tier-cancel")
+
+    def on_mount(self) -> None:
+        self._preview(self.spec)
+        self.query_one("#tier-input", Input).focus()
+
+    def _preview(self, spec: str) -> bool:
+        preview = self.query_one("#tier-preview", Static)
+        try:
+            lines = self.check(spec)
+        except ValueError as exc:
+            preview.update(_plain(make_visible(str(exc)), Style(color="red")))
+            return False
+        preview.update(_plain("\n".join(lines)))
+        return True
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._preview(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._apply()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "tier-apply":
+            self._apply()
+        else:
+            self.dismiss(None)
+
+    def _apply(self) -> None:
+        value = self.query_one("#tier-input", Input).value
+        if self._preview(value):
+            self.dismiss(value.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ConversationPicker(ModalScreen[int | None]):
+    """Choose one of the session's conversations (agents, sub-agents)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="ctxview.picker_cancel")]
+
+    def __init__(self, names: list[tuple[str, int]], current: int) -> None:
+        super().__init__(id="picker")
+        self.names = names
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        options = []
+        for i, (name, count) in enumerate(self.names):
+            label = Text(end="")
+            label.append(make_visible(name).replace("\n", " "), Style(bold=i == self.current))
+            label.append(f"  {count:,} messages", Style(dim=True))
+            options.append(Option(label, id=str(i)))
+        with Vertical(id="picker-box"):
+            yield Label("Switch conversation")
+            yield OptionList(*options, id="picker-list")
+
+    def on_mount(self) -> None:
+        olist = self.query_one(OptionList)
+        olist.highlighted = self.current
+        olist.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(int(event.option.id or 0))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class WriteScreen(ModalScreen[str | None]):
+    """Ask where to write the prepared messages."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="ctxview.write_cancel")]
+
+    def __init__(self, default: str) -> None:
+        super().__init__(id="write")
+        self.default = default
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="write-box"):
+            yield Label("Write the prepared messages to (JSON; .jsonl for one message a line):")
+            yield Input(self.default, id="write-input")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        self.dismiss(value or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class BloatScreen(ModalScreen[None]):
+    """The bloat report, as prepared text lines."""
+
+    BINDINGS = [Binding("escape,q,b", "dismiss", "Close", id="ctxview.bloat_close")]
+
+    def __init__(self, report: Text) -> None:
+        super().__init__(id="bloat")
+        self.report = report
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="bloat-body"):
+            yield Static(self.report, id="bloat-text")
+
+
+def describe_value(value: Any, indent: int = 0) -> Text:
+    """A generic, safe rendering of a report value (mapping, dataclass, list)."""
+    text = Text(end="")
+    pad = "  " * indent
+    if hasattr(value, "__dataclass_fields__"):
+        value = {name: getattr(value, name) for name in value.__dataclass_fields__}
+    if isinstance(value, dict):
+        for key, item in value.items():
+            text.append(f"{pad}{make_visible(str(key))}: ", Style(bold=True))
+            if isinstance(item, (dict, list, tuple)) or hasattr(item, "__dataclass_fields__"):
+                text.append("\n")
+                text.append_text(describe_value(item, indent + 1))
+            else:
+                text.append(make_visible(_fmt(item)) + "\n")
+    elif isinstance(value, (list, tuple)):
+        for item in value[:200]:
+            if isinstance(item, (dict, list, tuple)) or hasattr(item, "__dataclass_fields__"):
+                text.append_text(describe_value(item, indent + 1))
+                text.append(f"{pad}  ─\n", Style(dim=True))
+            else:
+                text.append(f"{pad}- {make_visible(_fmt(item))}\n")
+        if len(value) > 200:
+            text.append(f"{pad}… {len(value) - 200:,} more\n", Style(dim=True))
+    else:
+        text.append(f"{pad}{make_visible(_fmt(value))}\n")
+    return text
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    return str(value)

@@ -1,0 +1,143 @@
+"""The small widgets around the panes: header, meters, status bar.
+
+Each renders a Rich `Text` assembled from styled pieces; file names, agent
+and model names come from the session and are sanitized, never markup.
+"""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual.widgets import Static
+
+from ..sanitize import make_visible
+from ..view import PreparedView
+
+__all__ = ["HeaderBar", "Meters", "StatusBar", "gauge", "meters_text", "status_text", "WINDOW_MARKS"]
+
+WINDOW_MARKS = (0.6, 0.8, 0.9)  # SwarmSDK's context warning thresholds
+
+
+def _safe(value: object) -> str:
+    return make_visible(str(value)).replace("\n", " ")
+
+
+def gauge(share: float, width: int) -> Text:
+    """A bar filled to `share`, with ticks at 60/80/90% of the window."""
+    share = max(share, 0.0)
+    if share >= 0.9:
+        fill = Style(color="red", bold=True)
+    elif share >= 0.8:
+        fill = Style(color="dark_orange")
+    elif share >= 0.6:
+        fill = Style(color="yellow")
+    else:
+        fill = Style(color="green")
+    empty = Style(color="grey39")
+    marks = {min(int(m * width), width - 1) for m in WINDOW_MARKS}
+    text = Text(end="")
+    for i in range(width):
+        filled = (i + 0.5) / width <= share
+        if i in marks:
+            text.append("┃" if filled else "│", fill if filled else Style(color="grey62"))
+        else:
+            text.append("█" if filled else "░", fill if filled else empty)
+    return text
+
+
+def meters_text(view: PreparedView | None, gauge_width: int = 30) -> Text:
+    """`stored 12,345 → prepared 8,765 tok (-29%)   window ▕███│░░▏ 4% of 200,000   recorded 9,001`."""
+    text = Text(end="", no_wrap=True, overflow="ellipsis")
+    if view is None:
+        text.append("computing…", Style(dim=True))
+        return text
+    text.append("stored ", Style(dim=True))
+    text.append(f"{view.tokens_stored:,}", Style(bold=True))
+    text.append(" → prepared ", Style(dim=True))
+    text.append(f"{view.tokens_prepared:,}", Style(bold=True))
+    text.append(" tok", Style(dim=True))
+    if view.tokens_stored:
+        change = (view.tokens_prepared - view.tokens_stored) / view.tokens_stored
+        text.append(f" ({change:+.0%})", Style(dim=True))
+    if view.budget_shortfall:
+        text.append(f"  {view.budget_shortfall:,} over budget", Style(color="red", bold=True))
+    text.append("   window ", Style(dim=True))
+    share = view.window_share
+    if share is None:
+        text.append("unknown", Style(dim=True))
+    else:
+        text.append("▕")
+        text.append_text(gauge(share, gauge_width))
+        text.append("▏")
+        text.append(f" {share:.0%} of {view.context_window:,}", Style(bold=share >= 0.8))
+    if view.recorded_input_tokens is not None:
+        text.append("   recorded ", Style(dim=True))
+        text.append(f"{view.recorded_input_tokens:,}", Style(bold=True))
+        text.append(f" (estimate {view.tokens_prepared:,})", Style(dim=True))
+    return text
+
+
+def status_text(
+    settings_keep_recent: int,
+    tiers: str,
+    view: PreparedView | None,
+    *,
+    request: str = "next",
+    linked: bool = True,
+    cursor: int = 0,
+    rows: int = 0,
+    busy: bool = False,
+    search: str = "",
+) -> Text:
+    """The status bar line: always keep_recent, the tier preset and stored → prepared."""
+    text = Text(end="", no_wrap=True, overflow="ellipsis")
+    text.append(f"keep_recent={settings_keep_recent}", Style(bold=True))
+    text.append(" · ")
+    text.append(f"tiers={_safe(tiers)}", Style(bold=True))
+    text.append(" · ")
+    if view is None:
+        text.append("… → … tok")
+    else:
+        text.append(f"{view.tokens_stored:,} → {view.tokens_prepared:,} tok")
+    text.append(f" · request {request}")
+    text.append(" · scroll " + ("linked" if linked else "unlinked"))
+    if rows:
+        text.append(f" · row {cursor + 1:,}/{rows:,}")
+    if search:
+        text.append(" · /")
+        text.append(_safe(search), Style(italic=True))
+    if busy:
+        text.append(" · computing…", Style(color="yellow"))
+    return text
+
+
+class HeaderBar(Static):
+    """File, format, conversation, model, context window."""
+
+    def show(self, path: str, fmt: str, conversation: str, model: str | None, window: int | None,
+             position: str = "") -> None:
+        text = Text(end="", no_wrap=True, overflow="ellipsis")
+        text.append("ctxview ", Style(bold=True))
+        text.append(_safe(path), Style(bold=True))
+        text.append("  format ", Style(dim=True))
+        text.append(_safe(fmt))
+        text.append("  agent ", Style(dim=True))
+        text.append(_safe(conversation))
+        if position:
+            text.append(f" {position}", Style(dim=True))
+        text.append("  model ", Style(dim=True))
+        text.append(_safe(model or "unknown"))
+        text.append("  window ", Style(dim=True))
+        text.append(f"{window:,}" if window else "unknown")
+        self.update(text)
+
+
+class Meters(Static):
+    """Token totals and the context-window gauge."""
+
+    def show(self, view: PreparedView | None) -> None:
+        self.update(meters_text(view))
+
+
+class StatusBar(Static):
+    """One line that always says keep_recent, tiers and tokens."""
