@@ -1,0 +1,22 @@
+"""Session loaders: every common agent-session file into one Session model.
+
+    from ctxview.formats import load_session, LoadError, FORMATS
+    session = load_session("session.jsonl")            # format detected from content
+    session = load_session("-", format="openai")        # stdin, format forced
+
+One module per format; `registry` sniffs; `jsonio` does the byte-level
+reading and checks; `errors.LoadError` is the only exception for bad input.
+No terminal libraries are imported here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import LoadError
+from .registry import DESCRIPTIONS, FORMATS, detect_format, load_session
+
+__all__ = ["DEMO_PATH", "DESCRIPTIONS", "FORMATS", "LoadError", "detect_format", "load_session"]
+
+# The bundled demo `ctxview` opens when given no file (shipped as package data).
+DEMO_PATH: Path = Path(__file__).resolve().parent.parent / "samples" / "swarm-demo.ctxview.json"

@@ -1,0 +1,88 @@
+"""Anthropic Messages API requests: {"system", "messages": [...], "model", ...}.
+
+`system` (a string or text blocks) is the system prompt; user messages'
+tool_result blocks become tool messages, assistant tool_use blocks become
+tool calls, thinking blocks are kept apart. A bare list of such messages is
+read too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..model import Conversation, Message, Session
+from .blocks import anthropic_assistant, anthropic_user, is_reminder_only, join_texts, result_text
+from .errors import LoadError
+from .jsonio import Input, load_document
+from .linking import last_model, link_tool_results, unlinked_warning
+
+FORMAT = "anthropic"
+EXPECTED = "Anthropic Messages request"
+
+_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+
+
+def _has_anthropic_blocks(messages: list) -> bool:
+    for m in messages[:200]:
+        if isinstance(m, Mapping) and isinstance(m.get("content"), list):
+            for b in m["content"]:
+                if isinstance(b, Mapping) and (b.get("type") in _BLOCKS or isinstance(b.get("source"), Mapping)):
+                    return True
+    return False
+
+
+def sniff_document(doc: Any) -> bool:
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        msgs = doc["messages"]
+        if not all(isinstance(m, Mapping) and m.get("role") in ("user", "assistant") for m in msgs[:50]):
+            return False
+        model = doc.get("model")
+        return "system" in doc or _has_anthropic_blocks(msgs) or (isinstance(model, str) and model.startswith("claude"))
+    if isinstance(doc, list) and doc:
+        return all(isinstance(m, Mapping) and m.get("role") in ("user", "assistant") for m in doc[:50]) and \
+            _has_anthropic_blocks(doc)
+    return False
+
+
+def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
+    if layout == "jsonl":
+        raise LoadError(inp.name, "found JSON lines; an Anthropic request is one JSON document", line=1,
+                        expected=EXPECTED)
+    if doc is None:
+        doc = load_document(inp, EXPECTED)
+    if isinstance(doc, list):
+        msgs, base, system, model = doc, "", None, None
+    elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        msgs, base = doc["messages"], "/messages"
+        system = doc.get("system")
+        model = doc.get("model") if isinstance(doc.get("model"), str) else None
+    else:
+        raise LoadError(inp.name, "expected an object with a \"messages\" list", expected=EXPECTED)
+    if system is not None and not isinstance(system, str):
+        system = result_text(system)
+    out: list[Message] = []
+    for i, m in enumerate(msgs):
+        origin = f"{base}/{i}"
+        if not isinstance(m, Mapping) or not isinstance(m.get("role"), str):
+            raise LoadError(inp.name, f"{origin}: expected a message object with a role", expected=EXPECTED)
+        role, content = m["role"], m.get("content")
+        if role == "assistant":
+            texts, thinking, calls = anthropic_assistant(content)
+            out.append(Message(role="assistant", content=join_texts(texts) or "", tool_calls=tuple(calls),
+                               thinking="\n\n".join(thinking) if thinking else None, origin=origin, model_id=model))
+        else:
+            results, texts = anthropic_user(content)
+            for k, (tid, text, is_error) in enumerate(results):
+                out.append(Message(role="tool", content=text, tool_call_id=tid, origin=origin,
+                                   meta={"is_error": True} if is_error else {}))
+            text = join_texts(texts)
+            if text is not None or not results:
+                text = text or ""
+                out.append(Message(role=role, content=text, origin=origin, injected=is_reminder_only(text)))
+    if not out:
+        raise LoadError(inp.name, "the message list is empty", expected=EXPECTED)
+    out, unlinked = link_tool_results(out)
+    warnings = [w for w in (unlinked_warning("main", unlinked),) if w]
+    conv = Conversation(name="main", messages=tuple(out), system_prompt=system, model=model or last_model(out))
+    meta = {k: doc[k] for k in ("model", "max_tokens") if isinstance(doc, dict) and k in doc}
+    return Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata=meta, warnings=tuple(warnings))

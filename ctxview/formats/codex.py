@@ -1,0 +1,175 @@
+"""Codex CLI rollouts: ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl.
+
+Each line is {"timestamp", "type", "payload"}: session_meta (ids, CLI
+version, the base instructions = system prompt), turn_context (model),
+response_item (Responses API items: what the model saw), event_msg (UI
+events; token_count carries usage, the others repeat visible text and are
+not shown twice), and compacted (a compaction: its summary and the history
+that replaced everything before it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import Conversation, Message, Session
+from .errors import LoadError
+from .jsonio import Input, LineReader, load_document
+from .linking import compaction_events, link_tool_results, unlinked_warning
+from .responses import ResponsesBuilder, openai_usage
+
+FORMAT = "codex"
+EXPECTED = "Codex CLI rollout"
+
+_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+
+
+def sniff_record(rec: Any) -> bool:
+    return isinstance(rec, dict) and rec.get("type") in _TYPES and "payload" in rec
+
+
+def sniff_document(doc: Any) -> bool:
+    return isinstance(doc, list) and bool(doc) and all(sniff_record(r) for r in doc[:20])
+
+
+class _Rollout:
+    def __init__(self) -> None:
+        self.b = ResponsesBuilder()
+        self.system_prompt: str | None = None
+        self.metadata: dict[str, Any] = {}
+        self.context_window: int | None = None
+        self.specs: list[dict] = []
+        self.last_total: Any = None
+        self.event_texts: list[Message] = []   # fallback for rollouts without response items
+        self.unknown: dict[str, int] = {}
+        self.malformed = 0
+
+    def add(self, origin: str, rec: Any) -> None:
+        if not isinstance(rec, dict):
+            self.unknown[type(rec).__name__] = self.unknown.get(type(rec).__name__, 0) + 1
+            return
+        rtype = rec.get("type")
+        payload = rec.get("payload")
+        if rtype not in _TYPES:
+            # The first rollouts (2025) wrote bare items and a header line, no envelope.
+            if "role" in rec or rec.get("type") in ("message", "function_call", "function_call_output", "reasoning"):
+                self.b.item(rec, origin)
+            elif "instructions" in rec and "id" in rec:
+                self._meta(rec)
+            elif "record_type" in rec:
+                return
+            else:
+                self.unknown[str(rtype)] = self.unknown.get(str(rtype), 0) + 1
+            return
+        if not isinstance(payload, dict):
+            self.malformed += 1
+            return
+        if rtype == "response_item":
+            self.b.item(payload, origin)
+        elif rtype == "event_msg":
+            self._event(payload, origin)
+        elif rtype == "turn_context":
+            model = payload.get("model")
+            if isinstance(model, str):
+                self.b.model = model
+        elif rtype == "session_meta":
+            self._meta(payload)
+        elif rtype == "compacted":
+            self._compacted(payload, origin)
+
+    def _meta(self, p: dict) -> None:
+        m = self.metadata
+        for src, dst in (("id", "session_id"), ("timestamp", "started_at"), ("cwd", "cwd"),
+                         ("originator", "originator"), ("cli_version", "cli_version"),
+                         ("model_provider", "model_provider"), ("source", "source")):
+            if isinstance(p.get(src), str):
+                m.setdefault(dst, p[src])
+        base = p.get("base_instructions")
+        if isinstance(base, dict) and isinstance(base.get("text"), str):
+            self.system_prompt = base["text"]
+        elif isinstance(base, str):
+            self.system_prompt = base
+        elif isinstance(p.get("instructions"), str) and self.system_prompt is None:
+            self.system_prompt = p["instructions"]
+
+    def _event(self, p: dict, origin: str) -> None:
+        etype = p.get("type")
+        if etype == "token_count":
+            info = p.get("info")
+            if not isinstance(info, dict):
+                return
+            window = info.get("model_context_window")
+            if type(window) is int:
+                self.context_window = window
+            total = info.get("total_token_usage")
+            if total is not None and total == self.last_total:
+                return  # Codex repeats the last count at each turn start
+            self.last_total = total
+            usage = openai_usage(info.get("last_token_usage"))
+            if usage is not None:
+                self.b.attach_usage(usage)
+        elif etype == "user_message" and isinstance(p.get("message"), str):
+            self.event_texts.append(Message(role="user", content=p["message"], origin=origin))
+        elif etype == "agent_message" and isinstance(p.get("message"), str):
+            self.event_texts.append(Message(role="assistant", content=p["message"], origin=origin))
+
+    def _compacted(self, p: dict, origin: str) -> None:
+        b = self.b
+        b.flush()
+        index = len(b.messages)
+        summary = p.get("message") if isinstance(p.get("message"), str) else None
+        history = p.get("replacement_history")
+        if isinstance(history, list):
+            for k, item in enumerate(history):
+                b.item(item, f"{origin}/replacement_history/{k}", injected=True)
+            b.flush()
+        elif summary:
+            b.add_message(Message(role="user", content=summary, injected=True, origin=origin,
+                                  meta={"compact_summary": True}))
+        self.specs.append({"index": index, "summary": summary, "origin": origin,
+                           "trigger": p.get("trigger") if isinstance(p.get("trigger"), str) else None})
+
+
+def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
+    r = _Rollout()
+    skipped = 0
+    warnings: list[str] = []
+    if layout == "jsonl":
+        reader = LineReader(inp, EXPECTED, lenient)
+        for lineno, rec in reader:
+            r.add(f"line {lineno}", rec)
+        skipped = reader.skipped
+        if reader.skipped_warning():
+            warnings.append(reader.skipped_warning())
+    else:
+        if doc is None:
+            doc = load_document(inp, EXPECTED)
+        if not isinstance(doc, list):
+            raise LoadError(inp.name, "expected one record per line", expected=EXPECTED)
+        for i, rec in enumerate(doc):
+            r.add(f"/{i}", rec)
+    r.b.flush()
+    messages = r.b.messages
+    if not messages and r.event_texts:
+        messages = r.event_texts
+        warnings.append("no response items: messages rebuilt from UI events (tool calls not recorded)")
+    if not messages:
+        raise LoadError(inp.name, "no messages found (no response_item records)", expected=EXPECTED)
+    messages, unlinked = link_tool_results(messages)
+    w = unlinked_warning("main", unlinked)
+    if w:
+        warnings.append(w)
+    unknown = dict(r.unknown)
+    for k, v in r.b.unknown.items():
+        unknown[f"item {k}"] = v
+    if unknown:
+        kinds = ", ".join(f"{k} ×{v}" for k, v in sorted(unknown.items()))
+        warnings.append(f"skipped {sum(unknown.values())} record(s) of unknown type ({kinds})")
+    if r.malformed:
+        warnings.append(f"skipped {r.malformed} record(s) without a payload object")
+    conv = Conversation(
+        name="main", messages=tuple(messages), system_prompt=r.system_prompt, model=r.b.model,
+        context_window=r.context_window, events=tuple(compaction_events(messages, r.specs)),
+    )
+    return Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata=r.metadata,
+                   skipped=skipped + sum(unknown.values()) + r.malformed, warnings=tuple(warnings))

@@ -1,0 +1,307 @@
+"""Reading JSON and JSONL input safely: one place for every byte-level check.
+
+Files are opened read-only ("rb") and never written. JSONL is streamed line
+by line so a multi-GB transcript is never held in memory as bytes; a JSON
+document is read whole (it has to be parsed whole anyway) up to a size cap.
+Every failure becomes a LoadError naming the file, line and column.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Iterator
+
+import orjson
+
+from .errors import LoadError
+
+__all__ = [
+    "BOM",
+    "Input",
+    "LineReader",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_LINE_BYTES",
+    "decode_json",
+    "detect_layout",
+    "load_document",
+    "open_input",
+]
+
+BOM = b"\xef\xbb\xbf"
+MAX_LINE_BYTES = 1 << 30          # one JSONL line: 1 GiB
+MAX_DOCUMENT_BYTES = 2 << 30      # one whole JSON document: 2 GiB
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+@dataclass
+class Input:
+    """An input file (or stdin's bytes), checked to be readable."""
+
+    name: str                      # shown in messages
+    path: Path | None = None       # None for stdin
+    data: bytes | None = None      # stdin's content
+    size: int = 0
+
+    def open(self) -> BinaryIO:
+        if self.data is not None:
+            return io.BytesIO(self.data)
+        try:
+            return open(self.path, "rb")  # read-only, always
+        except OSError as exc:  # raced with a delete or chmod
+            raise _os_error(self.name, exc) from None
+
+    def head(self, size: int = 65536) -> bytes:
+        if self.data is not None:
+            return self.data[:size]
+        with self.open() as f:
+            return f.read(size)
+
+
+def open_input(path: str | os.PathLike | None) -> Input:
+    """Check that `path` names a readable regular file ("-": read stdin)."""
+    if path is None or str(path) == "-":
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:
+            raise LoadError("<stdin>", "standard input is not readable")
+        data = stream.read()
+        if not data.strip():
+            raise LoadError("<stdin>", "standard input is empty")
+        return Input("<stdin>", None, data, len(data))
+    name = os.fspath(path)
+    p = Path(name)
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise _os_error(name, exc) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise LoadError(name, "is a directory, not a session file")
+    if not stat.S_ISREG(st.st_mode) and not stat.S_ISFIFO(st.st_mode) and not stat.S_ISCHR(st.st_mode):
+        raise LoadError(name, "is not a regular file")
+    try:
+        with open(p, "rb") as f:
+            first = f.read(4096)
+    except OSError as exc:
+        raise _os_error(name, exc) from None
+    if stat.S_ISREG(st.st_mode):
+        if st.st_size == 0:
+            raise LoadError(name, "file is empty")
+        if not first.strip() and st.st_size <= 4096:
+            raise LoadError(name, "file holds only whitespace")
+        return Input(name, p, None, st.st_size)
+    # A pipe or device (e.g. /dev/fd/3): it can be read once only, so take it whole.
+    with open(p, "rb") as f:
+        data = f.read()
+    if not data.strip():
+        raise LoadError(name, "file is empty")
+    return Input(name, None, data, len(data))
+
+
+def _os_error(name: str, exc: OSError) -> LoadError:
+    import errno
+
+    reason = {
+        errno.ENOENT: "no such file",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.EISDIR: "is a directory, not a session file",
+        errno.ENOTDIR: "no such file (a parent is not a directory)",
+        errno.ELOOP: "too many levels of symbolic links",
+        errno.ENAMETOOLONG: "file name too long",
+    }.get(exc.errno, exc.strerror or type(exc).__name__)
+    return LoadError(name, f"cannot read: {reason}")
+
+
+def _utf8_error_column(raw: bytes) -> int | None:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start + 1
+    return None
+
+
+def decode_json(raw: bytes, name: str, line: int | None, expected: str, line_offset: int = 0) -> Any:
+    """Parse `raw` with orjson; every failure becomes a LoadError.
+
+    `line` is the JSONL line number (None for a whole document, where the
+    error's own line is used).
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        msg = exc.msg
+        if "surrogate" in msg and _utf8_error_column(raw) is None:
+            # Escaped lone surrogates ("\ud800") are valid JSON that orjson refuses;
+            # JavaScript writers (Claude Code) produce them. The stdlib accepts them.
+            try:
+                return json.loads(raw)
+            except RecursionError:
+                msg = "JSON nested too deeply"
+            except ValueError as exc2:
+                msg = str(exc2)
+        err_line = line if line is not None else exc.lineno
+        col: int | None = exc.colno
+        if "depth limit" in msg or "recursion" in msg.lower():
+            text = "JSON nested deeper than 1024 levels"
+        elif "UTF-8" in msg and "BOM" not in msg:
+            bad = _utf8_error_column(raw)
+            if bad is not None:
+                if line is None:
+                    before = raw[: bad - 1]
+                    err_line = before.count(b"\n") + 1
+                    col = bad - (before.rfind(b"\n") + 1)
+                else:
+                    col = bad
+            text = "invalid UTF-8 (the file must be UTF-8 text)"
+        elif "zero-length" in msg:
+            text = "empty JSON document"
+            col = None
+        else:
+            text = f"invalid JSON: {_plain(msg)}"
+        raise LoadError(name, text, line=err_line, column=col, expected=expected) from None
+
+
+def _plain(msg: str) -> str:
+    # orjson says "unexpected character, expected ',' or '}'"; keep the useful part.
+    if msg.startswith("unexpected character, "):
+        return msg[len("unexpected character, "):]
+    return msg
+
+
+def load_document(inp: Input, expected: str) -> Any:
+    """Read and parse a whole JSON document (BOM accepted and skipped)."""
+    if inp.size > MAX_DOCUMENT_BYTES:
+        gb = inp.size / (1 << 30)
+        raise LoadError(
+            inp.name,
+            f"{gb:.1f} GB is too large for one JSON document (limit 2 GB; JSONL files are streamed)",
+            expected=expected,
+        )
+    if inp.data is not None:
+        data = inp.data
+    else:
+        with inp.open() as f:
+            data = f.read()
+    data = _strip_bom(data, inp.name, expected)
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        col = nul - (data.rfind(b"\n", 0, nul) + 1) + 1
+        raise LoadError(inp.name, "NUL byte in text (is this a binary file?)", line=line, column=col, expected=expected)
+    if not data.strip():
+        raise LoadError(inp.name, "file is empty", expected=expected)
+    return decode_json(data, inp.name, None, expected)
+
+
+def _strip_bom(data: bytes, name: str, expected: str) -> bytes:
+    if data.startswith(BOM):
+        return data[3:]
+    if data[:2] in _UTF16_BOMS:
+        raise LoadError(name, "file is UTF-16 encoded; ctxview reads UTF-8", line=1, column=1, expected=expected)
+    return data
+
+
+@dataclass
+class LineReader:
+    """Streams (line number, parsed value) from a JSONL input.
+
+    Blank lines are ignored. A malformed line raises LoadError unless
+    `lenient`, in which case it is skipped and counted in `skipped`, and
+    the first few reasons are kept in `skipped_notes`.
+    """
+
+    inp: Input
+    expected: str
+    lenient: bool = False
+    skipped: int = 0
+    skipped_notes: list[str] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
+        name, expected = self.inp.name, self.expected
+        loads = orjson.loads
+        with self.inp.open() as f:
+            readline = f.readline
+            lineno = 0
+            while True:
+                raw = readline(MAX_LINE_BYTES + 1)
+                if not raw:
+                    break
+                lineno += 1
+                if lineno == 1:
+                    raw = _strip_bom(raw, name, expected)
+                if len(raw) > MAX_LINE_BYTES:
+                    # Don't try to hold a bigger line; the rest of it is unreadable too.
+                    raise LoadError(name, "line longer than 1 GiB", line=lineno, expected=expected)
+                try:
+                    value = loads(raw)
+                except orjson.JSONDecodeError:
+                    if raw.isspace():
+                        continue
+                    value = self._bad_line(raw, lineno)
+                    if value is _SKIP:
+                        continue
+                yield lineno, value
+
+    def _bad_line(self, raw: bytes, lineno: int) -> Any:
+        name, expected = self.inp.name, self.expected
+        try:
+            nul = raw.find(b"\0")
+            if nul >= 0:
+                raise LoadError(name, "NUL byte in text (is this a binary file?)",
+                                line=lineno, column=nul + 1, expected=expected)
+            return decode_json(raw, name, lineno, expected)
+        except LoadError as err:
+            if not self.lenient:
+                raise
+            self.skipped += 1
+            if len(self.skipped_notes) < 3:
+                self.skipped_notes.append(f"line {lineno}: {err.message}")
+            return _SKIP
+
+    def skipped_warning(self) -> str | None:
+        if not self.skipped:
+            return None
+        noun = "line" if self.skipped == 1 else "lines"
+        return f"skipped {self.skipped} malformed {noun} ({'; '.join(self.skipped_notes)})"
+
+
+_SKIP = object()
+
+
+def detect_layout(inp: Input) -> str:
+    """"jsonl" when the input is JSON values one per line, else "json".
+
+    A file whose first non-blank line is a complete JSON value followed by
+    another non-blank line is JSONL; so is a file whose first line is broken
+    but whose next line is a complete object (a corrupt first record). A
+    pretty-printed document has neither.
+    """
+    with inp.open() as f:
+        lines = []
+        while len(lines) < 2:
+            raw = f.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                break
+            if not lines:
+                raw = raw[3:] if raw.startswith(BOM) else raw
+            if raw.strip():
+                lines.append(raw)
+    if len(lines) < 2:
+        return "json"
+    first, second = lines
+    if _parses(first):
+        return "jsonl"
+    return "jsonl" if second.lstrip()[:1] == b"{" and _parses(second) else "json"
+
+
+def _parses(raw: bytes) -> bool:
+    try:
+        orjson.loads(raw)
+        return True
+    except orjson.JSONDecodeError:
+        return False

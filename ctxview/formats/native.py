@@ -1,0 +1,292 @@
+"""ctxview's own session format: one JSON document, the format for demos.
+
+    {"format": "ctxview", "version": 1, "title": ..., "metadata": {...},
+     "conversations": [{"name", "model", "context_window", "system_prompt",
+        "compression_applied", "settings": {<ctxview.view.Settings fields>},
+        "ephemeral": {"<message index>": ["<reminder text>", ...]},
+        "messages": [{"role", "content", "tool_calls", "tool_call_id", "tool_name",
+                      "model_id", "usage", "thinking", "injected", "id", "meta"}],
+        "events": [{"kind", "index", "trigger", "tokens_before", "summary", "replaced": [...]}],
+        "metadata": {...}}]}
+
+The JSON Schema ships as ctxview/schema/ctxview-session.schema.json.
+`dump_session` / `write_session` write any Session in this format
+(atomically: a temp file then os.replace).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import fields
+from pathlib import Path
+from typing import Any, Mapping
+
+import orjson
+
+from ..model import Content, ContextEvent, Conversation, Message, Session, ToolCall, Usage
+from .errors import LoadError
+from .jsonio import Input, load_document
+from .linking import link_tool_results, unlinked_warning
+
+FORMAT = "ctxview"
+EXPECTED = "ctxview session"
+VERSION = 1
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "ctxview-session.schema.json"
+
+__all__ = ["SCHEMA_PATH", "VERSION", "dump_session", "load", "settings_keys", "write_session"]
+
+
+def settings_keys() -> frozenset[str]:
+    from ..view import Settings  # engine value type; no terminal imports
+
+    return frozenset(f.name for f in fields(Settings))
+
+
+def sniff_document(doc: Any) -> bool:
+    return isinstance(doc, dict) and doc.get("format") == "ctxview"
+
+
+class _Bad(Exception):
+    def __init__(self, where: str, what: str) -> None:
+        self.where, self.what = where, what
+
+
+def _need(cond: bool, where: str, what: str) -> None:
+    if not cond:
+        raise _Bad(where, what)
+
+
+def _opt_str(d: Mapping, key: str, where: str) -> str | None:
+    v = d.get(key)
+    _need(v is None or isinstance(v, str), f"{where}/{key}", "expected a string or null")
+    return v
+
+
+def _opt_int(d: Mapping, key: str, where: str) -> int | None:
+    v = d.get(key)
+    _need(v is None or (type(v) is int and v >= 0), f"{where}/{key}", "expected a non-negative integer or null")
+    return v
+
+
+def _message(d: Any, where: str) -> Message:
+    _need(isinstance(d, dict), where, "expected a message object")
+    role = d.get("role")
+    _need(isinstance(role, str) and role != "", f"{where}/role", "expected a non-empty string")
+    raw = d.get("content")
+    if isinstance(raw, dict):
+        _need(isinstance(raw.get("text"), str), f"{where}/content/text", "expected a string")
+        atts = raw.get("attachments", [])
+        _need(isinstance(atts, list), f"{where}/content/attachments", "expected a list")
+        content: Any = Content(raw["text"], tuple(atts))
+    else:
+        _need(raw is None or isinstance(raw, str), f"{where}/content", "expected a string, null or {text, attachments}")
+        content = raw
+    calls = []
+    tcs = d.get("tool_calls", [])
+    _need(isinstance(tcs, list), f"{where}/tool_calls", "expected a list")
+    for k, tc in enumerate(tcs):
+        w = f"{where}/tool_calls/{k}"
+        _need(isinstance(tc, dict) and isinstance(tc.get("id"), str) and isinstance(tc.get("name"), str),
+              w, "expected {id: string, name: string, arguments: object}")
+        args = tc.get("arguments", {})
+        _need(isinstance(args, dict), f"{w}/arguments", "expected an object")
+        calls.append(ToolCall(tc["id"], tc["name"], args))
+    usage = None
+    u = d.get("usage")
+    if u is not None:
+        _need(isinstance(u, dict), f"{where}/usage", "expected an object")
+        usage = Usage(**{k: _opt_int(u, k, f"{where}/usage") or 0
+                         for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")})
+    injected = d.get("injected", False)
+    _need(isinstance(injected, bool), f"{where}/injected", "expected true or false")
+    meta = d.get("meta", {})
+    _need(isinstance(meta, dict), f"{where}/meta", "expected an object")
+    if isinstance(d.get("origin"), str):
+        meta = {**meta, "source_origin": d["origin"]}
+    return Message(
+        role=role, content=content, tool_call_id=_opt_str(d, "tool_call_id", where), tool_calls=tuple(calls),
+        model_id=_opt_str(d, "model_id", where), tool_name=_opt_str(d, "tool_name", where), usage=usage,
+        thinking=_opt_str(d, "thinking", where), injected=injected, origin=where, id=_opt_str(d, "id", where),
+        meta=meta,
+    )
+
+
+def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[str]) -> Conversation:
+    _need(isinstance(c, dict), where, "expected a conversation object")
+    name = c.get("name")
+    _need(isinstance(name, str) and name != "", f"{where}/name", "expected a non-empty string")
+    msgs = c.get("messages", [])
+    _need(isinstance(msgs, list), f"{where}/messages", "expected a list")
+    messages = [_message(m, f"{where}/messages/{i}") for i, m in enumerate(msgs)]
+    messages, unlinked = link_tool_results(messages)
+    w = unlinked_warning(name, unlinked)
+    if w:
+        warnings.append(w)
+    eph_raw = c.get("ephemeral", {})
+    _need(isinstance(eph_raw, dict), f"{where}/ephemeral", "expected an object {message index: [texts]}")
+    ephemeral: dict[int, tuple[str, ...]] = {}
+    for key, texts in eph_raw.items():
+        w2 = f"{where}/ephemeral/{key}"
+        _need(isinstance(key, str) and key.isdigit(), w2, "keys must be message indexes (\"0\", \"12\", ...)")
+        _need(isinstance(texts, list) and all(isinstance(t, str) for t in texts), w2, "expected a list of strings")
+        ephemeral[int(key)] = tuple(texts)
+    settings = c.get("settings", {})
+    _need(isinstance(settings, dict), f"{where}/settings", "expected an object")
+    unknown = sorted(set(settings) - allowed)
+    if unknown:
+        warnings.append(f"{name}: ignored unknown settings: {', '.join(unknown)}")
+        settings = {k: v for k, v in settings.items() if k in allowed}
+    events = []
+    evs = c.get("events", [])
+    _need(isinstance(evs, list), f"{where}/events", "expected a list")
+    for i, e in enumerate(evs):
+        w3 = f"{where}/events/{i}"
+        _need(isinstance(e, dict) and isinstance(e.get("kind"), str), w3, "expected {kind: string, index: integer}")
+        index = e.get("index")
+        _need(type(index) is int and 0 <= index <= len(messages), f"{w3}/index",
+              f"expected a message index from 0 to {len(messages)}")
+        rep = e.get("replaced", [])
+        _need(isinstance(rep, list), f"{w3}/replaced", "expected a list of messages")
+        emeta = e.get("meta", {})
+        _need(isinstance(emeta, dict), f"{w3}/meta", "expected an object")
+        events.append(ContextEvent(
+            kind=e["kind"], index=index, trigger=_opt_str(e, "trigger", w3), tokens_before=_opt_int(e, "tokens_before", w3),
+            summary=_opt_str(e, "summary", w3), replaced=tuple(_message(m, f"{w3}/replaced/{k}") for k, m in enumerate(rep)),
+            origin=w3, meta=emeta,
+        ))
+    applied = c.get("compression_applied")
+    _need(applied is None or isinstance(applied, bool), f"{where}/compression_applied", "expected true, false or null")
+    cmeta = c.get("metadata", {})
+    _need(isinstance(cmeta, dict), f"{where}/metadata", "expected an object")
+    return Conversation(
+        name=name, messages=tuple(messages), system_prompt=_opt_str(c, "system_prompt", where), ephemeral=ephemeral,
+        model=_opt_str(c, "model", where), context_window=_opt_int(c, "context_window", where),
+        compression_applied=applied, events=tuple(events), settings=settings, metadata=cmeta,
+    )
+
+
+def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
+    if layout == "jsonl":
+        raise LoadError(inp.name, "found JSON lines; a ctxview session is one JSON document", line=1, expected=EXPECTED)
+    if doc is None:
+        doc = load_document(inp, EXPECTED)
+    warnings: list[str] = []
+    try:
+        _need(isinstance(doc, dict), "", "expected an object")
+        _need(doc.get("format") == "ctxview", "/format", "expected \"ctxview\"")
+        version = doc.get("version", VERSION)
+        _need(type(version) is int and version >= 1, "/version", "expected a positive integer")
+        if version > VERSION:
+            warnings.append(f"format version {version} is newer than this ctxview reads ({VERSION}); unknown fields ignored")
+        convs = doc.get("conversations")
+        _need(isinstance(convs, list) and len(convs) > 0, "/conversations", "expected a non-empty list")
+        allowed = settings_keys()
+        conversations = [_conversation(c, f"/conversations/{i}", allowed, warnings) for i, c in enumerate(convs)]
+        names = [c.name for c in conversations]
+        _need(len(set(names)) == len(names), "/conversations", "conversation names must be unique")
+        meta = doc.get("metadata", {})
+        _need(isinstance(meta, dict), "/metadata", "expected an object")
+        title = _opt_str(doc, "title", "")
+    except _Bad as bad:
+        raise LoadError(inp.name, f"{bad.where or '/'}: {bad.what}", expected=EXPECTED) from None
+    meta = dict(meta)
+    if title:
+        meta["title"] = title
+    return Session(format=FORMAT, source=inp.name, conversations=tuple(conversations), metadata=meta,
+                   warnings=tuple(warnings))
+
+
+# --- writing -------------------------------------------------------------------------------
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if hasattr(value, "__dataclass_fields__"):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in fields(value)}
+    return str(value)
+
+
+def _dump_message(m: Message) -> dict[str, Any]:
+    d: dict[str, Any] = {"role": m.role}
+    c = m.content
+    d["content"] = {"text": c.text, "attachments": _jsonable(c.attachments)} if isinstance(c, Content) else c
+    if m.tool_calls:
+        d["tool_calls"] = [{"id": t.id, "name": t.name, "arguments": _jsonable(t.arguments)} for t in m.tool_calls]
+    for key in ("tool_call_id", "tool_name", "model_id", "thinking", "id"):
+        v = getattr(m, key)
+        if v is not None:
+            d[key] = v
+    if m.usage is not None:
+        u = m.usage
+        d["usage"] = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+                      "cache_read_tokens": u.cache_read_tokens, "cache_write_tokens": u.cache_write_tokens}
+    if m.injected:
+        d["injected"] = True
+    meta = dict(m.meta)
+    if m.origin and not m.origin.startswith("/conversations/"):
+        meta.setdefault("source_origin", m.origin)  # where it came from in the original file
+    meta.pop("source_origin", None) if m.origin is None else None
+    if meta:
+        d["meta"] = _jsonable(meta)
+    return d
+
+
+def dump_session(session: Session, title: str | None = None) -> dict[str, Any]:
+    """A Session as a ctxview-format document (plain JSON values)."""
+    convs = []
+    for c in session.conversations:
+        d: dict[str, Any] = {"name": c.name}
+        for key in ("model", "context_window", "system_prompt", "compression_applied"):
+            v = getattr(c, key)
+            if v is not None:
+                d[key] = v
+        if c.settings:
+            d["settings"] = _jsonable(c.settings)
+        if c.ephemeral:
+            d["ephemeral"] = {str(k): list(v) for k, v in sorted(c.ephemeral.items())}
+        d["messages"] = [_dump_message(m) for m in c.messages]
+        if c.events:
+            d["events"] = [
+                {k: v for k, v in {
+                    "kind": e.kind, "index": e.index, "trigger": e.trigger, "tokens_before": e.tokens_before,
+                    "summary": e.summary, "replaced": [_dump_message(m) for m in e.replaced] or None,
+                    "meta": _jsonable(e.meta) or None,
+                }.items() if v is not None}
+                for e in c.events
+            ]
+        if c.metadata:
+            d["metadata"] = _jsonable(c.metadata)
+        convs.append(d)
+    doc: dict[str, Any] = {"format": "ctxview", "version": VERSION}
+    t = title or session.metadata.get("title")
+    if t:
+        doc["title"] = t
+    meta = {k: v for k, v in session.metadata.items() if k != "title"}
+    if session.format != FORMAT:
+        meta.setdefault("converted_from", session.format)
+    if meta:
+        doc["metadata"] = _jsonable(meta)
+    doc["conversations"] = convs
+    return doc
+
+
+def write_session(session: Session, path: str | os.PathLike, title: str | None = None, indent: bool = True) -> None:
+    """Write `session` in ctxview format atomically (temp file, then os.replace)."""
+    data = orjson.dumps(dump_session(session, title), option=orjson.OPT_INDENT_2 if indent else 0)
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data + b"\n")
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

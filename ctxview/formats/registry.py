@@ -1,0 +1,129 @@
+"""Which loader reads a file: chosen by name, or sniffed from the content.
+
+Detection never looks at the file name. It first decides the layout (one
+JSON document, or JSON lines), then asks each format whether the first
+records (or the document) look like its own, in a fixed order from the most
+specific shape to the least.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import import_module
+from typing import Any
+
+from ..model import Session
+from .errors import LoadError
+from .jsonio import Input, LineReader, detect_layout, load_document, open_input
+
+__all__ = ["FORMATS", "DESCRIPTIONS", "detect_format", "load_session"]
+
+# name -> module; the order is the sniffing order (most specific shape first).
+_MODULES = {
+    "ctxview": "ctxview.formats.native",
+    "swarm-snapshot": "ctxview.formats.swarm_snapshot",
+    "swarm-events": "ctxview.formats.swarm_events",
+    "claude-code": "ctxview.formats.claude_code",
+    "codex": "ctxview.formats.codex",
+    "anthropic": "ctxview.formats.anthropic",
+    "openai": "ctxview.formats.openai",
+}
+
+FORMATS: list[str] = ["swarm-snapshot", "swarm-events", "claude-code", "codex", "openai", "anthropic", "ctxview"]
+
+DESCRIPTIONS = {
+    "swarm-snapshot": "SwarmSDK snapshot JSON (1.x, 2.x)",
+    "swarm-events": "SwarmSDK event log (JSON array or JSONL)",
+    "claude-code": "Claude Code transcript (JSONL, or web export {\"loglines\": [...]})",
+    "codex": "Codex CLI rollout (JSONL)",
+    "openai": "OpenAI Chat Completions messages or Responses items",
+    "anthropic": "Anthropic Messages request",
+    "ctxview": "ctxview session JSON",
+}
+
+_SNIFF_RECORDS = 50
+
+
+def _module(name: str):
+    return import_module(_MODULES[name])
+
+
+def _check_name(format: str) -> str:
+    if format not in _MODULES:
+        raise ValueError(f"unknown format {format!r} (choices: {', '.join(FORMATS)})")
+    return format
+
+
+def _sniff_lines(inp: Input) -> str:
+    records = []
+    reader = LineReader(inp, "JSON lines", lenient=True)
+    for _lineno, rec in reader:
+        records.append(rec)
+        if len(records) >= _SNIFF_RECORDS:
+            break
+    if not records:
+        raise LoadError(inp.name, "no line holds valid JSON", line=1, expected="a session file (JSON or JSONL)")
+    votes: dict[str, int] = {}
+    for name in _MODULES:
+        sniff = getattr(_module(name), "sniff_record", None)
+        if sniff is None:
+            continue
+        n = sum(1 for r in records if sniff(r))
+        if n:
+            votes[name] = n
+    if not votes:
+        raise LoadError(inp.name, _describe_unknown(records[0]), line=1, expected=_expected_any())
+    best = max(votes.values())
+    for name in _MODULES:  # ties go to the more specific format
+        if votes.get(name) == best:
+            return name
+    raise AssertionError("unreachable")
+
+
+def _sniff_document(inp: Input, doc: Any) -> str:
+    for name in _MODULES:
+        sniff = getattr(_module(name), "sniff_document", None)
+        if sniff is not None and sniff(doc):
+            return name
+    raise LoadError(inp.name, _describe_unknown(doc), expected=_expected_any())
+
+
+def _describe_unknown(value: Any) -> str:
+    if isinstance(value, dict):
+        keys = ", ".join(sorted(map(str, value))[:8]) or "none"
+        return f"not a recognised session format (an object with keys: {keys})"
+    if isinstance(value, list):
+        return f"not a recognised session format (a list of {len(value)} items)"
+    return f"not a recognised session format (a JSON {type(value).__name__})"
+
+
+def _expected_any() -> str:
+    return "one of: " + ", ".join(FORMATS)
+
+
+def detect_format(path: str | os.PathLike) -> str:
+    """The format name `load_session` would choose for `path`."""
+    inp = open_input(path)
+    if detect_layout(inp) == "jsonl":
+        return _sniff_lines(inp)
+    return _sniff_document(inp, load_document(inp, "a session file (JSON or JSONL)"))
+
+
+def load_session(path: str | os.PathLike, format: str | None = None, lenient: bool = False) -> Session:
+    """Load a session file ("-" reads stdin) as `format`, or as the detected format.
+
+    Raises LoadError for every kind of bad input (missing, unreadable, not
+    the format, malformed); with `lenient`, malformed JSONL lines are
+    skipped and counted in `Session.skipped` instead.
+    """
+    if format is not None:
+        _check_name(format)
+    inp = open_input(path)
+    layout = detect_layout(inp)
+    if layout == "jsonl":
+        name = format or _sniff_lines(inp)
+        return _module(name).load(inp, "jsonl", lenient)
+    expected = _module(format).EXPECTED if format else "a session file (JSON or JSONL)"
+    doc = load_document(inp, expected)
+    name = format or _sniff_document(inp, doc)
+    return _module(name).load(inp, "json", lenient, doc=doc)

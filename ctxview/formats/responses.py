@@ -1,0 +1,177 @@
+"""OpenAI Responses API items (also the body of Codex rollouts) into Messages.
+
+The Responses API stores one item per output piece: reasoning, text
+message, each function call. One model call's consecutive assistant items
+become one assistant message (text, thinking, tool calls), which is the
+shape the engine and SwarmSDK use; each *_output item is a tool message.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import orjson
+
+from ..model import Message, ToolCall, Usage
+from .blocks import arguments_from, openai_parts_text
+
+__all__ = ["ResponsesBuilder", "output_text", "INJECTED_PREFIXES"]
+
+# User messages a harness writes (Codex: AGENTS.md, environment context), not the person.
+INJECTED_PREFIXES = (
+    "<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<permissions instructions>",
+    "<turn_aborted>", "<user_shell_command>", "<INSTRUCTIONS>", "<collaboration_mode>",
+)
+
+_QUIET = frozenset({"ghost_snapshot", "compaction", "compaction_summary", "item_reference", "other"})
+
+
+def output_text(output: Any) -> str:
+    """A tool output as the model read it."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, Mapping) and "content" in output:
+        inner = output.get("content")
+        return inner if isinstance(inner, str) else (openai_parts_text(inner) or "")
+    if isinstance(output, list):
+        return openai_parts_text(output) or ""
+    if output is None:
+        return ""
+    return orjson.dumps(output).decode()
+
+
+class _Group:
+    __slots__ = ("texts", "thinking", "calls", "origin", "id", "usage", "model")
+
+    def __init__(self, origin: str, model: str | None):
+        self.texts: list[str] = []
+        self.thinking: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.origin = origin
+        self.id: str | None = None
+        self.usage: Usage | None = None
+        self.model = model
+
+
+class ResponsesBuilder:
+    """Feed items in order with `item()`; read `messages` after `flush()`."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.unknown: dict[str, int] = {}
+        self.model: str | None = None
+        self._group: _Group | None = None
+        self._last_assistant: int | None = None
+
+    # -- assistant groups
+    def _open(self, origin: str) -> _Group:
+        if self._group is None:
+            self._group = _Group(origin, self.model)
+        return self._group
+
+    def flush(self) -> None:
+        g = self._group
+        if g is None:
+            return
+        self._group = None
+        text = "\n".join(g.texts) if g.texts else ""
+        self.messages.append(Message(
+            role="assistant", content=text, tool_calls=tuple(g.calls), model_id=g.model, usage=g.usage,
+            thinking="\n\n".join(g.thinking) if g.thinking else None, origin=g.origin, id=g.id,
+        ))
+        self._last_assistant = len(self.messages) - 1
+
+    def attach_usage(self, usage: Usage) -> bool:
+        """Give `usage` to the latest assistant message that has none; False if none is waiting."""
+        if self._group is not None and self._group.usage is None:
+            self._group.usage = usage
+            return True
+        i = self._last_assistant
+        if i is not None and self.messages[i].usage is None:
+            self.messages[i] = self.messages[i].replace(usage=usage)
+            return True
+        return False
+
+    def add_message(self, msg: Message) -> None:
+        self.flush()
+        self.messages.append(msg)
+
+    # -- items
+    def item(self, item: Any, origin: str, injected: bool = False) -> None:
+        if not isinstance(item, Mapping):
+            self._unknown(type(item).__name__)
+            return
+        itype = item.get("type")
+        if itype is None and "role" in item:
+            itype = "message"
+        if itype == "message":
+            role = str(item.get("role") or "user")
+            text = openai_parts_text(item.get("content"))
+            if role == "assistant":
+                g = self._open(origin)
+                if text:
+                    g.texts.append(text)
+                if g.id is None and isinstance(item.get("id"), str):
+                    g.id = item["id"]
+                return
+            self.flush()
+            text = text or ""
+            inj = injected or role in ("developer", "system") or text.lstrip().startswith(INJECTED_PREFIXES)
+            self.messages.append(Message(role=role, content=text, injected=inj, origin=origin,
+                                         id=item.get("id") if isinstance(item.get("id"), str) else None))
+        elif itype == "reasoning":
+            g = self._open(origin)
+            parts = []
+            for key in ("summary", "content"):
+                t = openai_parts_text(item.get(key)) if isinstance(item.get(key), list) else None
+                if t:
+                    parts.append(t)
+            if parts:
+                g.thinking.append("\n".join(parts))
+        elif itype == "function_call":
+            g = self._open(origin)
+            g.calls.append(ToolCall(str(item.get("call_id") or item.get("id") or ""), str(item.get("name") or ""),
+                                    arguments_from(item.get("arguments"))))
+        elif itype == "custom_tool_call":
+            g = self._open(origin)
+            g.calls.append(ToolCall(str(item.get("call_id") or item.get("id") or ""), str(item.get("name") or ""),
+                                    {"input": item.get("input")}))
+        elif itype == "local_shell_call":
+            g = self._open(origin)
+            action = item.get("action")
+            g.calls.append(ToolCall(str(item.get("call_id") or item.get("id") or ""), "local_shell",
+                                    action if isinstance(action, Mapping) else {"input": action}))
+        elif itype in ("web_search_call", "tool_search_call", "image_generation_call"):
+            # Server-side tools: no output item follows, so show them as text, not as a call.
+            g = self._open(origin)
+            action = item.get("action")
+            desc = orjson.dumps(action).decode() if action is not None else ""
+            g.texts.append(f"[{itype}: {desc[:300]}]")
+        elif itype in ("function_call_output", "custom_tool_call_output", "local_shell_call_output",
+                       "tool_search_output"):
+            self.flush()
+            self.messages.append(Message(role="tool", content=output_text(item.get("output")),
+                                         tool_call_id=str(item.get("call_id") or ""), origin=origin))
+        elif itype in _QUIET:
+            return
+        else:
+            self._unknown(str(itype))
+
+    def _unknown(self, what: str) -> None:
+        self.unknown[what] = self.unknown.get(what, 0) + 1
+
+
+def openai_usage(usage: Any) -> Usage | None:
+    """Usage from an OpenAI / Codex usage object (cached tokens are part of input there)."""
+    if not isinstance(usage, Mapping):
+        return None
+    inp = usage.get("input_tokens", usage.get("prompt_tokens"))
+    out = usage.get("output_tokens", usage.get("completion_tokens"))
+    cached = usage.get("cached_input_tokens")
+    if cached is None:
+        details = usage.get("input_tokens_details") or usage.get("prompt_tokens_details") or {}
+        cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
+    inp = inp if type(inp) is int else 0
+    out = out if type(out) is int else 0
+    cached = cached if type(cached) is int else 0
+    return Usage(input_tokens=max(0, inp - cached), output_tokens=out, cache_read_tokens=cached)

@@ -1,0 +1,155 @@
+"""SwarmSDK snapshots (`swarm.snapshot.write_to_file`), versions 1.x and 2.x.
+
+{"version", "type", "snapshot_at", "swarm_sdk_version", "metadata" (2.x) or
+"swarm" (1.x), "agents": {name: {conversation, context_state, system_prompt}},
+"delegation_instances": {"delegate@delegator": {...}}, ...}. Every agent
+and delegation instance becomes a conversation, agents first, in file order.
+A message is {role, content, tool_calls?, tool_call_id?, input_tokens?,
+output_tokens?, model_id?}; content is a string, null, or {text, attachments}.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..model import Content, Conversation, Message, Session, ToolCall, Usage
+from .blocks import arguments_from, binary_placeholder
+from .errors import LoadError
+from .jsonio import Input, load_document
+from .linking import last_model, link_tool_results, unlinked_warning
+
+FORMAT = "swarm-snapshot"
+EXPECTED = "SwarmSDK snapshot"
+
+
+def _agents_like(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(v, dict) and ("conversation" in v or "messages" in v) for v in list(value.values())[:20]
+    )
+
+
+def sniff_document(doc: Any) -> bool:
+    if not isinstance(doc, dict) or doc.get("format") == "ctxview":
+        return False
+    agents = doc.get("agents")
+    return (isinstance(agents, dict) and bool(agents) and _agents_like(agents)) or (
+        "delegation_instances" in doc and _agents_like(doc.get("delegation_instances"))
+    )
+
+
+def pointer(*parts: Any) -> str:
+    """A JSON pointer (RFC 6901) from path parts."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def _attachment(a: Any) -> Any:
+    # Attachments stay opaque, but base64 payloads are replaced by their size.
+    if isinstance(a, Mapping):
+        out = {}
+        for k, v in a.items():
+            if isinstance(v, str) and len(v) > 1024:
+                out[k] = binary_placeholder("data", a.get("mime_type") or a.get("media_type"), len(v) * 3 // 4)
+            else:
+                out[k] = v
+        return out
+    if isinstance(a, str) and len(a) > 1024:
+        return binary_placeholder("attachment", None, len(a) * 3 // 4)
+    return a
+
+
+def swarm_message(d: Any, origin: str, name: str, expected: str = EXPECTED) -> Message:
+    """One RubyLLM message hash as SwarmSDK serialises it."""
+    if not isinstance(d, Mapping):
+        raise LoadError(name, f"{origin}: expected a message object, found {type(d).__name__}", expected=expected)
+    role = d.get("role")
+    if not isinstance(role, str) or not role:
+        raise LoadError(name, f"{origin}: message has no role", expected=expected)
+    raw = d.get("content")
+    if isinstance(raw, Mapping):
+        text = raw.get("text")
+        atts = raw.get("attachments") or ()
+        content: Any = Content(text if isinstance(text, str) else "", tuple(_attachment(a) for a in atts)
+                               if isinstance(atts, list) else ())
+    elif raw is None or isinstance(raw, str):
+        content = raw
+    else:
+        raise LoadError(name, f"{origin}/content: expected a string, null or {{text, attachments}}",
+                        expected=expected)
+    calls = []
+    tcs = d.get("tool_calls") or ()
+    if isinstance(tcs, Mapping):  # RubyLLM keeps them keyed by id
+        tcs = list(tcs.values())
+    for k, tc in enumerate(tcs):
+        if not isinstance(tc, Mapping):
+            raise LoadError(name, f"{origin}/tool_calls/{k}: expected {{id, name, arguments}}", expected=expected)
+        calls.append(ToolCall(str(tc.get("id") or ""), str(tc.get("name") or ""), arguments_from(tc.get("arguments"))))
+    it, ot = d.get("input_tokens"), d.get("output_tokens")
+    usage = None
+    if type(it) is int or type(ot) is int:
+        usage = Usage(input_tokens=it if type(it) is int else 0, output_tokens=ot if type(ot) is int else 0,
+                      cache_read_tokens=d.get("cached_tokens") if type(d.get("cached_tokens")) is int else 0,
+                      cache_write_tokens=d.get("cache_creation_tokens") if type(d.get("cache_creation_tokens")) is int else 0)
+    tcid = d.get("tool_call_id")
+    model = d.get("model_id")
+    return Message(role=role, content=content, tool_call_id=str(tcid) if tcid is not None else None,
+                   tool_calls=tuple(calls), model_id=model if isinstance(model, str) else None, usage=usage,
+                   origin=origin)
+
+
+def _conversation(name: str, data: Any, base: str, file: str, warnings: list[str]) -> Conversation:
+    if not isinstance(data, Mapping):
+        raise LoadError(file, f"{base}: expected an object with a conversation", expected=EXPECTED)
+    key = "conversation" if "conversation" in data else "messages"
+    raw = data.get(key)
+    if raw is None:
+        raw = []
+    if not isinstance(raw, list):
+        raise LoadError(file, f"{base}/{key}: expected a list of messages", expected=EXPECTED)
+    messages = [swarm_message(m, f"{base}/{key}/{i}", file) for i, m in enumerate(raw)]
+    messages, unlinked = link_tool_results(messages)
+    w = unlinked_warning(name, unlinked)
+    if w:
+        warnings.append(w)
+    state = data.get("context_state") if isinstance(data.get("context_state"), Mapping) else {}
+    meta = {k: state[k] for k in ("warning_thresholds_hit", "last_todowrite_message_index", "active_skill_path")
+            if state.get(k) is not None}
+    system = data.get("system_prompt")
+    applied = state.get("compression_applied")
+    return Conversation(
+        name=name, messages=tuple(messages), system_prompt=system if isinstance(system, str) else None,
+        model=last_model(messages), compression_applied=applied if isinstance(applied, bool) else None,
+        metadata=meta,
+    )
+
+
+def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
+    if layout == "jsonl":
+        raise LoadError(inp.name, "found JSON lines; a SwarmSDK snapshot is one JSON document", line=1,
+                        expected=EXPECTED)
+    if doc is None:
+        doc = load_document(inp, EXPECTED)
+    if not isinstance(doc, dict) or not isinstance(doc.get("agents", {}), dict):
+        raise LoadError(inp.name, "expected an object with \"agents\"", expected=EXPECTED)
+    warnings: list[str] = []
+    convs = []
+    for group in ("agents", "delegation_instances"):
+        items = doc.get(group) or {}
+        if not isinstance(items, dict):
+            raise LoadError(inp.name, f"/{group}: expected an object keyed by agent name", expected=EXPECTED)
+        for name, data in items.items():
+            convs.append(_conversation(str(name), data, pointer(group, name), inp.name, warnings))
+    if not convs:
+        raise LoadError(inp.name, "the snapshot holds no agents", expected=EXPECTED)
+    meta: dict[str, Any] = {}
+    for k in ("version", "type", "snapshot_at", "swarm_sdk_version"):
+        if k in doc:
+            meta[k] = doc[k]
+    swarm_meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else doc.get("swarm")
+    if isinstance(swarm_meta, Mapping):
+        for k in ("id", "parent_id", "name", "first_message_sent"):
+            if k in swarm_meta:
+                meta[f"swarm_{k}" if not k.startswith("swarm") else k] = swarm_meta[k]
+    version = str(doc.get("version") or "")
+    if version and version.split(".")[0] not in ("1", "2"):
+        warnings.append(f"snapshot version {version} is newer than ctxview knows (1.x, 2.x); loaded as 2.x")
+    return Session(format=FORMAT, source=inp.name, conversations=tuple(convs), metadata=meta, warnings=tuple(warnings))
