@@ -1,0 +1,120 @@
+"""Clearing old tool uses, in the manner of Anthropic's `clear_tool_uses` context edit.
+
+Once the context passes a trigger (in tokens), every tool result except the
+`keep` most recent is replaced by a short placeholder; tools named in
+`exclude` are never cleared; with `clear_inputs` the arguments of the calls
+whose results were cleared are emptied too. If clearing would save fewer than
+`min_saving` tokens, nothing is cleared (a cleared prefix breaks prompt
+caching, so a small saving is not worth it). The messages stay in place, so
+no call loses its result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .compression import detect_tool_name
+from .model import Message, ToolCall
+from .tokens import SwarmEstimate, TokenCounter
+from .view import ClearSettings
+
+__all__ = ["ClearResult", "clear_tool_uses", "plan_clearing", "tool_name_of"]
+
+DEFAULT_PLACEHOLDER = ClearSettings().placeholder
+
+
+@dataclass(frozen=True, slots=True)
+class ClearResult:
+    messages: tuple[Message, ...]
+    cleared: tuple[int, ...] = ()          # tool results replaced by the placeholder
+    inputs_cleared: tuple[int, ...] = ()   # assistant messages whose call arguments were emptied
+    saved_tokens: int = 0
+    triggered: bool = False                # the context was over the trigger
+    reason: str = ""                       # why nothing was cleared, when nothing was
+
+
+def tool_name_of(msg: Message, names_by_call: dict[str, str]) -> str | None:
+    """A tool result's tool: recorded name, else the linked call's name, else detected from the text."""
+    if msg.tool_name:
+        return msg.tool_name
+    if msg.tool_call_id and msg.tool_call_id in names_by_call:
+        return names_by_call[msg.tool_call_id]
+    return detect_tool_name(msg.text)
+
+
+def plan_clearing(
+    messages: Sequence[Message],
+    settings: ClearSettings = ClearSettings(),
+    counter: TokenCounter | None = None,
+    *,
+    counts: Sequence[int] | None = None,
+) -> ClearResult:
+    """Clear old tool results per `settings`; report what was cleared and the tokens saved."""
+    counter = counter or SwarmEstimate()
+    if counts is None:
+        counts = [counter.count_message(m) for m in messages]
+    total = sum(counts)
+    if settings.trigger and total <= settings.trigger:
+        return ClearResult(tuple(messages), reason=f"context {total:,} tokens ≤ trigger {settings.trigger:,}")
+    names: dict[str, str] = {}
+    call_at: dict[str, int] = {}
+    for i, m in enumerate(messages):
+        for call in m.tool_calls:
+            if call.id:
+                names[call.id] = call.name
+                call_at[call.id] = i
+    results = [i for i, m in enumerate(messages) if m.role == "tool"]
+    keep = max(settings.keep, 0)
+    old = results[: max(len(results) - keep, 0)]
+    exclude = set(settings.exclude)
+    placeholder = settings.placeholder
+    out = list(messages)
+    cleared: list[int] = []
+    saved = 0
+    emptied: dict[int, set[str]] = {}
+    for i in old:
+        msg = out[i]
+        if msg.text == placeholder:
+            continue  # cleared already
+        if exclude and tool_name_of(msg, names) in exclude:
+            continue
+        new = msg.with_content(placeholder)
+        saved += counts[i] - counter.count_message(new)
+        out[i] = new
+        cleared.append(i)
+        if settings.clear_inputs and msg.tool_call_id in call_at:
+            emptied.setdefault(call_at[msg.tool_call_id], set()).add(msg.tool_call_id)
+    inputs_cleared = []
+    for j, ids in sorted(emptied.items()):
+        msg = out[j]
+        calls = tuple(ToolCall(c.id, c.name, {}) if c.id in ids and c.arguments else c for c in msg.tool_calls)
+        if calls != msg.tool_calls:
+            new = msg.replace(tool_calls=calls)
+            saved += counts[j] - counter.count_message(new)
+            out[j] = new
+            inputs_cleared.append(j)
+    if not cleared:
+        return ClearResult(tuple(messages), triggered=True, reason="no tool result old enough to clear")
+    if saved < settings.min_saving:
+        return ClearResult(
+            tuple(messages), triggered=True,
+            reason=f"clearing would save {saved:,} tokens < minimum {settings.min_saving:,}",
+        )
+    return ClearResult(tuple(out), tuple(cleared), tuple(inputs_cleared), saved, True)
+
+
+def clear_tool_uses(
+    messages: Sequence[Message],
+    keep: int = 3,
+    *,
+    exclude: Sequence[str] = (),
+    clear_inputs: bool = False,
+    trigger: int = 0,
+    min_saving: int = 0,
+    placeholder: str = DEFAULT_PLACEHOLDER,
+    counter: TokenCounter | None = None,
+) -> list[Message]:
+    """Messages with all but the `keep` most recent tool results cleared (see plan_clearing)."""
+    settings = ClearSettings(keep, tuple(exclude), clear_inputs, trigger, min_saving, placeholder)
+    return list(plan_clearing(messages, settings, counter).messages)

@@ -1,0 +1,47 @@
+"""Which messages belong together: an assistant's tool calls and their results.
+
+Budgeting, summarising and clearing must never leave a tool result without
+the call that asked for it, or a call without its result: providers reject
+such requests. A *unit* is one message, or an assistant message with tool
+calls together with every tool result answering one of those calls.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .model import Message
+
+__all__ = ["call_owner", "unit_of", "units"]
+
+
+def call_owner(messages: Sequence[Message]) -> dict[str, int]:
+    """tool_call_id -> index of the assistant message that made the call."""
+    owner: dict[str, int] = {}
+    for i, msg in enumerate(messages):
+        if msg.tool_calls:
+            for call in msg.tool_calls:
+                if call.id:
+                    owner[call.id] = i
+    return owner
+
+
+def unit_of(messages: Sequence[Message]) -> list[int]:
+    """For each message, the index of the first message of its unit."""
+    owner = call_owner(messages)
+    out = list(range(len(messages)))
+    for i, msg in enumerate(messages):
+        if msg.role == "tool" and msg.tool_call_id:
+            j = owner.get(msg.tool_call_id)
+            if j is not None and j < i:
+                out[i] = out[j]
+    return out
+
+
+def units(messages: Sequence[Message]) -> list[list[int]]:
+    """Units in order of their first message; each a sorted list of indices."""
+    heads = unit_of(messages)
+    groups: dict[int, list[int]] = {}
+    for i, head in enumerate(heads):
+        groups.setdefault(head, []).append(i)
+    return [groups[h] for h in sorted(groups)]

@@ -1,0 +1,489 @@
+"""One conversation through one set of Settings: the side-by-side view.
+
+`prepare(conversation, settings)` returns a `PreparedView` (see view.py): one
+Row per stored message pairing its stored and prepared forms, what changed
+and why, tokens on both sides and reminder spans, plus rows for messages the
+pipeline inserted (a summary checkpoint or a removal marker).
+
+Order of the stages, and why:
+
+1. compression: SwarmSDK's age-tiered cut of old tool results (age =
+   len(messages) - i, the last keep_recent untouched), exactly the seed's
+   compress_tool_results under the chosen policy. It runs on the stored text
+   because that is what SwarmSDK compresses: it rewrites history.
+2. clearing: Anthropic-style clear_tool_uses, after compression, so that its
+   token trigger and minimum saving see the already-compressed context.
+3. ephemeral embedding: the reminders recorded for this request are appended
+   to their messages ("\\n\\n"-joined, as prepare_for_llm does). They come
+   after compression and clearing because SwarmSDK appends them at call time
+   to the (possibly compressed) history, so they are never cut; they come
+   before summarising and the budget because those stages move messages and
+   the ephemeral map is keyed by stored index, and because their tokens are
+   part of what must fit.
+4. summarising old messages (truncate / remove / llm) before an index.
+5. the token budget: oldest units dropped until the rest fits.
+
+Steps 1-3 never move a message, so up to step 4 position i is stored index i.
+
+Speed: a long-lived `PipelineCache` (pass the same one to every call) keeps
+per-message token counts, reminder spans, tool names and finished rows keyed
+by object identity; compressed texts are cached by the compression module per
+(message, tier limit). Changing one setting on 100k messages recomputes only
+what that setting touches (see benchmarks/bench_pipeline.py).
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import gc
+from typing import Any, Callable, Sequence
+
+from . import compression, reminders
+from .budget import EXCERPT_CHARS, fit_to_budget, plan_summary
+from .clearing import plan_clearing
+from .grouping import units
+from .model import Content, Conversation, Message
+from .tokens import TokenCounter, counter_for
+from .view import OLD_MESSAGE_STRATEGIES, Change, ClearSettings, PreparedView, Row, Settings
+from .windows import resolve_context_window
+
+__all__ = ["PipelineCache", "prepare", "request_indices"]
+
+_CACHE_LIMIT = 1_000_000  # entries per cache before it is emptied
+
+
+class _ConversationData:
+    """What depends only on the conversation (and a counter): computed once."""
+
+    __slots__ = ("conversation", "requests", "names", "tool_indices", "counts", "prefix", "base_rows", "units")
+
+    def __init__(self, conversation: Conversation) -> None:
+        msgs = conversation.messages
+        self.conversation = conversation
+        self.requests = tuple(request_indices(msgs))
+        self.names = compression.tool_names_by_call_id(msgs)
+        self.tool_indices = [i for i, m in enumerate(msgs) if m.role == "tool"]
+        self.counts: dict[str, list[int]] = {}      # counter name -> tokens per stored message
+        self.prefix: dict[str, list[int]] = {}      # counter name -> prefix sums of counts
+        self.base_rows: dict[str, list[Row]] = {}   # counter name -> the unchanged row of each message
+        self.units: dict[int, list[list[int]]] = {}  # n -> grouping.units(messages[:n])
+
+
+class PipelineCache:
+    """What survives between recomputes. Keys are object ids, guarded by
+    keeping the object in the value (an id is not reused while it lives)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, dict[int, tuple[Any, int]]] = {}
+        self.spans: dict[int, tuple[str, tuple]] = {}
+        self.tool_names: dict[int, tuple[Message, str | None]] = {}
+        self.rows: dict[tuple, tuple[Message, Message | None, Row]] = {}
+        self.per_conversation: dict[int, _ConversationData] = {}
+        self.counters: dict[tuple, TokenCounter] = {}
+        self.policies: dict[tuple, compression.CompressionPolicy] = {}
+
+    def clear(self) -> None:
+        self.__init__()
+
+    # -- helpers ---------------------------------------------------------------
+    def counter(self, conversation: Conversation, name: str) -> TokenCounter:
+        key = (name, conversation.model)
+        c = self.counters.get(key)
+        if c is None:
+            c = self.counters[key] = counter_for(conversation, name)
+        return c
+
+    def policy(self, settings: Settings) -> compression.CompressionPolicy:
+        key = (settings.tiers, settings.tool_name_from)
+        p = self.policies.get(key)
+        if p is None:
+            p = compression.get_policy(settings.tiers)
+            if p.tool_name_from != settings.tool_name_from:
+                p = dataclasses.replace(p, tool_name_from=settings.tool_name_from)
+            self.policies[key] = p
+        return p
+
+    def count(self, counter: TokenCounter, msg: Message) -> int:
+        table = self.counts.get(counter.name)
+        if table is None:
+            table = self.counts[counter.name] = {}
+        hit = table.get(id(msg))
+        if hit is not None and hit[0] is msg:
+            return hit[1]
+        n = counter.count_message(msg)
+        if len(table) >= _CACHE_LIMIT:
+            table.clear()
+        table[id(msg)] = (msg, n)
+        return n
+
+    def reminder_spans(self, text: str) -> tuple:
+        if "<system-reminder>" not in text:
+            return ()
+        hit = self.spans.get(id(text))
+        if hit is not None and hit[0] is text:
+            return hit[1]
+        found = tuple(reminders.spans(text))
+        if len(self.spans) >= _CACHE_LIMIT:
+            self.spans.clear()
+        self.spans[id(text)] = (text, found)
+        return found
+
+    def data(self, conversation: Conversation) -> _ConversationData:
+        hit = self.per_conversation.get(id(conversation))
+        if hit is not None and hit.conversation is conversation:
+            return hit
+        if len(self.per_conversation) > 64:
+            self.per_conversation.clear()
+        data = self.per_conversation[id(conversation)] = _ConversationData(conversation)
+        return data
+
+    def stored_counts(self, data: _ConversationData, counter: TokenCounter) -> tuple[list[int], list[int]]:
+        counts = data.counts.get(counter.name)
+        if counts is None:
+            count = counter.count_message
+            counts = data.counts[counter.name] = [count(m) for m in data.conversation.messages]
+            prefix = [0]
+            total = 0
+            for c in counts:
+                total += c
+                prefix.append(total)
+            data.prefix[counter.name] = prefix
+        return counts, data.prefix[counter.name]
+
+    def base_rows(self, data: _ConversationData, counter: TokenCounter) -> list[Row]:
+        rows = data.base_rows.get(counter.name)
+        if rows is None:
+            counts, _ = self.stored_counts(data, counter)
+            names = data.names
+            rows = []
+            for i, msg in enumerate(data.conversation.messages):
+                spans = self.reminder_spans(msg.text)
+                tool = self.tool_name(msg, names) if msg.role == "tool" else None
+                rows.append(Row(i, msg, msg, (), counts[i], counts[i], tool, spans, spans, ()))
+            data.base_rows[counter.name] = rows
+        return rows
+
+    def units(self, data: _ConversationData, n: int) -> list[list[int]]:
+        found = data.units.get(n)
+        if found is None:
+            if len(data.units) > 8:
+                data.units.clear()
+            found = data.units[n] = units(data.conversation.messages[:n])
+        return found
+
+    def tool_name(self, msg: Message, names: dict[str, str]) -> str | None:
+        hit = self.tool_names.get(id(msg))
+        if hit is not None and hit[0] is msg:
+            return hit[1]
+        name = msg.tool_name or (names.get(msg.tool_call_id) if msg.tool_call_id else None)
+        if name is None:
+            name = compression.detect_tool_name(msg.text)
+        if len(self.tool_names) >= _CACHE_LIMIT:
+            self.tool_names.clear()
+        self.tool_names[id(msg)] = (msg, name)
+        return name
+
+
+def request_indices(messages: Sequence[Message]) -> list[int]:
+    """Indices of assistant messages that start a model call's reply.
+
+    A run of consecutive assistant messages (a transcript may store one reply
+    as several lines) counts once, at its first message.
+    """
+    out = []
+    prev = None
+    for i, msg in enumerate(messages):
+        role = msg.role
+        if role == "assistant" and prev != "assistant":
+            out.append(i)
+        prev = role
+    return out
+
+
+def _with_text(msg: Message, text: str) -> Message:
+    content = Content(text, msg.content.attachments) if isinstance(msg.content, Content) else text
+    return msg.with_content(content)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def prepare(
+    conversation: Conversation,
+    settings: Settings = Settings(),
+    *,
+    counter: TokenCounter | None = None,
+    cache: PipelineCache | None = None,
+    summarizer: Callable[[Sequence[Message]], str] | None = None,
+) -> PreparedView:
+    """Run `conversation` through `settings`; see the module docstring for the stages.
+
+    counter: overrides settings.counter. summarizer: for old_messages="llm",
+    a callable turning the old messages into the checkpoint's text (the
+    offline extractive summary when None).
+    """
+    # A recompute allocates tens of thousands of small objects; on a heap
+    # holding a 100k-message session each cyclic-GC pass they trigger costs
+    # far more than the work itself. Nothing here creates cycles.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _prepare(conversation, settings, counter, cache, summarizer)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _prepare(
+    conversation: Conversation,
+    settings: Settings,
+    counter: TokenCounter | None,
+    cache: PipelineCache | None,
+    summarizer: Callable[[Sequence[Message]], str] | None,
+) -> PreparedView:
+    if cache is None:
+        cache = PipelineCache()
+    if settings.keep_recent < 0:
+        raise ValueError(f"keep_recent must be ≥ 0, not {settings.keep_recent}")
+    if settings.old_messages not in OLD_MESSAGE_STRATEGIES:
+        raise ValueError(f"unknown old_messages strategy {settings.old_messages!r} "
+                         f"(valid: {', '.join(OLD_MESSAGE_STRATEGIES)})")
+    counter = counter or cache.counter(conversation, settings.counter)
+    data = cache.data(conversation)
+    names = data.names
+    all_msgs = conversation.messages
+    recorded = None
+    if settings.request is not None:
+        k = settings.request
+        if not (0 <= k < len(all_msgs)) or all_msgs[k].role != "assistant":
+            raise ValueError(f"request {k} is not the index of an assistant message")
+        n = k
+        usage = all_msgs[k].usage
+        if usage is not None and usage.context_tokens > 0:
+            recorded = usage.context_tokens
+    else:
+        n = len(all_msgs)
+    msgs = all_msgs if n == len(all_msgs) else all_msgs[:n]
+    stored_counts, prefix = cache.stored_counts(data, counter)
+    count = cache.count
+
+    current: list[Message] = list(msgs)
+    cur_counts: list[int] = stored_counts[:n]
+    # index -> tuple of change specs: small tuples from which Change objects are
+    # built only when a row is not in the cache.
+    specs: dict[int, list[tuple]] = {}
+    stats: dict[str, int] = {"compressed": 0, "cleared": 0, "excerpted": 0, "removed": 0,
+                             "summarised": 0, "dropped": 0, "ephemeral": 0, "inserted": 0}
+    keep_recent = settings.keep_recent
+
+    # 1. compression
+    policy = cache.policy(settings)
+    if settings.compression and policy.enabled and n - keep_recent > 0:
+        compressed = compression.compress_tool_results(msgs, keep_recent, policy)
+        stop = n - keep_recent
+        for i in data.tool_indices:
+            if i >= stop:
+                break
+            new = compressed[i]
+            if new is not current[i]:
+                current[i] = new
+                cur_counts[i] = count(counter, new)
+                specs[i] = [("compressed", n - i, id(policy))]
+        stats["compressed"] = len(specs)
+
+    # 2. clearing
+    clear = settings.clear
+    if clear is not None:
+        result = plan_clearing(current, clear, counter, counts=cur_counts)
+        for i in (*result.cleared, *result.inputs_cleared):
+            new = result.messages[i]
+            before = cur_counts[i]
+            cur_counts[i] = count(counter, new)
+            specs.setdefault(i, []).append(("cleared", before - cur_counts[i], i in result.inputs_cleared,
+                                            new.role == "tool"))
+            current[i] = new
+        stats["cleared"] = len(result.cleared)
+
+    # 3. ephemeral embedding
+    eph_spans: dict[int, tuple] = {}
+    if settings.embed_ephemeral and conversation.ephemeral:
+        for i, texts in conversation.ephemeral.items():
+            if type(i) is not int or not (0 <= i < n) or not texts:
+                continue
+            body = current[i]
+            base = body.text
+            pieces, spans, pos = [base], [], len(base)
+            for piece in texts:
+                piece = piece if isinstance(piece, str) else ("" if piece is None else str(piece))
+                pos += 2
+                spans.append((pos, pos + len(piece)))
+                pos += len(piece)
+                pieces.append(piece)
+            new = _with_text(body, "\n\n".join(pieces))
+            before = cur_counts[i]
+            cur_counts[i] = count(counter, new)
+            current[i] = new
+            eph_spans[i] = tuple(spans)
+            stats["ephemeral"] += 1
+            specs.setdefault(i, []).append(("ephemeral", len(texts), cur_counts[i] - before))
+
+    # 4. summarising old messages
+    inserted: Message | None = None
+    insert_at: int | None = None
+    removed_rows: frozenset[int] = frozenset()
+    strategy = settings.old_messages
+    if strategy != "keep":
+        before_index = settings.summarize_before if settings.summarize_before is not None else n - keep_recent
+        summary = plan_summary(current, before_index, strategy, summarizer=summarizer)
+        for i in summary.excerpted:
+            new = summary.messages[i]
+            cut = len(current[i].text) - EXCERPT_CHARS
+            before = cur_counts[i]
+            cur_counts[i] = count(counter, new)
+            current[i] = new
+            specs.setdefault(i, []).append(("excerpted", summary.boundary, cut, before - cur_counts[i]))
+        stats["excerpted"] = len(summary.excerpted)
+        if summary.removed:
+            action = "removed" if strategy == "remove" else "summarised"
+            total = len(summary.removed)
+            for i in summary.removed:
+                specs.setdefault(i, []).append((action, summary.boundary, total, cur_counts[i]))
+            removed_rows = frozenset(summary.removed)
+            stats[action] = total
+            stats["inserted"] = 1
+            inserted, insert_at = summary.inserted, summary.insert_at
+
+    # The sequence as sent: (stored index, or None for the inserted message).
+    if inserted is None:
+        seq_index: list[int | None] = list(range(n))
+    else:
+        seq_index = [i for i in range(insert_at) if i not in removed_rows]  # type: ignore[arg-type]
+        seq_index.append(None)
+        seq_index.extend(i for i in range(insert_at, n) if i not in removed_rows)  # type: ignore[arg-type]
+    inserted_tokens = count(counter, inserted) if inserted is not None else 0
+
+    system_prompt = conversation.system_prompt
+    system_tokens = count(counter, Message(role="system", content=system_prompt)) if system_prompt else 0
+
+    # 5. budget
+    shortfall = 0
+    dropped_rows: set[int] = set()
+    inserted_dropped = False
+    if settings.budget is not None:
+        seq_msgs = [inserted if j is None else current[j] for j in seq_index]
+        seq_counts = [inserted_tokens if j is None else cur_counts[j] for j in seq_index]
+        protected = [p for p, j in enumerate(seq_index) if j is None]
+        room = settings.budget - system_tokens
+        fit = fit_to_budget(seq_msgs, max(room, 0), keep_recent, counts=seq_counts, protected=protected,
+                            unit_list=cache.units(data, n) if inserted is None else None)
+        shortfall = fit.shortfall + max(0, -room)
+        for p in fit.dropped:
+            j = seq_index[p]
+            if j is None:
+                inserted_dropped = True
+                continue
+            dropped_rows.add(j)
+            specs.setdefault(j, []).append(("dropped", settings.budget, seq_counts[p]))
+        stats["dropped"] = len(fit.dropped)
+        if fit.dropped:
+            gone = set(fit.dropped)
+            seq_index = [j for p, j in enumerate(seq_index) if p not in gone]
+
+    # Rows: start from each message's unchanged row, replace the changed ones.
+    rows = cache.base_rows(data, counter)[:n]
+    row_cache = cache.rows
+    spans_of = cache.reminder_spans
+    total_stored = system_tokens + prefix[n]
+    total_prepared = total_stored
+    for i, spec_list in specs.items():
+        spec = tuple(spec_list)
+        stored = msgs[i]
+        prepared = None if (i in removed_rows or i in dropped_rows) else current[i]
+        tp = 0 if prepared is None else cur_counts[i]
+        total_prepared += tp - stored_counts[i]
+        key = (i, id(stored), spec)
+        hit = row_cache.get(key)
+        if hit is not None and hit[0] is stored and hit[1] is prepared:
+            rows[i] = hit[2]
+            continue
+        base = rows[i]
+        row = Row(i, stored, prepared, tuple(_change(s, policy, stored_counts[i], tp, len(stored.text), clear) for s in spec),
+                  stored_counts[i], tp, base.tool_name, base.stored_reminders,
+                  () if prepared is None else (base.stored_reminders if prepared is stored
+                                                else spans_of(prepared.text)),
+                  eph_spans.get(i, ()) if prepared is not None else ())
+        if len(row_cache) >= _CACHE_LIMIT:
+            row_cache.clear()
+        row_cache[key] = (stored, prepared, row)
+        rows[i] = row
+    if inserted is not None and not inserted_dropped:
+        total_prepared += inserted_tokens
+        verb = "removal marker" if strategy == "remove" else "summary checkpoint"
+        rows.insert(insert_at, Row(  # type: ignore[arg-type]
+            index=None, stored=None, prepared=inserted,
+            changes=(Change("inserted", "summarize", f"{verb} standing for {len(removed_rows):,} messages",
+                            saved_tokens=-inserted_tokens),),
+            tokens_prepared=inserted_tokens, prepared_reminders=spans_of(inserted.text),
+        ))
+
+    stats["tool_results"] = bisect.bisect_left(data.tool_indices, n)
+    return PreparedView(
+        settings=settings,
+        rows=tuple(rows),
+        prepared=tuple(inserted if j is None else current[j] for j in seq_index),
+        system_prompt=system_prompt,
+        tokens_stored=total_stored,
+        tokens_prepared=total_prepared,
+        system_tokens=system_tokens,
+        context_window=resolve_context_window(settings.context_window, conversation.context_window,
+                                              conversation.model),
+        budget_shortfall=shortfall,
+        recorded_input_tokens=recorded,
+        requests=data.requests,
+        counter_name=counter.name,
+        stats=stats,
+    )
+
+
+def _change(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,
+            stored_len: int, clear: ClearSettings | None) -> Change:
+    """The Change a spec tuple stands for, with its one-line detail."""
+    kind = spec[0]
+    if kind == "compressed":
+        age = spec[1]  # spec[2]: the policy's id, so rows of different tiers are cached apart
+        t_index, tier = compression.tier_for_age(policy, age)
+        cut = stored_len - (tier.max_chars or stored_len)
+        return Change("compressed", "compression",
+                      f"tier {t_index + 1} ({compression.describe_tier(policy, t_index)}), age {age}: "
+                      f"{cut:,} chars cut", tier=t_index, age=age, saved_tokens=stored_tokens - prepared_tokens)
+    if kind == "cleared":
+        _, saved, inputs, is_result = spec
+        keep = clear.keep if clear is not None else 0
+        what = "tool result cleared" if is_result else "tool-call inputs cleared"
+        return Change("cleared", "clear",
+                      f"{what} (the {_plural(keep, 'most recent tool result')} kept): {saved:,} tokens saved",
+                      saved_tokens=saved)
+    if kind == "ephemeral":
+        _, pieces, added = spec
+        return Change("ephemeral", "ephemeral",
+                      f"{_plural(pieces, 'ephemeral reminder')} added for this request (+{added:,} tokens)",
+                      saved_tokens=-added)
+    if kind == "excerpted":
+        _, boundary, cut, saved = spec
+        return Change("excerpted", "summarize",
+                      f"cut to a {EXCERPT_CHARS}-char excerpt (before index {boundary}): {cut:,} chars cut",
+                      saved_tokens=saved)
+    if kind in ("removed", "summarised"):
+        action, boundary, total, tokens = spec
+        into = "a removal marker" if action == "removed" else "a summary checkpoint"
+        return Change(action, "summarize",
+                      f"{action}: the {total:,} messages before index {boundary} are replaced by {into}",
+                      saved_tokens=tokens)
+    if kind == "dropped":
+        _, budget, tokens = spec
+        return Change("dropped", "budget",
+                      f"dropped to fit the budget of {budget:,} tokens (oldest first, calls kept with results)",
+                      saved_tokens=tokens)
+    raise AssertionError(f"unknown change {kind!r}")  # pragma: no cover
