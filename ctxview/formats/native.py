@@ -283,6 +283,9 @@ def write_session(session: Session, path: str | os.PathLike, title: str | None =
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data + b"\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
         os.replace(tmp, target)
     except BaseException:
         try:
