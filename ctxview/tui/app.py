@@ -211,7 +211,7 @@ class CtxviewApp(App[int]):
 
     def _load_failed(self, exc: Exception) -> None:
         self.error = _one_line(exc)
-        self.exit(1)
+        self.exit(1, return_code=1)
 
     def _loaded(self, session: Session, index: int, view: PreparedView, layout: Layout) -> None:
         self.session = session
@@ -605,10 +605,16 @@ class CtxviewApp(App[int]):
                 self._close_search()
 
     def search_matches(self, row) -> bool:
+        """Whether the term is in either side's text or tool calls (case-insensitive)."""
         term = self.search_term.lower()
         for message in (row.stored, row.prepared):
-            if message is not None and term in make_visible(message.text).lower():
+            if message is None:
+                continue
+            if term in make_visible(message.text).lower():
                 return True
+            for call in message.tool_calls:
+                if term in make_visible(f"{call.name} {dict(call.arguments)}").lower():
+                    return True
         return False
 
     def action_search_next(self, direction: int, include_current: bool = False) -> None:

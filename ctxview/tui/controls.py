@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message as TMessage
 from textual.widgets import Input, Label, Select, Static, Switch
 
@@ -38,10 +38,12 @@ class ControlsPanel(VerticalScroll):
         yield Label("tiers (t; e edits)", classes="control-label")
         yield Select([(p, p) for p in self.presets], id="ctl-tiers", allow_blank=True, compact=True,
                      prompt="custom")
-        yield Label("compression (c)", classes="control-label")
-        yield Switch(True, id="ctl-compression")
-        yield Label("clear old tool uses", classes="control-label")
-        yield Switch(False, id="ctl-clear")
+        with Horizontal(classes="switch-row"):
+            yield Switch(True, id="ctl-compression")
+            yield Label("compression (c)")
+        with Horizontal(classes="switch-row"):
+            yield Switch(False, id="ctl-clear")
+            yield Label("clear old tool uses")
         yield Label("token budget", classes="control-label")
         yield Input("", id="ctl-budget", type="integer", placeholder="none", compact=True)
         yield Label("old messages", classes="control-label")

@@ -48,6 +48,8 @@ _STYLE_CLASSES = {
     "badge_ephemeral": "pane--badge-ephemeral",
 }
 
+_HEADER_PIECES = ("user", "assistant", "tool", "system", "tokens")
+
 GUTTER = 1  # a one-column bar marking the cursor row
 
 
@@ -123,6 +125,9 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
             values = {
                 attr: self.get_component_rich_style(cls, partial=True) for attr, cls in _STYLE_CLASSES.items()
             }
+            # Pieces of the header line must not paint over the cursor's background.
+            for attr in _HEADER_PIECES:
+                values[attr] = Style(color=values[attr].color, bold=values[attr].bold, italic=values[attr].italic)
             self._styles = PaneStyles(base=self.rich_style, **values)
         return self._styles
 

@@ -81,8 +81,11 @@ def badge_label(change: Change) -> str:
     return action
 
 
+_BOLD = Style(bold=True)
+
+
 def _role_style(role: str, styles: PaneStyles) -> Style:
-    return getattr(styles, role, None) if role in ("user", "assistant", "tool", "system") else styles.header
+    return getattr(styles, role) if role in ("user", "assistant", "tool", "system") else _BOLD
 
 
 def header_line(row: Row, side: Side, styles: PaneStyles) -> Text:
@@ -91,12 +94,12 @@ def header_line(row: Row, side: Side, styles: PaneStyles) -> Text:
     text = Text(no_wrap=True, end="")
     assert message is not None
     index = "+" if row.index is None else f"#{row.index}"
-    text.append(f"{index} ", styles.header)
+    text.append(f"{index} ", _BOLD)
     text.append(make_visible(message.role), _role_style(message.role, styles))
     tool = row.tool_name or message.tool_name
     if tool and message.role not in ("user", "assistant", "system"):
         text.append(" ")
-        text.append(make_visible(tool), styles.header)
+        text.append(make_visible(tool), _BOLD)
     tokens = row.tokens_stored if side == "stored" else row.tokens_prepared
     text.append(f" · {tokens:,} tok", styles.tokens)
     if side == "prepared":
@@ -228,7 +231,7 @@ def message_lines(
                 end = min(end, start + width * 2 + 16)
             line = styled_line(raw, start, end, spans, styles, search)
             if expanded:
-                out.extend(line.wrap(console or _console(), max(width, 1), overflow="fold"))
+                out.extend(line.wrap(console or _console(), max(width, 1), overflow="fold", no_wrap=False))
             else:
                 line.truncate(width, overflow="ellipsis")
                 out.append(line)
@@ -239,7 +242,7 @@ def message_lines(
     for call in shown:
         line = _tool_call_line(call, width if not expanded else width * 8, styles)
         if expanded:
-            out.extend(line.wrap(console or _console(), max(width, 1), overflow="fold"))
+            out.extend(line.wrap(console or _console(), max(width, 1), overflow="fold", no_wrap=False))
         else:
             line.truncate(width, overflow="ellipsis")
             out.append(line)
@@ -247,6 +250,8 @@ def message_lines(
         out.append(Text(f"… {len(calls) - len(shown)} more tool calls", styles.more, end=""))
     if not raw and not calls:
         out.append(Text("(empty)", styles.more, end=""))
+    for line in out:
+        line.truncate(width, overflow="ellipsis")
     return out
 
 

@@ -1,0 +1,361 @@
+"""Pilot tests: every binding, asserting on the app's state."""
+
+from __future__ import annotations
+
+import pytest
+from sessions import make_session
+from textual.widgets import Input
+
+from ctxview.model import Conversation, Message, Session
+from ctxview.tui.app import KEYS, CtxviewApp
+from ctxview.tui.layout import Layout
+from ctxview.tui.screens import ConversationPicker, DetailScreen, HelpScreen, TierEditor, WriteScreen
+from ctxview.tui.widgets import StatusBar
+from ctxview.view import Settings
+
+SIZE = (140, 40)
+
+
+async def settle(pilot) -> None:
+    """Wait until every worker is done and the screen has caught up."""
+    app = pilot.app
+    for _ in range(50):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if app.generation == app.applied_generation and not any(w.is_running for w in app.workers):
+            return
+    raise AssertionError("workers did not settle")
+
+
+def new_app(convs: int = 2, **settings) -> CtxviewApp:
+    return CtxviewApp("test.json", Settings(keep_recent=4, **settings), session=make_session(convs))
+
+
+def status(app) -> str:
+    return str(app.query_one(StatusBar).render())
+
+
+async def test_opens_with_a_view_and_status_bar():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.error is None
+        assert app.view is not None and len(app.view.rows) == 26
+        text = status(app)
+        assert "keep_recent=4" in text and "tiers=default" in text
+        assert f"{app.view.tokens_stored:,} → {app.view.tokens_prepared:,}" in text
+        assert not app.query_one("#body").loading
+
+
+async def test_keep_recent_up_and_down():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = app.view.stats.get("compressed", None), app.view.tokens_prepared
+        await pilot.press("plus")
+        await settle(pilot)
+        assert app.settings.keep_recent == 5 and app.view.settings.keep_recent == 5
+        assert "keep_recent=5" in status(app)
+        for _ in range(6):
+            await pilot.press("minus")
+        await settle(pilot)
+        assert app.settings.keep_recent == 0 and app.view.settings.keep_recent == 0
+        assert app.view.tokens_prepared <= before[1]
+
+
+async def test_next_tier_preset_and_compression_toggle():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        assert app.settings.tiers == "light" and app.view.settings.tiers == "light"
+        assert "tiers=light" in status(app)
+        await pilot.press("c")
+        await settle(pilot)
+        assert app.view.settings.compression is False
+        assert not any(c.action == "compressed" for r in app.view.rows for c in r.changes)
+        assert app.view.tokens_prepared >= app.view.tokens_stored
+
+
+async def test_edit_tiers_applies_a_valid_spec_and_rejects_a_bad_one():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, TierEditor)
+        box = app.screen.query_one("#tier-input", Input)
+        box.value = "2:full,nonsense"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, TierEditor)  # still open: the spec was refused
+        assert "nonsense" in str(app.screen.query_one("#tier-preview").render())
+        box.value = "2:full,*:100"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, TierEditor)
+        assert app.settings.tiers == "2:full,*:100"
+        assert "custom 2:full,*:100" in status(app)
+
+
+async def test_switch_conversation():
+    app = new_app(convs=2)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, ConversationPicker)
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert app.conversation_index == 1
+        assert app.conversation.name == "sub-agent-1"
+        assert len(app.view.rows) == len(app.conversation.messages)
+
+
+async def test_previous_and_next_request():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        requests = app.view.requests
+        assert len(requests) >= 2
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert app.settings.request == requests[-1]
+        assert len(app.view.rows) == requests[-1]
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert app.settings.request == requests[-2]
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        await settle(pilot)
+        assert app.settings.request is None
+        assert "request next" in status(app)
+
+
+async def test_search_next_and_previous():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        await pilot.pause()
+        box = app.query_one("#search", Input)
+        assert box.display and box.has_focus
+        await pilot.press(*"file5.py", "enter")
+        await pilot.pause()
+        assert not box.display
+        assert app.search_term == "file5.py"
+        first = app.cursor
+        # The first row whose tool call reads file5.py.
+        assert app.view.rows[first].stored.tool_calls[0].arguments["file_path"] == "/src/file5.py"
+        await pilot.press("/")
+        await pilot.pause()
+        box.value = "line 3 of file"
+        await pilot.press("enter")
+        await pilot.pause()
+        hits = [i for i, r in enumerate(app.view.rows) if app.search_matches(r)]
+        assert app.cursor in hits and len(hits) > 2
+        pos = hits.index(app.cursor)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.cursor == hits[(pos + 1) % len(hits)]
+        await pilot.press("N", "N")
+        await pilot.pause()
+        assert app.cursor == hits[(pos - 1) % len(hits)]
+
+
+async def test_next_reminder_and_next_changed():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await pilot.pause()
+        row = app.view.rows[app.cursor]
+        assert row.stored_reminders or row.prepared_reminders or row.ephemeral_spans
+        start = app.cursor
+        changed = [i for i, r in enumerate(app.view.rows) if r.changes]
+
+        def after(i):  # the next changed row after i, wrapping around
+            return next((j for j in changed if j > i), changed[0])
+
+        await pilot.press("x")
+        await pilot.pause()
+        assert app.cursor == after(start) and app.view.rows[app.cursor].changes
+        await pilot.press("x")
+        await pilot.pause()
+        assert app.cursor == after(after(start))
+
+
+async def test_toggle_scroll_link():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        stored, prepared = app.panes
+        stored.scroll_to(y=20, animate=False, immediate=True)
+        await pilot.pause()
+        assert stored.scroll_y == 20 and prepared.scroll_y == 20
+        await pilot.press("s")
+        await pilot.pause()
+        assert app.linked is False and "unlinked" in status(app)
+        stored.scroll_to(y=30, animate=False, immediate=True)
+        await pilot.pause()
+        assert stored.scroll_y == 30 and prepared.scroll_y == 20
+        await pilot.press("s")
+        await pilot.pause()
+        assert app.linked and prepared.scroll_y == 30
+
+
+async def test_cursor_keys_and_enter_expands():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down")
+        assert app.cursor == 2
+        collapsed = app.row_layout.heights[2]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert 2 in app.expanded_rows
+        assert app.row_layout.heights[2] > collapsed
+        assert app.row_layout.total_lines == sum(app.row_layout.heights)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.row_layout.heights[2] == collapsed
+        await pilot.press("end")
+        await pilot.pause()
+        assert app.cursor == len(app.view.rows) - 1
+        assert app.stored_pane.scroll_y == app.stored_pane.max_scroll_y
+        await pilot.press("home", "up")
+        assert app.cursor == 0
+
+
+async def test_huge_message_opens_detail_view():
+    big = "\n".join(f"line {i} " + "x" * 40 for i in range(20_000))
+    conv = Conversation("main", (Message("user", "hi"), Message("tool", big, tool_name="Bash")))
+    app = CtxviewApp("t.json", Settings(), session=Session("test", "t.json", (conv,)))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DetailScreen)
+        view = app.screen.query_one("DetailView")
+        assert view.line_count == 20_000
+        await pilot.press("end")
+        await pilot.pause()
+        assert view.scroll_y == view.max_scroll_y > 0
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, DetailScreen) and 1 not in app.expanded_rows
+
+
+async def test_help_screen_lists_every_key():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = str(app.screen.query_one("#help-text").render())
+        for binding in KEYS:
+            assert binding.description in text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_write_dialog_opens_with_a_default_name():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        assert isinstance(app.screen, WriteScreen)
+        assert app.screen.query_one(Input).value == "test.prepared.json"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, WriteScreen)
+
+
+async def test_quit():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+def test_bindings_have_unique_ids():
+    ids = [b.id for b in KEYS]
+    assert all(ids) and len(set(ids)) == len(ids)
+    keys = {b.key for b in KEYS}
+    for key in ("plus,equals_sign", "minus", "t", "c", "e", "a", "left_square_bracket", "right_square_bracket",
+                "slash", "n", "N", "r", "x", "b", "w", "s", "q", "question_mark"):
+        assert key in keys
+
+
+async def test_bindings_in_command_palette():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        for binding in KEYS:
+            assert binding.description in titles
+
+
+async def test_stale_results_are_dropped():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        current = app.view
+        old_generation = app.generation
+        app.generation += 1  # a newer recompute is "in flight"
+        stale = Layout.build(current)
+        app._apply(old_generation, current, stale)
+        assert app.row_layout is not stale and app.applied_generation == old_generation
+        app._apply(app.generation, current, stale)
+        assert app.row_layout is stale
+
+
+async def test_fast_key_presses_end_on_the_last_setting():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*["plus"] * 8)
+        await settle(pilot)
+        assert app.view.settings.keep_recent == 12 == app.settings.keep_recent
+
+
+async def test_bad_file_fails_before_the_app_is_usable(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n")
+    app = CtxviewApp(str(bad), Settings())
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(50):
+            await pilot.pause()
+            if app.error:
+                break
+    assert app.error and "bad.jsonl" in app.error
+    assert "\n" not in app.error
+    assert app.return_code == 1
+
+
+async def test_unknown_agent_is_an_error():
+    app = CtxviewApp("test.json", Settings(), agent="nobody", session=make_session(2))
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(50):
+            await pilot.pause()
+            if app.error:
+                break
+    assert app.error and "nobody" in app.error and "sub-agent-1" in app.error
+    assert app.return_code == 1
+
+
+async def test_error_after_start_is_a_notification():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.update_settings(request=1)  # not an assistant message that starts a request... row 1 is assistant
+        await settle(pilot)
+        app.update_settings(request=0)  # index 0 is a user message: prepare refuses
+        await settle(pilot)
+        assert app.error is None and app.is_running
+        assert any("request 0" in n.message for n in app._notifications)
