@@ -1,27 +1,430 @@
-"""The `ctxview` command. Imports the TUI only when the app is opened."""
+"""The `ctxview` command.
+
+    ctxview [FILE] [options]              open the inspector (the bundled demo without FILE)
+    ctxview report FILE [options] [--json]
+    ctxview prepare FILE [options] [-o OUT] [--shape openai|anthropic]
+
+A first argument `report` or `prepare` is the subcommand; to open a file of
+that name write `ctxview -- report` or `ctxview ./report`.
+
+Exit status: 0 success, 2 usage error, 1 unreadable input; errors are one
+line, `ctxview: error: ...`, never a traceback. The TUI (Textual) is imported
+only when the app opens, Rich only when a report is printed to a terminal,
+so `--help`, `--version`, `report --json` and `prepare` start fast.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from typing import Any, NoReturn, Sequence
 
 from . import __version__
 
+SUBCOMMANDS = ("report", "prepare")
+EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+
+class UsageError(Exception):
+    """Bad command line: exit status 2."""
+
+
+class InputError(Exception):
+    """Unreadable or unusable input: exit status 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (`ctxview: error: ...`) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+# --- option types ---------------------------------------------------------------
+
+def _int_at_least(minimum: int, what: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace("_", "").replace(",", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a whole number, not {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{what} must be ≥ {minimum}, not {value}")
+        return value
+
+    return parse
+
+
+def _tiers(text: str) -> str:
+    from .compression import get_policy  # engine only: no terminal libraries
+
+    try:
+        get_policy(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--agent", metavar="NAME", help="the conversation (agent) to use")
+    parser.add_argument("--keep-recent", metavar="N", type=_int_at_least(0, "--keep-recent"),
+                        help="recent messages never compressed (default 10)")
+    parser.add_argument("--tiers", metavar="PRESET|SPEC", type=_tiers,
+                        help="compression tiers: default, light, aggressive, off, or e.g. '10:full,20:1000,*:100'")
+    parser.add_argument("--budget", metavar="TOKENS", type=_int_at_least(1, "--budget"),
+                        help="fit the prepared messages to this many tokens (oldest dropped first)")
+    parser.add_argument("--context-window", metavar="N", type=_int_at_least(1, "--context-window"),
+                        help="context window in tokens (default: from the session or the model table)")
+    parser.add_argument("--format", metavar="FMT", dest="fmt",
+                        help="the file's format (default: detected); see 'Supported session files' in the README")
+    parser.add_argument("--lenient", action="store_true", help="skip malformed lines instead of failing")
+    parser.add_argument("--counter", metavar="NAME",
+                        help="token counter: auto, swarm, chars4, o200k_base, cl100k_base (default auto)")
+
+
+def _open_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
         prog="ctxview",
-        description="Inspect what an LLM agent stored and what it sent to the model.",
+        usage="ctxview [options] [FILE]\n       ctxview report FILE [options] [--json]\n"
+              "       ctxview prepare FILE [options] [-o OUT] [--shape openai|anthropic]",
+        description="Inspect what an LLM agent stored and what it sent to the model. "
+                    "Without FILE, opens the bundled SwarmSDK demo session.",
+        epilog="commands: 'report' prints tokens, the context-window gauge and the bloat analysis; "
+               "'prepare' writes the prepared messages as JSON. A file named like a command: "
+               "'ctxview -- report' or 'ctxview ./report'.",
     )
     parser.add_argument("--version", action="version", version=f"ctxview {__version__}")
+    parser.add_argument("file", nargs="?", metavar="FILE", help="session file ('-' for stdin)")
+    _add_common(parser)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    parser.parse_args(argv)
-    parser.print_help()
-    return 0
+def _report_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ctxview report", description="Tokens stored versus prepared, the context-window "
+                     "gauge and the bloat analysis, per conversation.")
+    parser.add_argument("file", metavar="FILE", help="session file ('-' for stdin)")
+    _add_common(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    return parser
+
+
+def _prepare_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ctxview prepare", description="Write the prepared messages, as the model would get "
+                     "them, as JSON (stdout without -o).")
+    parser.add_argument("file", metavar="FILE", help="session file ('-' for stdin)")
+    _add_common(parser)
+    parser.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout")
+    parser.add_argument("--shape", choices=("openai", "anthropic"), default="openai",
+                        help="request shape (default openai)")
+    return parser
+
+
+# --- shared steps ----------------------------------------------------------------
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "keep_recent": args.keep_recent,
+        "tiers": args.tiers,
+        "budget": args.budget,
+        "context_window": args.context_window,
+        "counter": args.counter,
+    }
+
+
+def _check_counter(name: str | None) -> None:
+    if name is None:
+        return
+    from .tokens import COUNTER_NAMES, CounterUnavailable, get_counter
+
+    try:
+        get_counter(name)
+    except CounterUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    except ValueError:
+        raise UsageError(f"unknown counter {name!r} (choices: {', '.join(COUNTER_NAMES)})") from None
+
+
+def _check_format(fmt: str | None) -> None:
+    if fmt is None:
+        return
+    from .formats import FORMATS
+
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r} (choices: {', '.join(FORMATS)})")
+
+
+def _load(args: argparse.Namespace):
+    from .formats import LoadError, load_session
+
+    _check_format(args.fmt)
+    _check_counter(args.counter)
+    try:
+        session = load_session(args.file, format=args.fmt, lenient=args.lenient)
+    except LoadError as exc:
+        raise InputError(str(exc)) from None
+    except OSError as exc:  # the loaders report these as LoadError; belt and braces
+        raise InputError(f"{args.file}: {exc.strerror or exc}") from None
+    if not session.conversations:
+        raise InputError(f"{args.file}: no conversation found")
+    if args.agent is not None:
+        try:
+            session.conversation(args.agent)
+        except KeyError as exc:
+            raise UsageError(str(exc.args[0])) from None
+    return session
+
+
+# --- commands --------------------------------------------------------------------
+
+def _run_open(argv: Sequence[str]) -> int:
+    args = _open_parser().parse_args(argv)
+    _check_format(args.fmt)
+    _check_counter(args.counter)
+    from .view import Settings
+
+    values = {k: v for k, v in _overrides(args).items() if v is not None}
+    settings = Settings(**values)
+    try:
+        from .tui.app import run_app
+    except ImportError as exc:
+        raise InputError(f"the inspector is not available in this installation ({exc})") from None
+    return run_app(args.file, settings, args.agent, args.fmt, args.lenient)
+
+
+def _run_report(argv: Sequence[str]) -> int:
+    args = _report_parser().parse_args(argv)
+    session = _load(args)
+    from .report import build_report
+
+    try:
+        data = build_report(session, _overrides(args), agent=args.agent)
+    except ValueError as exc:  # e.g. a conversation's own settings are invalid
+        raise InputError(f"{args.file}: {exc}") from None
+    if args.json:
+        from .export import dumps
+
+        sys.stdout.write(dumps(data))
+        return EXIT_OK
+    render_report(data, sys.stdout, warnings=session.warnings, skipped=session.skipped)
+    return EXIT_OK
+
+
+# --- report rendering ------------------------------------------------------------
+# One neutral description (titles, tables, lines) rendered either with Rich on a
+# terminal or as plain aligned text when piped. Every cell from the session goes
+# through the sanitiser and into a Text object, never into markup.
+
+def _fmt_int(value: Any) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _gauge(share: float | None, width: int = 40, *, ascii_only: bool = False) -> str:
+    """A bar with SwarmSDK's 60/80/90% marks: ████████│░░░│░│░."""
+    from .windows import WARNING_MARKS
+
+    if share is None:
+        return ""
+    full, empty, mark = ("#", ".", "|") if ascii_only else ("█", "░", "│")
+    filled = min(width, round(share * width))
+    cells = [full if i < filled else empty for i in range(width)]
+    for m in WARNING_MARKS:
+        pos = round(m * width)
+        if 0 <= pos < width and pos >= filled:
+            cells[pos] = mark
+    return "[" + "".join(cells) + "]"
+
+
+def _report_sections(conv: dict[str, Any], *, ascii_only: bool) -> list[tuple]:
+    """A conversation's report as ("title", str) / ("line", str, level) / ("table", title, headers, rows)."""
+    out: list[tuple] = []
+    model = conv.get("model") or "unknown model"
+    out.append(("title", f"{conv['name']} · {model} · counter {conv['counter']}"))
+    rows = []
+    for role, e in conv["by_role"].items():
+        rows.append([role, _fmt_int(e["stored"]), _fmt_int(e["prepared"]),
+                     _fmt_int(e["tokens_stored"]), _fmt_int(e["tokens_prepared"])])
+    t = conv["tokens"]
+    if t.get("system"):
+        rows.append(["system prompt", "1", "1", _fmt_int(t["system"]), _fmt_int(t["system"])])
+    rows.append(["total", _fmt_int(conv["messages"]["stored"]), _fmt_int(conv["messages"]["prepared"]),
+                 _fmt_int(t["stored"]), _fmt_int(t["prepared"])])
+    out.append(("table", "Messages and tokens", ["role", "stored", "prepared", "tokens stored", "tokens prepared"],
+                rows))
+    w = conv["window"]
+    if w["size"]:
+        share = w["share"] or 0.0
+        level = w["marks_reached"]
+        out.append(("line", f"context window {w['size']:,}: prepared {t['prepared']:,} = {share:.1%} "
+                            f"{_gauge(share, ascii_only=ascii_only)} marks 60/80/90%", level))
+    else:
+        out.append(("line", "context window unknown (use --context-window N)", 0))
+    tr = conv["tool_results"]
+    ch = conv["changes"]
+    out.append(("line", f"tool results {tr['total']:,}: {tr['compressed']:,} compressed, {tr['cleared']:,} cleared; "
+                        f"{ch.get('excerpted', 0):,} excerpted, {ch.get('removed', 0) + ch.get('summarised', 0):,} "
+                        f"summarised or removed, {ch.get('dropped', 0):,} dropped for the budget", 0))
+    if conv["budget"]["tokens"]:
+        short = conv["budget"]["shortfall"]
+        out.append(("line", f"budget {conv['budget']['tokens']:,} tokens: "
+                            + (f"still {short:,} over (the protected part alone is too big)" if short else "fits"),
+                    2 if short else 0))
+    r = conv["reminders"]
+    out.append(("line", f"system reminders: {r['stored']:,} tokens stored in history, "
+                        f"{r['ephemeral']:,} ephemeral for this request", 0))
+    cal = conv["calibration"]
+    if cal["requests"]:
+        out.append(("line", f"calibration over {cal['requests']:,} recorded requests: estimate "
+                            f"{cal['estimated_total']:,} vs recorded {cal['recorded_total']:,} tokens, mean error "
+                            f"{cal['mean_abs_error']:.1%}, correction factor ×{cal['factor']:.3f}", 0))
+    b = conv["bloat"]
+    verdict = "BLOATED" if b["bloated"] else "not bloated"
+    out.append(("line", f"bloat: {verdict} (threshold {b['threshold']:.0%})", 3 if b["bloated"] else 0))
+    if b["by_tool"]:
+        out.append(("table", "Tokens by tool", ["tool", "tokens"],
+                    [[name, _fmt_int(v)] for name, v in list(b["by_tool"].items())[:10]]))
+    if b["largest"]:
+        out.append(("table", "Largest messages", ["index", "role", "tool", "tokens"],
+                    [[str(x["index"]), x["role"], x["tool"] or "", _fmt_int(x["tokens"])] for x in b["largest"]]))
+    if b["repeated"]:
+        out.append(("table", "Repeated tool results", ["kind", "tool", "copies", "wasted tokens"],
+                    [[x["kind"], x["tool"], str(len(x["indices"])), _fmt_int(x["wasted_tokens"])]
+                     for x in b["repeated"][:10]]))
+    if b["stale"]:
+        stale_tokens = sum(x["tokens"] for x in b["stale"])
+        out.append(("line", f"stale large tool results: {len(b['stale']):,} ({stale_tokens:,} tokens)", 0))
+    if b["recommendations"]:
+        out.append(("table", "Recommendations", ["action", "setting", "saves tokens"],
+                    [[x["action"], x["setting"], _fmt_int(x["saves"])] for x in b["recommendations"]]))
+    return out
+
+
+def render_report(data: dict[str, Any], stream: Any, *, warnings: Sequence[str] = (), skipped: int = 0) -> None:
+    """Print the report: Rich tables on a terminal, plain text otherwise."""
+    from .sanitize import sanitize
+
+    tty = hasattr(stream, "isatty") and stream.isatty()
+    header = f"{data['source']} ({data['format']})"
+    notes = [f"{skipped:,} malformed lines skipped"] if skipped else []
+    notes.extend(warnings)
+    if not tty:
+        lines = [sanitize(header)]
+        lines.extend(f"note: {sanitize(n)}" for n in notes)
+        for conv in data["conversations"]:
+            for section in _report_sections(conv, ascii_only=False):
+                lines.extend(_plain_section(section, sanitize))
+        stream.write("\n".join(lines) + "\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(file=stream, highlight=False)
+    console.print(Text(sanitize(header), style="bold"))
+    for n in notes:
+        console.print(Text(f"note: {sanitize(n)}", style="yellow"))
+    styles = {0: "", 1: "yellow", 2: "dark_orange", 3: "bold red"}
+    for conv in data["conversations"]:
+        for section in _report_sections(conv, ascii_only=False):
+            kind = section[0]
+            if kind == "title":
+                console.print()
+                console.print(Text(sanitize(section[1]), style="bold cyan"))
+            elif kind == "line":
+                console.print(Text(sanitize(section[1]), style=styles.get(section[2], "")))
+            else:
+                _, title, headers, rows = section
+                table = Table(title=Text(title), title_justify="left")
+                for i, h in enumerate(headers):
+                    numeric = all(str(r[i]).replace(",", "").replace("-", "").isdigit() for r in rows)
+                    table.add_column(Text(h), justify="right" if numeric else "left")
+                for row in rows:
+                    table.add_row(*(Text(sanitize(str(c))) for c in row))
+                console.print(table)
+
+
+def _plain_section(section: tuple, sanitize) -> list[str]:
+    kind = section[0]
+    if kind == "title":
+        return ["", f"== {sanitize(section[1])} =="]
+    if kind == "line":
+        return [sanitize(section[1])]
+    _, title, headers, rows = section
+    cells = [[sanitize(str(c)) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+
+    numeric = [all(r[i].replace(",", "").replace("-", "").isdigit() or not r[i] for r in cells) if cells else False
+               for i in range(len(headers))]
+
+    def fmt(row: Sequence[str]) -> str:
+        parts = [c.rjust(widths[i]) if numeric[i] else c.ljust(widths[i]) for i, c in enumerate(row)]
+        return "  ".join(parts).rstrip()
+
+    return ["", f"{title}:", fmt(headers), *(fmt(r) for r in cells)]
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def _run_prepare(argv: Sequence[str]) -> int:
+    args = _prepare_parser().parse_args(argv)
+    if args.output and args.file != "-" and _same_file(args.output, args.file):
+        raise UsageError(f"refusing to overwrite the input file {args.file}")
+    session = _load(args)
+    from .export import dumps, to_shape, write_atomic
+    from .pipeline import prepare
+    from .report import settings_for
+
+    conv = session.conversation(args.agent) if args.agent is not None else session.conversations[0]
+    try:
+        view = prepare(conv, settings_for(conv, _overrides(args)))
+    except ValueError as exc:
+        raise InputError(f"{args.file}: {exc}") from None
+    text = dumps(to_shape(view, args.shape, conv.model))
+    if args.output:
+        try:
+            write_atomic(args.output, text)
+        except OSError as exc:
+            raise InputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+        print(f"ctxview: wrote {len(view.prepared):,} prepared messages of {conv.name!r} to {args.output}",
+              file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "report":
+            return _run_report(argv[1:])
+        if argv and argv[0] == "prepare":
+            return _run_prepare(argv[1:])
+        return _run_open(argv)
+    except UsageError as exc:
+        print(f"ctxview: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except InputError as exc:
+        print(f"ctxview: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_INPUT
+    except BrokenPipeError:  # `ctxview report x | head`
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        except OSError:
+            pass
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+
+
+def _one_line(exc: BaseException) -> str:
+    from .sanitize import sanitize
+
+    return " ".join(sanitize(str(exc)).split())
 
 
 if __name__ == "__main__":  # pragma: no cover

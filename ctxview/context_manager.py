@@ -154,3 +154,37 @@ class ContextManager:
     def reset_compression(self) -> None:
         """Allow auto compression again (the flag becomes False, not None)."""
         self.compression_applied = False
+
+    # --- beyond the seed: budget, summarising, bloat, clearing -----------------
+    # (the seed's "Future" methods; the work is in budget.py, bloat.py and
+    # clearing.py, imported here on first use to keep this module light)
+
+    def truncate_to_fit(
+        self, messages: Sequence[Message], max_tokens: int, keep_recent: int = 10, counter=None
+    ) -> list[Message]:
+        """Oldest messages dropped until the rest fits max_tokens (see budget.truncate_to_fit)."""
+        from .budget import truncate_to_fit
+
+        return truncate_to_fit(messages, max_tokens, keep_recent, counter)
+
+    def summarize_old_messages(
+        self, messages: Sequence[Message], before_index: int, strategy: str = "truncate", summarizer=None
+    ) -> list[Message]:
+        """Messages before before_index truncated, removed or summarised (see budget.summarize_old_messages)."""
+        from .budget import summarize_old_messages
+
+        return summarize_old_messages(messages, before_index, strategy, summarizer=summarizer)
+
+    def analyze_context_bloat(
+        self, messages: Sequence[Message], threshold: float = 0.7, context_window: int | None = None, counter=None
+    ):
+        """A BloatReport (report["bloated"], report["recommendations"], report.to_dict()); see bloat.py."""
+        from .bloat import analyze_context_bloat
+
+        return analyze_context_bloat(messages, threshold, context_window, counter, ephemeral=self._ephemeral)
+
+    def clear_tool_uses(self, messages: Sequence[Message], keep: int = 3, **options) -> list[Message]:
+        """All but the `keep` most recent tool results cleared (see clearing.clear_tool_uses)."""
+        from .clearing import clear_tool_uses
+
+        return clear_tool_uses(messages, keep, **options)

@@ -1,0 +1,236 @@
+"""What fills a context, and what would shrink it: analyze_context_bloat.
+
+The report says how many tokens the messages take and what share of the
+context window that is; splits the tokens by role, by tool and into system
+reminders (stored in history, and ephemeral ones added per request); lists
+the largest messages, repeated tool results (same tool and arguments, or the
+same content) and stale large tool results; and recommends actions, each with
+the setting that does it and the tokens it would save, measured by running
+that setting over the messages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from . import reminders
+from .budget import checkpoint_message, extractive_summary, fit_to_budget
+from .clearing import plan_clearing, tool_name_of
+from .compression import DEFAULT_POLICY, compress_tool_results
+from .model import Message
+from .tokens import SwarmEstimate, TokenCounter
+from .view import ClearSettings
+
+__all__ = ["BloatReport", "Recommendation", "analyze_context_bloat"]
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    action: str        # what to do, in words
+    setting: str       # the ctxview setting / option that does it
+    saves: int         # tokens it would save on these messages
+    detail: str = ""
+
+    def to_dict(self) -> dict:
+        return {"action": self.action, "setting": self.setting, "saves": self.saves, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class BloatReport:
+    total_tokens: int
+    bloated: bool
+    threshold: float
+    context_window: int | None = None
+    by_role: Mapping[str, int] = field(default_factory=dict)
+    by_tool: Mapping[str, int] = field(default_factory=dict)
+    tool_result_tokens: int = 0
+    reminder_tokens_stored: int = 0
+    reminder_tokens_ephemeral: int = 0
+    largest: tuple[Mapping[str, Any], ...] = ()
+    repeated: tuple[Mapping[str, Any], ...] = ()
+    stale: tuple[Mapping[str, Any], ...] = ()
+    recommendations: tuple[Recommendation, ...] = ()
+    counter: str = ""
+
+    @property
+    def share(self) -> float | None:
+        """Tokens as a share of the context window (None without a window)."""
+        return self.total_tokens / self.context_window if self.context_window else None
+
+    def to_dict(self) -> dict:
+        share = self.share
+        return {
+            "bloated": self.bloated,
+            "recommendations": [r.to_dict() for r in self.recommendations],
+            "total_tokens": self.total_tokens,
+            "context_window": self.context_window,
+            "share": None if share is None else round(share, 4),
+            "threshold": self.threshold,
+            "counter": self.counter,
+            "by_role": dict(self.by_role),
+            "by_tool": dict(self.by_tool),
+            "tool_result_tokens": self.tool_result_tokens,
+            "reminders": {"stored": self.reminder_tokens_stored, "ephemeral": self.reminder_tokens_ephemeral},
+            "largest": [dict(x) for x in self.largest],
+            "repeated": [dict(x) for x in self.repeated],
+            "stale": [dict(x) for x in self.stale],
+        }
+
+    def __getitem__(self, key: str) -> Any:
+        """Dict-style access (`report["bloated"]`), as the original's hash result."""
+        return self.to_dict()[key]
+
+
+def _args_key(args: Mapping[str, Any]) -> str:
+    try:
+        return json.dumps(dict(args), sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(args)
+
+
+def analyze_context_bloat(
+    messages: Sequence[Message],
+    threshold: float = 0.7,
+    context_window: int | None = None,
+    counter: TokenCounter | None = None,
+    *,
+    ephemeral: Mapping[int, Sequence[str]] | None = None,
+    system_prompt: str | None = None,
+    keep_recent: int = 10,
+    largest: int = 5,
+    stale_age: int = 20,
+    stale_tokens: int = 1000,
+    counts: Sequence[int] | None = None,
+) -> BloatReport:
+    """Analyse `messages` (see the module docstring).
+
+    bloated: total tokens ≥ threshold × context_window; with no window known,
+    tool results taking more than `threshold` of all tokens.
+    """
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1], not {threshold}")
+    counter = counter or SwarmEstimate()
+    per = list(counts) if counts is not None else [counter.count_message(m) for m in messages]
+    n = len(messages)
+    system_tokens = counter.count_message(Message("system", system_prompt)) if system_prompt else 0
+    eph_tokens = 0
+    if ephemeral:
+        eph_tokens = sum(counter.count(str(p)) for i, ps in ephemeral.items() if 0 <= i < n for p in ps if p)
+    total = sum(per) + system_tokens + eph_tokens
+
+    names: dict[str, str] = {}
+    calls: dict[str, Any] = {}
+    for m in messages:
+        for c in m.tool_calls:
+            if c.id:
+                names[c.id] = c.name
+                calls[c.id] = c
+    by_role: dict[str, int] = defaultdict(int)
+    by_tool: dict[str, int] = defaultdict(int)
+    if system_tokens:
+        by_role["system"] += system_tokens
+    stored_reminders = 0
+    tool_tokens = 0
+    same_call: dict[tuple, list[int]] = defaultdict(list)
+    same_text: dict[str, list[int]] = defaultdict(list)
+    stale = []
+    for i, m in enumerate(messages):
+        by_role[m.role] += per[i]
+        text = m.text
+        if "<system-reminder>" in text:
+            stored_reminders += sum(counter.count(b) for b in reminders.extract(text))
+        if m.role != "tool":
+            continue
+        tool_tokens += per[i]
+        name = tool_name_of(m, names) or "unknown"
+        by_tool[name] += per[i]
+        call = calls.get(m.tool_call_id or "")
+        if call is not None and call.arguments:
+            same_call[(call.name, _args_key(call.arguments))].append(i)
+        if text:
+            same_text[text].append(i)
+        age = n - i
+        if age > stale_age and per[i] >= stale_tokens:
+            stale.append({"index": i, "tool": name, "tokens": per[i], "age": age})
+
+    repeated = []
+    seen: set[tuple[int, ...]] = set()
+    for kind, groups in (("same call", same_call.values()), ("same content", same_text.values())):
+        for idx in groups:
+            if len(idx) < 2 or tuple(idx) in seen:
+                continue
+            seen.add(tuple(idx))
+            repeated.append({
+                "kind": kind,
+                "tool": tool_name_of(messages[idx[0]], names) or "unknown",
+                "indices": list(idx),
+                "wasted_tokens": sum(per[j] for j in idx[:-1]),  # every copy but the latest
+            })
+    repeated.sort(key=lambda r: -r["wasted_tokens"])
+
+    order = sorted(range(n), key=lambda j: -per[j])[:largest]
+    biggest = tuple(
+        {"index": j, "role": messages[j].role, "tool": tool_name_of(messages[j], names) if messages[j].role == "tool"
+         else None, "tokens": per[j]}
+        for j in order
+    )
+
+    if context_window:
+        bloated = total >= threshold * context_window
+    else:
+        bloated = total > 0 and tool_tokens > threshold * total
+
+    recs: list[Recommendation] = []
+    compressed = compress_tool_results(messages, keep_recent, DEFAULT_POLICY)
+    saved = sum(per[i] - counter.count_message(c) for i, c in enumerate(compressed) if c is not messages[i])
+    if saved > 0:
+        recs.append(Recommendation(
+            "compress old tool results by age", f"--tiers default --keep-recent {keep_recent}", saved,
+            "SwarmSDK's tiers: ages 11-20 → 1000 chars, 21-40 → 500, 41-60 → 200, older → 100"))
+    clearing = plan_clearing(messages, ClearSettings(), counter, counts=per)
+    if clearing.saved_tokens > 0:
+        waste = sum(r["wasted_tokens"] for r in repeated)
+        recs.append(Recommendation(
+            "clear old tool results (keep the 3 most recent)", "clear: keep=3", clearing.saved_tokens,
+            f"{len(clearing.cleared)} results cleared; includes {len(repeated)} repeated groups "
+            f"({waste:,} tokens) and {len(stale)} stale large results"))
+    boundary = n - keep_recent
+    if boundary > 1:
+        old = [m for m in messages[:boundary] if m.role != "system"]
+        if old:
+            checkpoint = checkpoint_message(len(old), extractive_summary(old))
+            old_tokens = sum(per[i] for i in range(boundary) if messages[i].role != "system")
+            saving = old_tokens - counter.count_message(checkpoint)
+            if saving > 0:
+                recs.append(Recommendation(
+                    "summarise old messages into one checkpoint", "old_messages: llm", saving,
+                    f"the {len(old):,} messages before the last {keep_recent}"))
+    if context_window and bloated:
+        target = int(threshold * context_window) - system_tokens - eph_tokens
+        fit = fit_to_budget(messages, max(target, 0), keep_recent, counts=per)
+        if fit.dropped:
+            recs.append(Recommendation(
+                f"drop the oldest messages to stay under {threshold:.0%} of the window",
+                f"--budget {int(threshold * context_window)}", sum(per) - fit.tokens,
+                f"{len(fit.dropped):,} messages dropped, tool calls kept with their results"))
+    recs.sort(key=lambda r: -r.saves)
+
+    return BloatReport(
+        total_tokens=total,
+        bloated=bloated,
+        threshold=threshold,
+        context_window=context_window,
+        by_role=dict(sorted(by_role.items(), key=lambda kv: -kv[1])),
+        by_tool=dict(sorted(by_tool.items(), key=lambda kv: -kv[1])),
+        tool_result_tokens=tool_tokens,
+        reminder_tokens_stored=stored_reminders,
+        reminder_tokens_ephemeral=eph_tokens,
+        largest=biggest,
+        repeated=tuple(repeated),
+        stale=tuple(stale),
+        recommendations=tuple(recs),
+        counter=counter.name,
+    )

@@ -1,0 +1,136 @@
+"""Prepared messages in the shapes model APIs take, and atomic writing.
+
+`to_openai(view)` gives an OpenAI chat-completions request body
+(`{"model", "messages"}`, tool calls as `function` calls with JSON-string
+arguments); `to_anthropic(view)` a Messages API body (`{"model", "system",
+"messages"}`, tool calls as `tool_use` blocks, tool results as `tool_result`
+blocks in user turns, consecutive same-role turns merged since the API wants
+them alternating). Attachments are not exported; their count is noted under
+`"ctxview"` so nothing is lost silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+from .model import Content, Message
+from .view import PreparedView
+
+__all__ = ["SHAPES", "dumps", "to_anthropic", "to_openai", "to_shape", "write_atomic"]
+
+SHAPES = ("openai", "anthropic")
+
+
+def _attachments(messages: Sequence[Message]) -> int:
+    return sum(len(m.content.attachments) for m in messages if isinstance(m.content, Content))
+
+
+def _meta(view: PreparedView, model: str | None) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "tokens_prepared": view.tokens_prepared,
+        "counter": view.counter_name,
+        "messages": len(view.prepared),
+    }
+    dropped = _attachments(view.prepared)
+    if dropped:
+        meta["attachments_not_exported"] = dropped
+    return meta
+
+
+def to_openai(view: PreparedView, model: str | None = None) -> dict[str, Any]:
+    out: list[dict[str, Any]] = []
+    if view.system_prompt:
+        out.append({"role": "system", "content": view.system_prompt})
+    for msg in view.prepared:
+        if msg.role == "assistant":
+            item: dict[str, Any] = {"role": "assistant", "content": msg.text or None}
+            if msg.tool_calls:
+                item["tool_calls"] = [
+                    {"id": c.id, "type": "function",
+                     "function": {"name": c.name,
+                                  "arguments": json.dumps(dict(c.arguments), ensure_ascii=False, default=str)}}
+                    for c in msg.tool_calls
+                ]
+            out.append(item)
+        elif msg.role == "tool":
+            out.append({"role": "tool", "tool_call_id": msg.tool_call_id or "", "content": msg.text})
+        else:
+            out.append({"role": msg.role, "content": msg.text})
+    body: dict[str, Any] = {"model": model, "messages": out, "ctxview": _meta(view, model)}
+    return body
+
+
+def to_anthropic(view: PreparedView, model: str | None = None) -> dict[str, Any]:
+    system_parts = [view.system_prompt] if view.system_prompt else []
+    turns: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if not blocks:
+            return
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+
+    for msg in view.prepared:
+        text = msg.text
+        if msg.role == "system":
+            if text:
+                system_parts.append(text)
+        elif msg.role == "assistant":
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+            blocks.extend({"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.arguments)}
+                          for c in msg.tool_calls)
+            add("assistant", blocks)
+        elif msg.role == "tool":
+            add("user", [{"type": "tool_result", "tool_use_id": msg.tool_call_id or "", "content": text}])
+        else:
+            add("user", [{"type": "text", "text": text}] if text else [])
+    body: dict[str, Any] = {"model": model, "system": "\n\n".join(system_parts), "messages": turns,
+                            "ctxview": _meta(view, model)}
+    return body
+
+
+def to_shape(view: PreparedView, shape: str = "openai", model: str | None = None) -> dict[str, Any]:
+    if shape == "openai":
+        return to_openai(view, model)
+    if shape == "anthropic":
+        return to_anthropic(view, model)
+    raise ValueError(f"unknown shape {shape!r} (choices: {', '.join(SHAPES)})")
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
+
+
+def write_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same folder and
+    os.replace, so a reader never sees half a file and a failure leaves the
+    old file whole."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        # mkstemp makes the file 0600; give it the mode a plain open() would.
+        try:
+            mode = target.stat().st_mode & 0o777
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,124 @@
+"""The data behind `ctxview report`: per conversation, stored versus prepared.
+
+`build_report(session, overrides)` returns plain dicts and lists (the `--json`
+document); the CLI renders the same data as tables. No terminal code here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+from .bloat import analyze_context_bloat
+from .model import Conversation, Session
+from .pipeline import PipelineCache, prepare
+from .tokens import calibrate
+from .view import ClearSettings, PreparedView, Settings
+from .windows import WARNING_MARKS, gauge_level
+
+__all__ = ["build_report", "conversation_report", "settings_for"]
+
+_FIELDS = {f.name for f in dataclasses.fields(Settings)}
+
+
+def settings_for(conversation: Conversation, overrides: Mapping[str, Any] | None = None) -> Settings:
+    """Settings for a conversation: its open-with settings, then explicit overrides.
+
+    Unknown keys in the conversation's own settings are ignored (they come from
+    a file); unknown override keys raise ValueError.
+    """
+    values: dict[str, Any] = {k: v for k, v in (conversation.settings or {}).items() if k in _FIELDS}
+    clear = values.get("clear")
+    if isinstance(clear, Mapping):
+        values["clear"] = ClearSettings(**{k: v for k, v in clear.items()
+                                           if k in {f.name for f in dataclasses.fields(ClearSettings)}})
+    for key, value in (overrides or {}).items():
+        if key not in _FIELDS:
+            raise ValueError(f"unknown setting {key!r}")
+        if value is not None:
+            values[key] = value
+    return Settings(**values)
+
+
+def _by_role(view: PreparedView) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for row in view.rows:
+        role = (row.stored or row.prepared).role  # type: ignore[union-attr]
+        entry = out.setdefault(role, {"stored": 0, "prepared": 0, "tokens_stored": 0, "tokens_prepared": 0})
+        if row.stored is not None:
+            entry["stored"] += 1
+            entry["tokens_stored"] += row.tokens_stored
+        if row.prepared is not None:
+            entry["prepared"] += 1
+            entry["tokens_prepared"] += row.tokens_prepared
+    return out
+
+
+def conversation_report(
+    conversation: Conversation,
+    settings: Settings,
+    *,
+    cache: PipelineCache | None = None,
+    threshold: float = 0.7,
+) -> dict[str, Any]:
+    """One conversation's entry of the report document."""
+    cache = cache or PipelineCache()
+    view = prepare(conversation, settings, cache=cache)
+    counter = cache.counter(conversation, settings.counter)
+    msgs = conversation.messages
+    stored_counts, _ = cache.stored_counts(cache.data(conversation), counter)
+    bloat = analyze_context_bloat(
+        msgs, threshold, view.context_window, counter,
+        ephemeral=conversation.ephemeral if settings.embed_ephemeral else None,
+        system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent, counts=stored_counts,
+    )
+    calibration = calibrate(msgs, counter, system_prompt=conversation.system_prompt, counts=stored_counts)
+    share = view.window_share
+    return {
+        "name": conversation.name,
+        "model": conversation.model,
+        "counter": view.counter_name,
+        "settings": _settings_dict(settings),
+        "messages": {"stored": sum(1 for r in view.rows if r.stored is not None), "prepared": len(view.prepared)},
+        "tokens": {"stored": view.tokens_stored, "prepared": view.tokens_prepared, "system": view.system_tokens},
+        "by_role": _by_role(view),
+        "reminders": {"stored": bloat.reminder_tokens_stored, "ephemeral": bloat.reminder_tokens_ephemeral},
+        "tool_results": {"total": view.stats.get("tool_results", 0), "compressed": view.stats.get("compressed", 0),
+                         "cleared": view.stats.get("cleared", 0)},
+        "changes": {k: v for k, v in view.stats.items() if k != "tool_results"},
+        "context_window": view.context_window,
+        "window": {
+            "size": view.context_window,
+            "share": None if share is None else round(share, 4),
+            "marks": list(WARNING_MARKS),
+            "marks_reached": gauge_level(share),
+        },
+        "budget": {"tokens": settings.budget, "shortfall": view.budget_shortfall},
+        "calibration": calibration.to_dict(),
+        "bloat": bloat.to_dict(),
+    }
+
+
+def _settings_dict(settings: Settings) -> dict[str, Any]:
+    out = dataclasses.asdict(settings)
+    return out
+
+
+def build_report(
+    session: Session,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    agent: str | None = None,
+    threshold: float = 0.7,
+) -> dict[str, Any]:
+    """The whole report document; `agent` keeps only that conversation (KeyError if absent)."""
+    conversations = [session.conversation(agent)] if agent is not None else list(session.conversations)
+    cache = PipelineCache()
+    return {
+        "format": session.format,
+        "source": session.source,
+        "conversations": [
+            conversation_report(c, settings_for(c, overrides), cache=cache, threshold=threshold)
+            for c in conversations
+        ],
+    }
