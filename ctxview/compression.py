@@ -387,30 +387,31 @@ class _Plan:
     immutable, so a hit is always still right.
     """
 
-    __slots__ = ("limits", "last_limit", "marker_head", "marker_tail", "hint", "tools", "by_content", "msgs")
+    __slots__ = ("policy", "limits", "top", "last_limit", "marker_parts", "hint", "tools", "by_content", "msgs")
 
     def __init__(self, policy: CompressionPolicy, msgs: dict) -> None:
+        self.policy = policy
         tiers = policy.tiers
-        top = max((t.max_age for t in tiers if t.max_age is not None), default=-1)
-        self.limits = [tier_for_age(policy, age)[1].max_chars for age in range(top + 1)]
+        self.top = max((t.max_age for t in tiers if t.max_age is not None), default=-1)
+        # A table by age for the common ages; huge tier ages fall back to a search.
+        self.limits = [tier_for_age(policy, age)[1].max_chars for age in range(min(self.top, 4095) + 1)]
         self.last_limit = tiers[-1].max_chars
-        head, found, tail = policy.marker.partition("{n}")
-        self.marker_head, self.marker_tail = (head, tail) if found else (policy.marker, None)
+        self.marker_parts = policy.marker.split("{n}")
         self.hint = policy.hint
         self.tools = policy.rerunnable_tools
         self.by_content = policy.tool_name_from == "content"
         self.msgs = msgs
 
     def limit(self, age: int) -> int | None:
-        limits = self.limits
-        return limits[age] if 0 <= age < len(limits) else self.last_limit
+        if 0 <= age < len(self.limits):
+            return self.limits[age]
+        if age < 0 or age > self.top:
+            return self.last_limit
+        return tier_for_age(self.policy, age)[1].max_chars
 
     def cut(self, text: str, max_chars: int, tool_name: str | None) -> str:
         """compress_text for a text longer than max_chars; detects the name by content if so set."""
-        if self.marker_tail is None:
-            out = text[:max_chars] + self.marker_head
-        else:
-            out = f"{text[:max_chars]}{self.marker_head}{len(text) - max_chars}{self.marker_tail}"
+        out = text[:max_chars] + str(len(text) - max_chars).join(self.marker_parts)
         if self.by_content:
             tool_name = _detect_cached(text)
         if tool_name is not None and tool_name in self.tools:
@@ -526,7 +527,7 @@ _LINKS: dict[int, tuple[tuple, Mapping[str, str]]] = {}
 def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[str, str] | None) -> Mapping[str, str] | None:
     """Compress out[:stop] in place; returns the call-id map if one was built or given."""
     n = len(out)
-    limits, last_limit, n_limits = plan.limits, plan.last_limit, len(plan.limits)
+    limits, n_limits, limit_of = plan.limits, len(plan.limits), plan.limit
     cache = plan.msgs
     by_content = plan.by_content
     name = None
@@ -536,7 +537,7 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
         if msg.role != "tool":
             continue
         age = n - i
-        limit = limits[age] if age < n_limits else last_limit
+        limit = limits[age] if age < n_limits else limit_of(age)
         if limit is None:
             continue
         if limit != current:  # ages run in long stretches of one tier

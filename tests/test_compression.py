@@ -358,3 +358,20 @@ def test_describe_tier():
 def test_tier_for_age_returns_index_and_tier():
     assert tier_for_age(DEFAULT_POLICY, 27) == (2, Tier(40, 500))
     assert tier_for_age(DEFAULT_POLICY, 0) == (0, Tier(10, None))
+
+
+def test_huge_tier_ages_do_not_blow_up():
+    policy = get_policy("5:full,1000000000:7,*:3")
+    assert compress_tool_message(Message("tool", "abcdefghij"), 999_999_999, policy).content == "abcdefg" + MARK.format(3)
+    assert compress_tool_message(Message("tool", "abcdefghij"), 1_000_000_001, policy).content == "abc" + MARK.format(7)
+    msgs = [Message("tool", "abcdefghij")] * 5000
+    assert compress_tool_results(msgs, 0, policy)[0].content == "abcdefg" + MARK.format(3)
+
+
+def test_marker_placeholder_may_repeat_or_be_absent():
+    repeat = CompressionPolicy(marker=" [{n} of {n}]", hint="")
+    none = CompressionPolicy(marker=" [cut]", hint="")
+    msg = Message("tool", "z" * 150)
+    assert compress_tool_message(msg, 99, repeat).content == "z" * 100 + " [50 of 50]"
+    assert compress_tool_message(msg, 99, none).content == "z" * 100 + " [cut]"
+    assert compress_text("z" * 150, 100, None, repeat) == "z" * 100 + " [50 of 50]"
