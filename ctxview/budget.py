@@ -150,6 +150,8 @@ def _excerpt(msg: Message, max_chars: int) -> Message:
     if len(text) <= max_chars:
         return msg
     cut = text[:max_chars] + DEFAULT_MARKER.replace("{n}", str(len(text) - max_chars))
+    if len(cut) >= len(text):  # the marker would make it longer: leave it whole
+        return msg
     content = Content(cut, msg.content.attachments) if isinstance(msg.content, Content) else cut
     return msg.with_content(content)
 

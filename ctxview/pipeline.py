@@ -13,17 +13,22 @@ Order of the stages, and why:
    because that is what SwarmSDK compresses: it rewrites history.
 2. clearing: Anthropic-style clear_tool_uses, after compression, so that its
    token trigger and minimum saving see the already-compressed context.
-3. ephemeral embedding: the reminders recorded for this request are appended
-   to their messages ("\\n\\n"-joined, as prepare_for_llm does). They come
-   after compression and clearing because SwarmSDK appends them at call time
-   to the (possibly compressed) history, so they are never cut; they come
-   before summarising and the budget because those stages move messages and
-   the ephemeral map is keyed by stored index, and because their tokens are
-   part of what must fit.
-4. summarising old messages (truncate / remove / llm) before an index.
+3. summarising old messages (truncate / remove / llm) before an index: it
+   too rewrites history, so it sees what compression and clearing left.
+4. ephemeral embedding: the reminders recorded for this request are appended
+   to their messages ("\\n\\n"-joined, as prepare_for_llm does), to the
+   messages still sent. SwarmSDK appends them at call time to the history
+   as it then is, so they are never cut by compression or an excerpt, and
+   vanish with a removed message. They come before the budget because their
+   tokens are part of what must fit.
 5. the token budget: oldest units dropped until the rest fits.
 
-Steps 1-3 never move a message, so up to step 4 position i is stored index i.
+The stage order differs from the brief's first sketch (ephemeral first) on
+purpose: embedding first would let compression or an excerpt cut text that
+exists only for this request, which SwarmSDK never does.
+
+No stage before the budget moves a message: removed ones are marked, not
+shifted, so position i is stored index i until the rows are built.
 
 Speed: a long-lived `PipelineCache` (pass the same one to every call) keeps
 per-message token counts, reminder spans, tool names and finished rows keyed
@@ -306,30 +311,7 @@ def _prepare(
             current[i] = new
         stats["cleared"] = len(result.cleared)
 
-    # 3. ephemeral embedding
-    eph_spans: dict[int, tuple] = {}
-    if settings.embed_ephemeral and conversation.ephemeral:
-        for i, texts in conversation.ephemeral.items():
-            if type(i) is not int or not (0 <= i < n) or not texts:
-                continue
-            body = current[i]
-            base = body.text
-            pieces, spans, pos = [base], [], len(base)
-            for piece in texts:
-                piece = piece if isinstance(piece, str) else ("" if piece is None else str(piece))
-                pos += 2
-                spans.append((pos, pos + len(piece)))
-                pos += len(piece)
-                pieces.append(piece)
-            new = _with_text(body, "\n\n".join(pieces))
-            before = cur_counts[i]
-            cur_counts[i] = count(counter, new)
-            current[i] = new
-            eph_spans[i] = tuple(spans)
-            stats["ephemeral"] += 1
-            specs.setdefault(i, []).append(("ephemeral", len(texts), cur_counts[i] - before))
-
-    # 4. summarising old messages
+    # 3. summarising old messages
     inserted: Message | None = None
     insert_at: int | None = None
     removed_rows: frozenset[int] = frozenset()
@@ -354,6 +336,29 @@ def _prepare(
             stats[action] = total
             stats["inserted"] = 1
             inserted, insert_at = summary.inserted, summary.insert_at
+
+    # 4. ephemeral embedding (messages still sent only)
+    eph_spans: dict[int, tuple] = {}
+    if settings.embed_ephemeral and conversation.ephemeral:
+        for i, texts in conversation.ephemeral.items():
+            if type(i) is not int or not (0 <= i < n) or not texts or i in removed_rows:
+                continue
+            body = current[i]
+            base = body.text
+            pieces, spans, pos = [base], [], len(base)
+            for piece in texts:
+                piece = piece if isinstance(piece, str) else ("" if piece is None else str(piece))
+                pos += 2
+                spans.append((pos, pos + len(piece)))
+                pos += len(piece)
+                pieces.append(piece)
+            new = _with_text(body, "\n\n".join(pieces))
+            before = cur_counts[i]
+            cur_counts[i] = count(counter, new)
+            current[i] = new
+            eph_spans[i] = tuple(spans)
+            stats["ephemeral"] += 1
+            specs.setdefault(i, []).append(("ephemeral", len(texts), cur_counts[i] - before))
 
     # The sequence as sent: (stored index, or None for the inserted message).
     if inserted is None:

@@ -1,0 +1,254 @@
+"""pipeline.prepare: the side-by-side view the inspector and the report read."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxview.compression import compress_tool_results, get_policy
+from ctxview.model import Content, Conversation, Message, ToolCall, Usage
+from ctxview.pipeline import PipelineCache, prepare, request_indices
+from ctxview.tokens import CharsCounter, SwarmEstimate
+from ctxview.view import ClearSettings, Settings
+
+C4 = CharsCounter()
+REMINDER = "<system-reminder>Keep the todo list current.</system-reminder>"
+
+
+def make_conversation(steps: int = 40, *, ephemeral: dict | None = None, usage: bool = True) -> Conversation:
+    msgs: list[Message] = [Message("user", "Fix the parser. " + REMINDER)]
+    for i in range(steps):
+        name = ("Read", "Grep", "Bash")[i % 3]
+        msgs.append(Message("assistant", f"step {i}", tool_calls=(ToolCall(f"c{i}", name, {"n": i}),),
+                            usage=Usage(input_tokens=100 * (i + 1)) if usage else None))
+        if name == "Read":
+            body = "\n".join(f"{n:6d}→code line {n}" for n in range(1, 120))
+        elif name == "Grep":
+            body = "Found 4 matches in 2 files\n" + "src/a.py:1: x\n" * 100
+        else:
+            body = "ok\n" * (50 + i)
+        msgs.append(Message("tool", body, tool_call_id=f"c{i}"))
+        if i % 10 == 9:
+            msgs.append(Message("user", f"next {i} {REMINDER}"))
+    msgs.append(Message("assistant", "All done."))
+    return Conversation("main", tuple(msgs), system_prompt="You are a coder.", model="claude-sonnet-4-5",
+                        ephemeral=ephemeral or {})
+
+
+def check_view_invariants(conv: Conversation, view, counter=C4) -> None:
+    n = len(conv.messages) if view.settings.request is None else view.settings.request
+    stored_rows = [r for r in view.rows if r.stored is not None]
+    assert [r.stored for r in stored_rows] == list(conv.messages[:n])
+    assert [r.index for r in stored_rows] == list(range(n))
+    assert [r.prepared for r in view.rows if r.prepared is not None] == list(view.prepared)
+    for r in view.rows:
+        if r.stored is not None:
+            assert r.tokens_stored == counter.count_message(r.stored)
+        assert r.tokens_prepared == (counter.count_message(r.prepared) if r.prepared is not None else 0)
+        if r.prepared is None or r.stored is None or r.prepared is not r.stored:
+            assert r.changes, r
+        for start, end in r.ephemeral_spans:
+            assert r.prepared is not None and 0 <= start <= end <= len(r.prepared.text)
+        for start, end in r.prepared_reminders:
+            assert r.prepared.text[start:end].startswith("<system-reminder>")
+        for start, end in r.stored_reminders:
+            assert r.stored.text[start:end].endswith("</system-reminder>")
+    system = counter.count_message(Message("system", conv.system_prompt)) if conv.system_prompt else 0
+    assert view.system_tokens == system
+    assert view.tokens_stored == system + sum(counter.count_message(m) for m in conv.messages[:n])
+    assert view.tokens_prepared == system + sum(counter.count_message(m) for m in view.prepared)
+
+
+def test_default_settings_equal_the_seed_compression():
+    conv = make_conversation()
+    view = prepare(conv, Settings(), counter=C4)
+    assert list(view.prepared) == compress_tool_results(conv.messages, 10, get_policy("default"))
+    check_view_invariants(conv, view)
+    assert view.stats["compressed"] > 0
+    assert view.stats["tool_results"] == 40
+
+
+def test_compressed_row_says_rule_tier_and_age():
+    conv = make_conversation()
+    view = prepare(conv, Settings(), counter=C4)
+    n = len(conv.messages)
+    row = next(r for r in view.rows if r.changes and r.changes[0].action == "compressed" and r.changes[0].age > 40)
+    ch = row.changes[0]
+    assert ch.rule == "compression" and ch.age == n - row.index
+    assert ch.tier == 3 if ch.age <= 60 else ch.tier == 4
+    cut = len(row.stored.text) - (200 if ch.age <= 60 else 100)
+    assert re.fullmatch(rf"tier {ch.tier + 1} \(ages \d+(-\d+|\+) → \d+ chars\), age {ch.age}: {cut:,} chars cut",
+                        ch.detail), ch.detail
+    assert ch.saved_tokens == row.tokens_stored - row.tokens_prepared > 0
+    assert row.tool_name in ("Read", "Grep", "Bash")
+
+
+def test_compression_off_and_keep_recent_everything():
+    conv = make_conversation()
+    for s in (Settings(compression=False), Settings(tiers="off"), Settings(keep_recent=10_000)):
+        view = prepare(conv, s, counter=C4)
+        assert list(view.prepared) == list(conv.messages)
+        assert all(not r.changes for r in view.rows)
+
+
+def test_ephemeral_is_appended_after_compression_and_spanned():
+    conv = make_conversation(ephemeral={2: ("<system-reminder>eph A</system-reminder>", "plain B"),
+                                        999: ("nowhere",)})
+    view = prepare(conv, Settings(keep_recent=2), counter=C4)
+    row = view.rows[2]
+    assert row.stored.role == "tool"
+    assert [c.action for c in row.changes] == ["compressed", "ephemeral"]
+    text = row.prepared.text
+    assert text.endswith("\n\n<system-reminder>eph A</system-reminder>\n\nplain B")
+    assert [text[s:e] for s, e in row.ephemeral_spans] == ["<system-reminder>eph A</system-reminder>", "plain B"]
+    assert "[" in text and "chars truncated for context management]" in text
+    assert view.stats["ephemeral"] == 1
+    check_view_invariants(conv, view)
+    off = prepare(conv, Settings(keep_recent=2, embed_ephemeral=False), counter=C4)
+    assert "eph A" not in off.rows[2].prepared.text
+
+
+def test_ephemeral_on_content_keeps_attachments():
+    conv = Conversation("c", (Message("user", Content("hi", ("img",))),), ephemeral={0: ("eph",)})
+    row = prepare(conv, Settings(), counter=C4).rows[0]
+    assert row.prepared.content == Content("hi\n\neph", ("img",))
+
+
+def test_request_prepares_the_context_of_that_call():
+    conv = make_conversation(ephemeral={5: ("E5",), 50: ("E50",)})
+    view = prepare(conv, Settings(), counter=C4)
+    assert view.requests == tuple(request_indices(conv.messages))
+    k = view.requests[10]
+    at = prepare(conv, Settings(request=k), counter=C4)
+    assert len([r for r in at.rows if r.stored is not None]) == k
+    assert at.recorded_input_tokens == conv.messages[k].usage.context_tokens
+    assert list(at.prepared)[:5] == list(prepare(conv, Settings(request=k, embed_ephemeral=False),
+                                                 counter=C4).prepared)[:5]
+    assert at.rows[5].prepared.text.endswith("\n\nE5")
+    assert not any("E50" in m.text for m in at.prepared)
+    check_view_invariants(conv, at)
+    with pytest.raises(ValueError, match="not the index of an assistant message"):
+        prepare(conv, Settings(request=0))
+
+
+def test_request_indices_count_a_run_of_assistant_messages_once():
+    msgs = [Message("user", "a"), Message("assistant", "b"), Message("assistant", "c"), Message("tool", "t"),
+            Message("assistant", "d")]
+    assert request_indices(msgs) == [1, 4]
+
+
+def test_clearing_in_the_pipeline():
+    conv = make_conversation()
+    view = prepare(conv, Settings(clear=ClearSettings(keep=3)), counter=C4)
+    cleared = [r for r in view.rows if any(c.action == "cleared" for c in r.changes)]
+    assert len(cleared) == 37 == view.stats["cleared"]
+    for r in cleared:
+        assert r.prepared.text == "[tool result cleared to save context]"
+        ch = [c for c in r.changes if c.action == "cleared"][0]
+        assert ch.rule == "clear" and "tokens saved" in ch.detail
+    check_view_invariants(conv, view)
+
+
+def test_remove_strategy_inserts_a_marker_row_and_ghosts():
+    conv = make_conversation()
+    # 21 is the user message after ten call/result pairs: a clean boundary
+    view = prepare(conv, Settings(old_messages="remove", summarize_before=21), counter=C4)
+    inserted = [r for r in view.rows if r.stored is None]
+    assert len(inserted) == 1 and inserted[0].index is None
+    pos = view.rows.index(inserted[0])
+    assert pos == 0                                   # in place of the first removed message
+    ghosts = [r for r in view.rows if r.prepared is None]
+    assert [r.index for r in ghosts] == list(range(21)) == [r.index for r in view.rows[1:22]]
+    assert all(r.changes[-1].action == "removed" for r in ghosts)
+    assert view.prepared[0].text == "[21 earlier messages removed to save context]"
+    check_view_invariants(conv, view)
+    # a boundary inside a call/result pair moves down to keep them together
+    split = prepare(conv, Settings(old_messages="remove", summarize_before=20), counter=C4)
+    assert split.stats["removed"] == 19
+
+
+def test_llm_strategy_uses_the_given_summarizer():
+    conv = make_conversation()
+    view = prepare(conv, Settings(old_messages="llm", summarize_before=11), counter=C4,
+                   summarizer=lambda old: f"{len(old)} old messages")
+    assert view.prepared[0].text == "[Summary of 11 earlier messages]\n11 old messages"
+    assert view.stats["summarised"] == 11
+    check_view_invariants(conv, view)
+
+
+def test_truncate_strategy_excerpts_rows():
+    conv = make_conversation()
+    view = prepare(conv, Settings(old_messages="truncate", compression=False), counter=C4)
+    ex = [r for r in view.rows if r.changes and r.changes[0].action == "excerpted"]
+    assert ex and all(len(r.prepared.text) < len(r.stored.text) for r in ex)
+    assert all(r.index < len(conv.messages) - 10 for r in ex)
+    check_view_invariants(conv, view)
+
+
+def test_budget_drops_oldest_and_reports_shortfall():
+    conv = make_conversation()
+    full = prepare(conv, Settings(), counter=C4)
+    budget = full.tokens_prepared // 2
+    view = prepare(conv, Settings(budget=budget), counter=C4)
+    assert view.tokens_prepared <= budget and view.budget_shortfall == 0
+    dropped = [r for r in view.rows if r.prepared is None]
+    assert dropped and dropped[0].index == 0
+    assert all(r.changes[-1].action == "dropped" and r.changes[-1].rule == "budget" for r in dropped)
+    calls = {c.id for m in view.prepared for c in m.tool_calls}
+    assert all(m.tool_call_id in calls for m in view.prepared if m.role == "tool")
+    check_view_invariants(conv, view)
+    tiny = prepare(conv, Settings(budget=1), counter=C4)
+    assert tiny.budget_shortfall == tiny.tokens_prepared - 1 > 0
+
+
+def test_context_window_and_counter_resolution():
+    conv = make_conversation()
+    view = prepare(conv, Settings())
+    assert view.context_window == 200_000 and view.counter_name == "swarm"
+    assert view.window_share == view.tokens_prepared / 200_000
+    assert prepare(conv, Settings(context_window=1000)).context_window == 1000
+    assert prepare(conv, Settings(counter="chars4")).counter_name == "chars4"
+
+
+def test_bad_settings():
+    conv = make_conversation(steps=2)
+    with pytest.raises(ValueError, match="old_messages"):
+        prepare(conv, Settings(old_messages="shred"))
+    with pytest.raises(ValueError, match="keep_recent"):
+        prepare(conv, Settings(keep_recent=-1))
+
+
+# --- the cache never changes a result ----------------------------------------------
+
+CONV = make_conversation(steps=30, ephemeral={2: ("E2",), 40: ("<system-reminder>E40</system-reminder>",)})
+REQUESTS = request_indices(CONV.messages)
+
+SETTINGS = st.builds(
+    Settings,
+    keep_recent=st.integers(0, 30),
+    tiers=st.sampled_from(["default", "light", "aggressive", "off", "5:full,15:300,*:50"]),
+    compression=st.booleans(),
+    tool_name_from=st.sampled_from(["content", "tool_call"]),
+    clear=st.one_of(st.none(), st.builds(ClearSettings, keep=st.integers(0, 5), clear_inputs=st.booleans())),
+    old_messages=st.sampled_from(["keep", "truncate", "remove", "llm"]),
+    summarize_before=st.one_of(st.none(), st.integers(0, 60)),
+    budget=st.one_of(st.none(), st.integers(1, 20_000)),
+    embed_ephemeral=st.booleans(),
+    request=st.one_of(st.none(), st.sampled_from([REQUESTS[0], REQUESTS[5], REQUESTS[20], REQUESTS[-1]])),
+)
+
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(SETTINGS, min_size=1, max_size=4))
+def test_shared_cache_gives_the_same_views_as_a_fresh_one(sequence):
+    cache = PipelineCache()
+    counter = SwarmEstimate()
+    for s in sequence:
+        warm = prepare(CONV, s, counter=counter, cache=cache)
+        cold = prepare(CONV, s, counter=counter)
+        assert warm == cold
+        check_view_invariants(CONV, warm, counter)
