@@ -1,0 +1,262 @@
+"""The `ctxview` command: report, prepare, opening the app, errors and exit codes."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctxview import cli
+from ctxview.formats import DEMO_PATH
+from ctxview.view import Settings
+
+READ_BODY = "\n".join(f"{n:6d}→line {n} of the file" for n in range(1, 200))
+
+
+def chat(tmp_path: Path, name: str = "chat.json", *, hostile: bool = False) -> Path:
+    """A small OpenAI chat-completions session with tool calls and a long Read result."""
+    msgs = [{"role": "system", "content": "You are a coder."},
+            {"role": "user", "content": "Fix the bug. <system-reminder>Be careful.</system-reminder>"}]
+    for i in range(14):
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"call_{i}", "type": "function",
+             "function": {"name": "Read" if not hostile else "\x1b]0;pwned\x07[bold]Read[/bold]",
+                          "arguments": json.dumps({"file_path": f"/src/f{i % 3}.py"})}}]})
+        msgs.append({"role": "tool", "tool_call_id": f"call_{i}", "content": READ_BODY})
+    msgs.append({"role": "assistant", "content": "Done."})
+    path = tmp_path / name
+    path.write_text(json.dumps(msgs), encoding="utf-8")
+    return path
+
+
+def run(*args: str, input: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ctxview", *args], capture_output=True, text=True, input=input,
+                          timeout=120)
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# --- report ---------------------------------------------------------------------------
+
+
+def test_report_json_document(tmp_path):
+    path = chat(tmp_path)
+    out = run("report", str(path), "--json", "--keep-recent", "4")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["format"] == "openai" and doc["source"].endswith("chat.json")
+    (conv,) = doc["conversations"]
+    assert set(conv) >= {"name", "messages", "tokens", "reminders", "tool_results", "bloat"}
+    assert conv["messages"] == {"stored": 30, "prepared": 30}
+    assert conv["tokens"]["prepared"] < conv["tokens"]["stored"]
+    assert conv["tool_results"]["total"] == 14 and conv["tool_results"]["compressed"] > 0
+    assert conv["tool_results"]["cleared"] == 0
+    assert conv["reminders"]["stored"] > 0
+    assert set(conv["bloat"]) >= {"bloated", "recommendations"}
+    assert conv["settings"]["keep_recent"] == 4
+
+
+def test_report_options_change_the_figures(tmp_path):
+    path = chat(tmp_path)
+    base = json.loads(run("report", str(path), "--json").stdout)["conversations"][0]
+    off = json.loads(run("report", str(path), "--json", "--tiers", "off").stdout)["conversations"][0]
+    assert off["tokens"]["prepared"] == off["tokens"]["stored"] > base["tokens"]["prepared"]
+    budget = json.loads(run("report", str(path), "--json", "--budget", "500", "--context-window", "4000").stdout)
+    conv = budget["conversations"][0]
+    assert conv["tokens"]["prepared"] <= 500 or conv["budget"]["shortfall"] > 0
+    assert conv["window"]["size"] == 4000
+    assert conv["changes"]["dropped"] > 0
+
+
+def test_report_plain_text_when_piped(tmp_path):
+    out = run("report", str(chat(tmp_path)))
+    assert out.returncode == 0, out.stderr
+    assert "Messages and tokens:" in out.stdout and "Recommendations:" in out.stdout
+    assert "context window 128,000" not in out.stdout  # no model in the file: window unknown
+    assert "context window unknown" in out.stdout
+    assert "\x1b" not in out.stdout
+
+
+def test_report_on_the_bundled_demo_has_every_conversation():
+    out = run("report", str(DEMO_PATH), "--json")
+    doc = json.loads(out.stdout)
+    assert [c["name"] for c in doc["conversations"]] == ["lead", "backend", "backend@lead"]
+    lead = doc["conversations"][0]
+    assert lead["window"]["size"] == 200_000 and lead["reminders"]["ephemeral"] > 0
+    assert lead["calibration"]["requests"] > 0 and lead["calibration"]["factor"] > 0
+    one = json.loads(run("report", str(DEMO_PATH), "--json", "--agent", "backend").stdout)
+    assert [c["name"] for c in one["conversations"]] == ["backend"]
+
+
+def test_report_rich_tables_keep_hostile_text_inert(tmp_path):
+    from ctxview.formats import load_session
+    from ctxview.report import build_report
+
+    session = load_session(chat(tmp_path, hostile=True))
+    data = build_report(session)
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Tty()
+    cli.render_report(data, stream)
+    text = stream.getvalue()
+    assert "\x07" not in text and "]0;pwned" not in text.replace("␛]0;pwned", "")
+    assert "␛]0;pwned␇[bold]Read[/bold]" in text       # shown, visibly, not interpreted
+    plain = io.StringIO()
+    cli.render_report(data, plain)
+    assert "\x1b" not in plain.getvalue() and "␛]0;pwned␇[bold]Read[/bold]" in plain.getvalue()
+
+
+# --- prepare --------------------------------------------------------------------------
+
+
+def test_prepare_openai_shape_to_stdout(tmp_path):
+    path = chat(tmp_path)
+    out = run("prepare", str(path), "--keep-recent", "2")
+    assert out.returncode == 0, out.stderr
+    body = json.loads(out.stdout)
+    msgs = body["messages"]
+    assert msgs[0] == {"role": "system", "content": "You are a coder."}
+    assert [m["role"] for m in msgs[1:4]] == ["user", "assistant", "tool"]
+    call = msgs[2]["tool_calls"][0]
+    assert call["type"] == "function" and json.loads(call["function"]["arguments"]) == {"file_path": "/src/f0.py"}
+    assert msgs[3]["tool_call_id"] == "call_0"
+    assert "chars truncated for context management]" in msgs[3]["content"]
+    assert "re-run the Read tool" in msgs[3]["content"]
+    assert msgs[-2]["content"] == READ_BODY           # recent: untouched
+
+
+def test_prepare_anthropic_shape_alternates_roles(tmp_path):
+    out = run("prepare", str(chat(tmp_path)), "--shape", "anthropic")
+    body = json.loads(out.stdout)
+    assert body["system"] == "You are a coder."
+    roles = [t["role"] for t in body["messages"]]
+    assert all(a != b for a, b in zip(roles, roles[1:]))
+    first_call = body["messages"][1]["content"][0]
+    assert first_call["type"] == "tool_use" and first_call["input"] == {"file_path": "/src/f0.py"}
+    result = body["messages"][2]["content"][0]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == "call_0"
+
+
+def test_prepare_writes_atomically_and_never_touches_the_input(tmp_path):
+    path = chat(tmp_path)
+    before = digest(path)
+    target = tmp_path / "out" / "prepared.json"
+    target.parent.mkdir()
+    target.write_text("old content")
+    out = run("prepare", str(path), "-o", str(target))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ""
+    assert json.loads(target.read_text())["messages"][0]["role"] == "system"
+    assert [p.name for p in target.parent.iterdir()] == ["prepared.json"]   # no temp file left
+    assert digest(path) == before
+    same = run("prepare", str(path), "-o", str(path))
+    assert same.returncode == 2 and "refusing to overwrite the input file" in same.stderr
+    assert digest(path) == before
+
+
+# --- errors and exit codes -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "needle"),
+    [
+        (["report", "{missing}"], 1, "missing.json"),
+        (["report", "{bad}"], 1, "bad.json:1"),
+        (["prepare", "{bad}"], 1, "bad.json:1"),
+        (["report", "{chat}", "--keep-recent", "-3"], 2, "--keep-recent must be ≥ 0"),
+        (["report", "{chat}", "--keep-recent", "many"], 2, "whole number"),
+        (["report", "{chat}", "--tiers", "10:full,5:100"], 2, "ascending"),
+        (["report", "{chat}", "--format", "nope"], 2, "unknown format 'nope'"),
+        (["report", "{chat}", "--agent", "ghost"], 2, "no conversation named 'ghost'"),
+        (["report", "{chat}", "--counter", "abacus"], 2, "unknown counter 'abacus'"),
+        (["prepare", "{chat}", "--shape", "xml"], 2, "invalid choice"),
+        (["report"], 2, "required: FILE"),
+        (["report", "{chat}", "--format", "claude-code"], 1, "chat.json"),
+    ],
+)
+def test_errors_are_one_line_with_the_right_status(tmp_path, args, code, needle):
+    files = {"missing": str(tmp_path / "missing.json"), "chat": str(chat(tmp_path))}
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    files["bad"] = str(bad)
+    out = run(*(a.format(**files) for a in args))
+    assert out.returncode == code, (out.returncode, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ctxview: error: "), out.stderr
+    assert needle in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+def test_version_and_help():
+    assert run("--version").stdout.strip().startswith("ctxview ")
+    text = run("--help").stdout
+    assert "ctxview report FILE" in text and "ctxview prepare FILE" in text and "-- report" in text
+    assert "--json" in run("report", "--help").stdout
+    assert "--shape" in run("prepare", "--help").stdout
+
+
+def test_report_and_prepare_do_not_load_textual(tmp_path):
+    path = chat(tmp_path)
+    code = (
+        "import sys, io, contextlib\n"
+        "from ctxview.cli import main\n"
+        "buf = io.StringIO()\n"
+        "with contextlib.redirect_stdout(buf):\n"
+        f"    assert main(['report', {str(path)!r}, '--json']) == 0\n"
+        f"    assert main(['prepare', {str(path)!r}]) == 0\n"
+        "assert 'textual' not in sys.modules, 'textual'\n"
+        "assert 'rich' not in sys.modules, 'rich'\n"
+        f"assert main(['report', {str(path)!r}]) == 0\n"
+        "assert 'textual' not in sys.modules\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+
+
+# --- opening the app ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def opened(monkeypatch):
+    import ctxview.tui.app as app
+
+    calls = []
+
+    def fake_run_app(path, settings, agent=None, fmt=None, lenient=False):
+        calls.append((path, settings, agent, fmt, lenient))
+        return 0
+
+    monkeypatch.setattr(app, "run_app", fake_run_app)
+    return calls
+
+
+def test_open_passes_file_and_settings(opened):
+    assert cli.main(["s.jsonl", "--keep-recent", "3", "--tiers", "light", "--budget", "9000",
+                     "--context-window", "50000", "--agent", "lead", "--format", "claude-code", "--lenient"]) == 0
+    assert opened == [("s.jsonl", Settings(keep_recent=3, tiers="light", budget=9000, context_window=50000),
+                       "lead", "claude-code", True)]
+
+
+def test_open_without_file_is_the_demo_and_dashdash_opens_a_file_named_report(opened):
+    assert cli.main([]) == 0
+    assert cli.main(["--", "report"]) == 0
+    assert cli.main(["./prepare"]) == 0
+    assert [c[0] for c in opened] == [None, "report", "./prepare"]
+    assert opened[0][1] == Settings()
+
+
+def test_open_reports_a_missing_tui_clearly(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ctxview.tui.app", None)  # import fails as if not installed
+    assert cli.main(["x.jsonl"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ctxview: error: the inspector is not available") and err.count("\n") == 1
