@@ -669,7 +669,7 @@ def write(path: str | os.PathLike, n: int, fmt: str, seed: int = 0) -> Path:
     if n < 2:
         raise ValueError("n must be at least 2")
     path = Path(path)
-    agent = generate(n, seed, "main", ephemeral_every=6)
+    agent = generate(n, seed, "main", big_reads=False, ephemeral_every=6)
     agent.system_prompt = LEAD_PROMPT
     if fmt == "ctxview":
         from ctxview.formats.native import write_session

@@ -17,11 +17,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from types import MappingProxyType
+
 from ..model import Conversation, Message, Session, Usage
-from .blocks import anthropic_assistant, anthropic_user, is_reminder_only, join_texts
+from .blocks import anthropic_assistant, anthropic_user, arguments_from, is_reminder_only, join_texts, result_text
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document, open_input
-from .linking import compaction_events, last_model, link_tool_results, unlinked_warning
+from .linking import EMPTY, compaction_events, gc_paused, last_model, make_message, make_tool_call, unlinked_warning
 
 FORMAT = "claude-code"
 EXPECTED = "Claude Code transcript"
@@ -55,178 +57,250 @@ def sniff_document(doc: Any) -> bool:
 
 
 # --- one pass over the records ---------------------------------------------------------------
-
-class _Entry:
-    """One useful record, reduced to what building messages needs."""
-
-    __slots__ = ("key", "parent", "origin", "kind", "side", "agent", "data")
-
-    def __init__(self, key, parent, origin, kind, side, agent, data):
-        self.key = key
-        self.parent = parent
-        self.origin = origin
-        self.kind = kind      # "user", "assistant", "boundary", "node" (chain link only)
-        self.side = side
-        self.agent = agent
-        self.data = data
+# An entry is a tuple (speed: ~100k of them): key, parent, origin, kind, side, agent, data.
+# origin is the JSONL line number (int) or a JSON pointer (str).
+K, P, O, KIND, SIDE, AGENT, DATA = range(7)
+USER, ASSISTANT, BOUNDARY, NODE = range(4)
 
 
 class _Scan:
     def __init__(self) -> None:
-        self.entries: list[_Entry] = []
+        self.entries: list[tuple] = []
         self.seen: set[str] = set()
         self.duplicates = 0
         self.unknown: dict[str, int] = {}
         self.malformed = 0
         self.malformed_notes: list[str] = []
         self.metadata: dict[str, Any] = {}
-        self.summaries: dict[str, str] = {}
+        self.branched = False
 
-    def add(self, origin: str, rec: Any) -> None:
-        if type(rec) is not dict:
-            self._unknown(type(rec).__name__)
-            return
-        rtype = rec.get("type")
-        uuid = rec.get("uuid")
-        if uuid is not None:
-            if not isinstance(uuid, str):
-                uuid = str(uuid)
-            if uuid in self.seen:
-                self.duplicates += 1
-                return
-        key = uuid if uuid is not None else "#" + origin
-        parent = rec.get("parentUuid")
-        side = rec.get("isSidechain") is True
-        if rtype == "user" or rtype == "assistant":
-            msg = rec.get("message")
-            if not isinstance(msg, dict):
-                self._malformed(origin, "message is not an object")
-                return
-            self._meta(rec)
-            if rtype == "user":
-                data = self._user(rec, msg, origin)
-            else:
-                data = self._assistant(rec, msg, origin)
-            if data is None:
-                return
-            self.entries.append(_Entry(key, parent, origin, rtype, side, rec.get("agentId"), data))
+    def run(self, pairs: Iterable[tuple[Any, Any]]) -> None:
+        entries_append = self.entries.append
+        seen = self.seen
+        seen_add = seen.add
+        unknown = self.unknown
+        first_meta = True
+        last_rec = None
+        # Parents that already have a message child. A second one means a branch (a rewind)
+        # and the chain must be walked; tool-result lines are siblings by design and don't count.
+        parented: set = set()
+        parented_add = parented.add
+        branched = False
+        for origin, rec in pairs:
+            if type(rec) is not dict:
+                name = type(rec).__name__
+                unknown[name] = unknown.get(name, 0) + 1
+                continue
+            rtype = rec.get("type")
+            uuid = rec.get("uuid")
             if uuid is not None:
-                self.seen.add(uuid)
-        elif rtype == "system":
-            if rec.get("subtype") == "compact_boundary":
-                meta = rec.get("compactMetadata") if isinstance(rec.get("compactMetadata"), dict) else {}
-                parent = parent or rec.get("logicalParentUuid")
-                tokens = meta.get("preTokens")
-                data = (meta.get("trigger"), tokens if isinstance(tokens, int) else None, rec.get("timestamp"))
-                self.entries.append(_Entry(key, parent, origin, "boundary", side, rec.get("agentId"), data))
+                if type(uuid) is not str:
+                    uuid = str(uuid)
+                if uuid in seen:
+                    self.duplicates += 1
+                    continue
+                key = uuid
+            else:
+                key = origin
+            if rtype == "assistant" or rtype == "user":
+                msg = rec.get("message")
+                if type(msg) is not dict:
+                    self._malformed(origin, "message is not an object")
+                    continue
+                if rtype == "assistant":
+                    data = _assistant(rec, msg)
+                    kind = ASSISTANT
+                else:
+                    data = _user(rec, msg)
+                    if data is None:
+                        self._malformed(origin, "user message content is missing or not text or blocks")
+                        continue
+                    kind = USER
+                if first_meta:
+                    self._meta(rec)
+                    first_meta = False
+                last_rec = rec
+                parent = rec.get("parentUuid")
+                if parent is not None and (kind == ASSISTANT or data[1] is not None or not data[0]):
+                    if parent in parented:
+                        branched = True
+                    else:
+                        parented_add(parent)
+                if rec.get("isSidechain") is True:
+                    entries_append((key, parent, origin, kind, True, rec.get("agentId"), data))
+                else:
+                    entries_append((key, parent, origin, kind, False, None, data))
                 if uuid is not None:
-                    self.seen.add(uuid)
-            elif uuid is not None:
-                self.entries.append(_Entry(key, parent, origin, "node", side, rec.get("agentId"), None))
-                self.seen.add(uuid)
-        elif rtype in _QUIET_TYPES:
-            if rtype == "summary" and isinstance(rec.get("summary"), str):
-                self.summaries[str(rec.get("leafUuid"))] = rec["summary"]
-                self.metadata.setdefault("title", rec["summary"])
-            elif rtype == "custom-title" and isinstance(rec.get("customTitle"), str):
-                self.metadata["title"] = rec["customTitle"]
-            if uuid is not None:  # progress lines sit inside the parent chain
-                self.entries.append(_Entry(key, parent, origin, "node", side, rec.get("agentId"), None))
-                self.seen.add(uuid)
-        else:
-            self._unknown(str(rtype))
+                    seen_add(uuid)
+            elif rtype == "progress" or rtype == "system":
+                if rtype == "system" and rec.get("subtype") == "compact_boundary":
+                    meta = rec.get("compactMetadata")
+                    meta = meta if type(meta) is dict else {}
+                    tokens = meta.get("preTokens")
+                    data = (meta.get("trigger"), tokens if type(tokens) is int else None, rec.get("timestamp"))
+                    parent = rec.get("parentUuid") or rec.get("logicalParentUuid")
+                    if parent is not None:
+                        if parent in parented:
+                            branched = True
+                        else:
+                            parented_add(parent)
+                    entries_append((key, parent, origin, BOUNDARY, rec.get("isSidechain") is True,
+                                    rec.get("agentId"), data))
+                elif uuid is not None:  # progress and system lines sit inside the parent chain
+                    entries_append((key, rec.get("parentUuid"), origin, NODE, rec.get("isSidechain") is True,
+                                    rec.get("agentId"), None))
+                if uuid is not None:
+                    seen_add(uuid)
+            elif rtype in _QUIET_TYPES:
+                if rtype == "summary" and type(rec.get("summary")) is str:
+                    self.metadata.setdefault("title", rec["summary"])
+                elif rtype == "custom-title" and type(rec.get("customTitle")) is str:
+                    self.metadata["title"] = rec["customTitle"]
+                if uuid is not None:
+                    entries_append((key, rec.get("parentUuid"), origin, NODE, rec.get("isSidechain") is True,
+                                    rec.get("agentId"), None))
+                    seen_add(uuid)
+            else:
+                name = str(rtype)
+                unknown[name] = unknown.get(name, 0) + 1
+        self.branched = branched
+        if last_rec is not None:
+            if isinstance(last_rec.get("timestamp"), str):
+                self.metadata["ended_at"] = last_rec["timestamp"]
+            if isinstance(last_rec.get("version"), str):
+                self.metadata["cli_version"] = last_rec["version"]
 
-    def _unknown(self, what: str) -> None:
-        self.unknown[what] = self.unknown.get(what, 0) + 1
-
-    def _malformed(self, origin: str, why: str) -> None:
+    def _malformed(self, origin: Any, why: str) -> None:
         self.malformed += 1
         if len(self.malformed_notes) < 3:
-            self.malformed_notes.append(f"{origin}: {why}")
+            self.malformed_notes.append(f"{_origin(origin)}: {why}")
 
     def _meta(self, rec: dict) -> None:
         m = self.metadata
-        if "session_id" not in m and isinstance(rec.get("sessionId"), str):
-            m["session_id"] = rec["sessionId"]
-        if isinstance(rec.get("version"), str):
-            m["cli_version"] = rec["version"]
-        if "cwd" not in m and isinstance(rec.get("cwd"), str):
-            m["cwd"] = rec["cwd"]
-        if "git_branch" not in m and isinstance(rec.get("gitBranch"), str):
-            m["git_branch"] = rec["gitBranch"]
-        ts = rec.get("timestamp")
-        if isinstance(ts, str):
-            m.setdefault("started_at", ts)
-            m["ended_at"] = ts
-
-    def _user(self, rec: dict, msg: dict, origin: str):
-        if "content" not in msg:
-            self._malformed(origin, "user message without content")
-            return None
-        results, texts = anthropic_user(msg.get("content"))
-        if not results and not texts and msg.get("content") not in ("", []):
-            self._malformed(origin, "user message content is neither text nor blocks")
-            return None
-        flags = 0
-        if rec.get("isMeta") is True:
-            flags |= 1
-        if rec.get("isCompactSummary") is True:
-            flags |= 2
-        return (results, join_texts(texts), flags, rec.get("uuid"), rec.get("timestamp"))
-
-    def _assistant(self, rec: dict, msg: dict, origin: str):
-        texts, thinking, calls = anthropic_assistant(msg.get("content"))
-        usage = msg.get("usage")
-        u = None
-        if isinstance(usage, dict):
-            u = Usage(
-                _int(usage.get("input_tokens")),
-                _int(usage.get("output_tokens")),
-                _int(usage.get("cache_read_input_tokens")),
-                _int(usage.get("cache_creation_input_tokens")),
-            )
-        mid = msg.get("id")
-        model = msg.get("model")
-        meta = None
-        if rec.get("isApiErrorMessage") is True:
-            meta = {"api_error": True}
-        return (mid if isinstance(mid, str) else None, model if isinstance(model, str) else None,
-                texts, thinking, calls, u, rec.get("uuid"), meta)
+        for src, dst in (("sessionId", "session_id"), ("cwd", "cwd"), ("gitBranch", "git_branch"),
+                         ("timestamp", "started_at"), ("version", "cli_version")):
+            if isinstance(rec.get(src), str):
+                m.setdefault(dst, rec[src])
 
 
-def _int(v: Any) -> int:
-    return v if type(v) is int else 0
+def _origin(origin: Any) -> str:
+    return origin if type(origin) is str else f"line {origin}"
+
+
+def _user(rec: dict, msg: dict):
+    content = msg.get("content", _MISSING)
+    flags = (1 if rec.get("isMeta") is True else 0) | (2 if rec.get("isCompactSummary") is True else 0)
+    if type(content) is str:
+        return (_NONE, content, flags, rec.get("uuid"))
+    if type(content) is not list:
+        return None
+    results = []
+    text = None
+    texts = None
+    for b in content:
+        if type(b) is dict:
+            bt = b.get("type")
+            if bt == "tool_result":
+                c = b.get("content")
+                tid = b.get("tool_use_id")
+                results.append((tid if type(tid) is str else str(tid or ""),
+                                c if type(c) is str else result_text(c), b.get("is_error") is True))
+                continue
+            if bt == "text":
+                t = b.get("text")
+                if type(t) is str:
+                    if text is None:
+                        text = t
+                    else:
+                        texts = texts or [text]
+                        texts.append(t)
+                    continue
+        r, ts = anthropic_user([b])
+        results.extend(r)
+        for t in ts:
+            if text is None:
+                text = t
+            else:
+                texts = texts or [text]
+                texts.append(t)
+    if texts is not None:
+        text = "\n".join(texts)
+    if not results and text is None and content:
+        return None
+    return (results, text, flags, rec.get("uuid"))
+
+
+_MISSING = object()
+_NONE: tuple = ()
+
+
+def _assistant(rec: dict, msg: dict):
+    content = msg.get("content")
+    texts: Any = _NONE
+    thinking: Any = _NONE
+    calls: Any = _NONE
+    if type(content) is list and len(content) == 1 and type(content[0]) is dict:
+        # The common case: Claude Code writes one content block per line.
+        b = content[0]
+        bt = b.get("type")
+        if bt == "text" and type(b.get("text")) is str:
+            texts = (b["text"],) if b["text"] else _NONE
+        elif bt == "tool_use":
+            inp = b.get("input")
+            bid, name = b.get("id"), b.get("name")
+            calls = (make_tool_call(bid if type(bid) is str else str(bid or ""), name if type(name) is str else str(name or ""),
+                                    inp if type(inp) is dict else arguments_from(inp)),)
+        elif bt == "thinking" and type(b.get("thinking")) is str:
+            thinking = (b["thinking"],) if b["thinking"] else _NONE
+        else:
+            texts, thinking, calls = anthropic_assistant(content)
+    elif content is not None:
+        texts, thinking, calls = anthropic_assistant(content)
+    mid = msg.get("id")
+    model = msg.get("model")
+    usage = msg.get("usage")
+    return (mid if type(mid) is str else None, model if type(model) is str else None, texts, thinking, calls,
+            usage if type(usage) is dict else None, rec.get("uuid"), rec.get("isApiErrorMessage") is True)
+
+
+def _usage(u: dict | None) -> Usage | None:
+    if u is None:
+        return None
+    def n(v):
+        return v if type(v) is int else 0
+    return Usage(n(u.get("input_tokens")), n(u.get("output_tokens")), n(u.get("cache_read_input_tokens")),
+                 n(u.get("cache_creation_input_tokens")))
 
 
 # --- the chain -----------------------------------------------------------------------------
 
-def _chain(entries: list[_Entry]) -> list[_Entry]:
+def _chain(entries: list[tuple], branched: bool = True) -> list[tuple]:
     """The entries on the path ending at the last message, oldest first.
 
     Follows parent links; where a record has no (known) parent but is not the
     first record, continues with the record just before it in the file, so
     files without links (hand-written, exported) keep their line order.
+    Without branches (no parent with two message children) that path is every
+    entry in file order, so it is not walked.
     """
-    if not entries:
-        return []
-    pos = {e.key: i for i, e in enumerate(entries)}
+    if not branched:
+        return entries
+    n = len(entries)
     leaf = None
-    for i in range(len(entries) - 1, -1, -1):
-        if entries[i].kind != "node":
+    for i in range(n - 1, -1, -1):
+        if entries[i][KIND] != NODE:
             leaf = i
             break
     if leaf is None:
         return []
-    visited = bytearray(len(entries))
+    pos = {e[K]: i for i, e in enumerate(entries)}
+    visited = bytearray(n)
     path: list[int] = []
     i = leaf
-    lowest = leaf  # everything below `lowest` not yet visited may be the fallback
     while i is not None:
-        if visited[i]:
-            break
         visited[i] = 1
         path.append(i)
-        p = entries[i].parent
+        p = entries[i][P]
         j = pos.get(p) if p is not None else None
         if j is not None and not visited[j]:
             i = j
@@ -238,48 +312,68 @@ def _chain(entries: list[_Entry]) -> list[_Entry]:
         i = k if k >= 0 else None
     # Parallel tool calls: each result's parent is the line of its own call, so
     # all but the last result hang off the path as siblings. Take them back in.
+    # Likewise the later lines of one streamed response (same message.id) can hang off
+    # it when a result was written in between: the model made those calls too.
     calls: set[str] = set()
     answered: set[str] = set()
-    on_path: set[str] = set()
+    on_path: set = set()
+    mids: set[str] = set()
     for i in path:
         e = entries[i]
-        on_path.add(e.key)
-        if e.kind == "assistant":
-            calls.update(c.id for c in e.data[4])
-        elif e.kind == "user":
-            answered.update(r[0] for r in e.data[0])
+        on_path.add(e[K])
+        if e[KIND] == ASSISTANT:
+            if e[DATA][0]:
+                mids.add(e[DATA][0])
+        elif e[KIND] == USER:
+            for r in e[DATA][0]:
+                answered.add(r[0])
+    if mids:
+        for i, e in enumerate(entries):
+            if not visited[i] and e[KIND] == ASSISTANT and e[DATA][0] in mids and e[P] in on_path:
+                visited[i] = 1
+                path.append(i)
+                on_path.add(e[K])
+    for i in path:
+        e = entries[i]
+        if e[KIND] == ASSISTANT:
+            for c in e[DATA][4]:
+                calls.add(c.id)
     open_calls = calls - answered
     if open_calls:
         for i, e in enumerate(entries):
-            if (not visited[i] and e.kind == "user" and e.parent in on_path and e.data[0]
-                    and not e.data[1] and all(r[0] in open_calls for r in e.data[0])):
+            if (not visited[i] and e[KIND] == USER and e[P] in on_path and e[DATA][0]
+                    and not e[DATA][1] and all(r[0] in open_calls for r in e[DATA][0])):
                 path.append(i)
-                open_calls.difference_update(r[0] for r in e.data[0])
+                open_calls.difference_update(r[0] for r in e[DATA][0])
     path.sort()  # parents are written before their children: file order is model order
     return [entries[i] for i in path]
 
 
-def _groups(entries: list[_Entry]) -> tuple[list[_Entry], list[tuple[str, list[_Entry]]]]:
+def _groups(entries: list[tuple], all_main: bool) -> tuple[list[tuple], list[tuple[str, list[tuple]]]]:
     """Main-chain entries, and side-chain entries grouped by agent id or chain root."""
-    main = [e for e in entries if not e.side]
-    side: dict[str, list[_Entry]] = {}
-    parent_of = {e.key: e.parent for e in entries if e.side}
-    origin_of = {e.key: e.origin for e in entries if e.side}
-    roots: dict[str, str] = {}
+    if all_main:
+        return entries, []
+    main = [e for e in entries if not e[SIDE]]
+    if len(main) == len(entries):
+        return main, []
+    side: dict[str, list[tuple]] = {}
+    parent_of = {e[K]: e[P] for e in entries if e[SIDE]}
+    origin_of = {e[K]: e[O] for e in entries if e[SIDE]}
+    roots: dict = {}
     for e in entries:
-        if not e.side:
+        if not e[SIDE]:
             continue
-        if e.agent:
-            gid = f"agent {e.agent}"
+        if e[AGENT]:
+            gid = f"agent {e[AGENT]}"
         else:
-            gid = "from " + origin_of[_root(e.key, parent_of, roots)]
+            gid = "from " + _origin(origin_of[_root(e[K], parent_of, roots)])
         side.setdefault(gid, []).append(e)
     return main, list(side.items())
 
 
-def _root(key: str, parent_of: dict, cache: dict) -> str:
-    trail: list[str] = []
-    on_trail: set[str] = set()
+def _root(key: Any, parent_of: dict, cache: dict) -> Any:
+    trail: list = []
+    on_trail: set = set()
     k = key
     while True:
         if k in cache:
@@ -300,100 +394,107 @@ def _root(key: str, parent_of: dict, cache: dict) -> str:
 
 # --- messages ------------------------------------------------------------------------------
 
+_API_ERROR = MappingProxyType({"api_error": True})
+_IS_ERROR = MappingProxyType({"is_error": True})
+_SUMMARY = MappingProxyType({"compact_summary": True})
+
+
 class _Assistant:
-    __slots__ = ("mid", "model", "texts", "thinking", "calls", "usage", "origin", "uuid", "meta")
+    __slots__ = ("mid", "model", "texts", "thinking", "calls", "usage", "origin", "uuid", "error")
 
     def __init__(self, data, origin):
-        mid, model, texts, thinking, calls, usage, uuid, meta = data
-        self.mid, self.model, self.usage, self.origin, self.uuid, self.meta = mid, model, usage, origin, uuid, meta
-        self.texts, self.thinking, self.calls = list(texts), list(thinking), list(calls)
+        self.mid, self.model, self.texts, self.thinking, self.calls, self.usage, self.uuid, self.error = data
+        self.origin = origin
 
     def merge(self, data) -> None:
-        _mid, model, texts, thinking, calls, usage, _uuid, meta = data
-        self.texts.extend(texts)
-        self.thinking.extend(thinking)
-        self.calls.extend(calls)
+        _mid, model, texts, thinking, calls, usage, _uuid, error = data
+        if texts:
+            self.texts = [*self.texts, *texts]
+        if thinking:
+            self.thinking = [*self.thinking, *thinking]
+        if calls:
+            self.calls = [*self.calls, *calls]
         if usage is not None:
             self.usage = usage  # each line repeats the response's usage; the last is final
         if model and not self.model:
             self.model = model
-        if meta:
-            self.meta = meta
+        self.error = self.error or error
 
     def message(self) -> Message:
-        return Message(
-            role="assistant",
-            content=join_texts(self.texts) or "",
-            tool_calls=tuple(self.calls),
-            model_id=self.model,
-            usage=self.usage,
-            thinking="\n\n".join(self.thinking) if self.thinking else None,
-            origin=self.origin,
-            id=self.mid or self.uuid,
-            meta=self.meta or {},
+        texts = self.texts
+        return make_message(
+            "assistant", (texts[0] if len(texts) == 1 else "\n".join(texts)) if texts else "",
+            None, tuple(self.calls), self.model, None, _usage(self.usage),
+            "\n\n".join(self.thinking) if self.thinking else None, False, _origin(self.origin),
+            self.mid or self.uuid, _API_ERROR if self.error else EMPTY,
         )
 
 
-def _messages(chain: list[_Entry]) -> tuple[list[Message], list[dict]]:
+def _messages(chain: list[tuple]) -> tuple[list[Message], list[dict], int]:
+    """Messages in model order (tool results named after their calls), compaction specs, unlinked count."""
     out: list[Any] = []            # Message or _Assistant builder
     open_ids: dict[str, _Assistant] = {}
-    boundaries: list[tuple[int, _Entry]] = []
+    names: dict[str, str] = {}
+    boundaries: list[tuple[int, tuple]] = []
     summary_at: set[int] = set()
+    unlinked = 0
     for e in chain:
-        kind = e.kind
-        if kind == "assistant":
-            mid = e.data[0]
+        kind = e[KIND]
+        if kind == ASSISTANT:
+            data = e[DATA]
+            mid = data[0]
             b = open_ids.get(mid) if mid else None
             if b is not None:
-                b.merge(e.data)
+                b.merge(data)
             else:
-                b = _Assistant(e.data, e.origin)
+                b = _Assistant(data, e[O])
                 out.append(b)
                 if mid:
                     open_ids[mid] = b
-        elif kind == "user":
-            results, text, flags, uuid, _ts = e.data
+            for c in data[4]:
+                names[c.id] = c.name
+        elif kind == USER:
+            results, text, flags, uuid = e[DATA]
+            origin = _origin(e[O])
             for tool_use_id, rtext, is_error in results:
-                out.append(Message(role="tool", content=rtext, tool_call_id=tool_use_id, origin=e.origin,
-                                   id=uuid, meta={"is_error": True} if is_error else {}))
+                name = names.get(tool_use_id)
+                if name is None:
+                    unlinked += 1
+                out.append(make_message("tool", rtext, tool_use_id, (), None, name, None, None, False, origin,
+                                        uuid, _IS_ERROR if is_error else EMPTY))
             if text is not None and (text or not results):
                 injected = bool(flags & 3) or is_reminder_only(text)
                 if flags & 2:
                     summary_at.add(len(out))
-                out.append(Message(role="user", content=text, injected=injected, origin=e.origin, id=uuid,
-                                   meta={"compact_summary": True} if flags & 2 else {}))
-        elif kind == "boundary":
+                out.append(make_message("user", text, None, (), None, None, None, None, injected, origin, uuid,
+                                        _SUMMARY if flags & 2 else EMPTY))
+        elif kind == BOUNDARY:
             boundaries.append((len(out), e))
-    messages = [m.message() if isinstance(m, _Assistant) else m for m in out]
+    messages = [m.message() if type(m) is _Assistant else m for m in out]
     specs = []
     for index, e in boundaries:
-        trigger, tokens, ts = e.data
-        specs.append({"index": index, "trigger": trigger, "tokens_before": tokens, "origin": e.origin,
-                      "summary_at": index if index in summary_at else None,
+        trigger, tokens, ts = e[DATA]
+        specs.append({"index": index, "trigger": trigger, "tokens_before": tokens, "origin": _origin(e[O]),
+                      "summary": messages[index].text if index in summary_at else None,
                       "meta": {"timestamp": ts} if ts else {}})
-    return messages, specs
+    return messages, specs, unlinked
 
 
-def _conversation(name: str, chain: list[_Entry], warnings: list[str]) -> Conversation:
-    messages, specs = _messages(chain)
-    messages, unlinked = link_tool_results(messages)
-    for spec in specs:
-        at = spec.pop("summary_at")
-        spec["summary"] = messages[at].text if at is not None else None
-    events = compaction_events(messages, specs)
+def _conversation(name: str, chain: list[tuple], warnings: list[str]) -> Conversation:
+    messages, specs, unlinked = _messages(chain)
     w = unlinked_warning(name, unlinked)
     if w:
         warnings.append(w)
     return Conversation(name=name, messages=tuple(messages), system_prompt=None, model=last_model(messages),
-                        events=tuple(events))
+                        events=tuple(compaction_events(messages, specs)))
 
 
-def build(scan: _Scan, name_main: str = "main") -> tuple[list[Conversation], list[str]]:
+def build(scan: _Scan, name_main: str = "main", all_main: bool = False) -> tuple[list[Conversation], list[str]]:
     warnings: list[str] = []
-    main, sides = _groups(scan.entries)
+    main, sides = _groups(scan.entries, all_main)
     convs = []
     if main or not sides:
-        convs.append(_conversation(name_main, _chain(main), warnings))
+        convs.append(_conversation(name_main, _chain(main, scan.branched or bool(sides)), warnings))
     for gid, group in sides:
         convs.append(_conversation(f"sidechain {gid}", _chain(group), warnings))
     return convs, warnings
@@ -415,9 +516,7 @@ def _scan_warnings(scan: _Scan, name: str) -> list[str]:
 def _scan_lines(inp: Input, lenient: bool) -> tuple[_Scan, LineReader]:
     reader = LineReader(inp, EXPECTED, lenient)
     scan = _Scan()
-    add = scan.add
-    for lineno, rec in reader:
-        add(f"line {lineno}", rec)
+    scan.run(reader)
     return scan, reader
 
 
@@ -429,7 +528,7 @@ def _records_of(doc: Any, name: str) -> Iterator[tuple[str, Any]]:
         for i, rec in enumerate(doc):
             yield f"/{i}", rec
     elif isinstance(doc, dict):
-        yield "line 1", doc
+        yield 1, doc
     else:
         raise LoadError(name, "expected an object with \"loglines\" or one record per line", expected=EXPECTED)
 
@@ -446,9 +545,8 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         if doc is None:
             doc = load_document(inp, EXPECTED)
         scan = _Scan()
-        for origin, rec in _records_of(doc, inp.name):
-            scan.add(origin, rec)
-    if not any(e.kind in ("user", "assistant") for e in scan.entries):
+        scan.run(_records_of(doc, inp.name))
+    if not any(e[KIND] <= ASSISTANT for e in scan.entries):
         raise LoadError(inp.name, "no user or assistant records found", expected=EXPECTED)
     convs, w = build(scan)
     warnings.extend(_scan_warnings(scan, inp.name))
@@ -465,9 +563,8 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
                 if sub_reader.skipped_warning():
                     warnings.append(f"{sub.name}: {sub_reader.skipped_warning()}")
                 warnings.extend(_scan_warnings(sub_scan, sub.name))
-                for e in sub_scan.entries:  # the whole file is one side chain
-                    e.side = False
-                sub_convs, sw = build(sub_scan, name_main=sub.stem)
+                # the whole file is the sub-agent's side chain: one conversation
+                sub_convs, sw = build(sub_scan, name_main=sub.stem, all_main=True)
                 warnings.extend(sw)
                 convs.extend(c for c in sub_convs if c.messages)
     meta = dict(scan.metadata)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from contextlib import contextmanager
 import os
 import stat
 import sys
@@ -27,6 +28,7 @@ __all__ = [
     "LineReader",
     "MAX_DOCUMENT_BYTES",
     "MAX_LINE_BYTES",
+    "SKIP",
     "decode_json",
     "detect_layout",
     "load_document",
@@ -36,6 +38,8 @@ __all__ = [
 BOM = b"\xef\xbb\xbf"
 MAX_LINE_BYTES = 1 << 30          # one JSONL line: 1 GiB
 MAX_DOCUMENT_BYTES = 2 << 30      # one whole JSON document: 2 GiB
+STREAM_ABOVE = 256 << 20          # JSONL files bigger than this are read in bounded pieces
+CHUNK_BYTES = 16 << 20
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
@@ -222,46 +226,63 @@ class LineReader:
     skipped_notes: list[str] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
-        name, expected = self.inp.name, self.expected
         loads = orjson.loads
-        with self.inp.open() as f:
-            readline = f.readline
+        bad_line = self.bad_line
+        with self.raw_lines() as lines:
             lineno = 0
-            while True:
-                raw = readline(MAX_LINE_BYTES + 1)
-                if not raw:
-                    break
+            for raw in lines:
                 lineno += 1
-                if lineno == 1:
-                    raw = _strip_bom(raw, name, expected)
-                if len(raw) > MAX_LINE_BYTES:
-                    # Don't try to hold a bigger line; the rest of it is unreadable too.
-                    raise LoadError(name, "line longer than 1 GiB", line=lineno, expected=expected)
                 try:
                     value = loads(raw)
                 except orjson.JSONDecodeError:
-                    if raw.isspace():
-                        continue
-                    value = self._bad_line(raw, lineno)
-                    if value is _SKIP:
+                    value = bad_line(raw, lineno)
+                    if value is SKIP:
                         continue
                 yield lineno, value
 
-    def _bad_line(self, raw: bytes, lineno: int) -> Any:
+    @contextmanager
+    def raw_lines(self) -> Iterator[Iterator[bytes]]:
+        """The input's lines as bytes. Loaders on a hot path iterate these
+        themselves, parse with orjson.loads and hand failures to bad_line()."""
+        f = self.inp.open()
+        try:
+            if self.inp.size <= STREAM_ABOVE:
+                yield iter(f)  # the fast path: no line can be too long to hold
+            else:
+                yield _bounded_lines(f, self.inp.name, self.expected)
+        finally:
+            f.close()
+
+    def bad_line(self, raw: bytes, lineno: int) -> Any:
+        """A line orjson refused: a blank line or BOM (fine), else a LoadError
+        (or SKIP, counted, when lenient)."""
+        if raw.isspace():
+            return SKIP
         name, expected = self.inp.name, self.expected
         try:
+            if lineno == 1 and raw.startswith(BOM):
+                raw = raw[3:]
+                if raw.isspace():
+                    return SKIP
+                return decode_json(raw, name, lineno, expected)
+            if lineno == 1 and raw[:2] in _UTF16_BOMS:
+                raise LoadError(name, "file is UTF-16 encoded; ctxview reads UTF-8", line=1, column=1,
+                                expected=expected)
+            if len(raw) > MAX_LINE_BYTES:
+                # Don't try to hold a longer line; the rest of the file can't be trusted either.
+                raise LoadError(name, "line longer than 1 GiB", line=lineno, expected=expected)
             nul = raw.find(b"\0")
             if nul >= 0:
                 raise LoadError(name, "NUL byte in text (is this a binary file?)",
                                 line=lineno, column=nul + 1, expected=expected)
             return decode_json(raw, name, lineno, expected)
         except LoadError as err:
-            if not self.lenient:
+            if not self.lenient or "longer than" in err.message:
                 raise
             self.skipped += 1
             if len(self.skipped_notes) < 3:
                 self.skipped_notes.append(f"line {lineno}: {err.message}")
-            return _SKIP
+            return SKIP
 
     def skipped_warning(self) -> str | None:
         if not self.skipped:
@@ -270,7 +291,39 @@ class LineReader:
         return f"skipped {self.skipped} malformed {noun} ({'; '.join(self.skipped_notes)})"
 
 
-_SKIP = object()
+SKIP = object()
+
+
+def _bounded_lines(f: BinaryIO, name: str, expected: str) -> Iterator[bytes]:
+    """Lines of a big file, read in pieces so that a file that is one endless
+    line (a binary, a sparse file) fails early instead of filling memory."""
+    lineno = 0
+    chunk = CHUNK_BYTES
+    while True:
+        raw = f.readline(chunk)
+        if not raw:
+            return
+        lineno += 1
+        if len(raw) == chunk and not raw.endswith(b"\n"):
+            parts = [raw]
+            total = len(raw)
+            while True:
+                piece = parts[-1]
+                nul = piece.find(b"\0")
+                if nul >= 0:
+                    raise LoadError(name, "NUL byte in text (is this a binary file?)", line=lineno,
+                                    column=total - len(piece) + nul + 1, expected=expected)
+                if total > MAX_LINE_BYTES:
+                    raise LoadError(name, "line longer than 1 GiB", line=lineno, expected=expected)
+                if piece.endswith(b"\n"):
+                    break
+                more = f.readline(chunk)
+                if not more:
+                    break
+                parts.append(more)
+                total += len(more)
+            raw = b"".join(parts)
+        yield raw  # bad_line() result for a line to leave out
 
 
 def detect_layout(inp: Input) -> str:

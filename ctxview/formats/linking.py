@@ -3,11 +3,15 @@ wrapping up a conversation."""
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+import gc
+from contextlib import contextmanager
+from types import MappingProxyType
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from ..model import Message
+from ..model import Message, ToolCall
 
-__all__ = ["link_tool_results", "last_model", "unlinked_warning"]
+__all__ = ["EMPTY", "compaction_events", "gc_paused", "last_model", "link_tool_results", "make_message",
+           "make_tool_call", "unlinked_warning"]
 
 
 def link_tool_results(messages: Sequence[Message]) -> tuple[list[Message], int]:
@@ -75,3 +79,56 @@ def compaction_events(messages: Sequence[Message], specs: Iterable[dict]) -> lis
         ))
         prev = index
     return events
+
+
+# Loaders build hundreds of thousands of messages; the dataclass __init__ (with its
+# validation) costs twice as much as setting the slots. The loaders pass values of
+# the right types, so they build through these.
+_set = object.__setattr__
+_new = object.__new__
+EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def make_message(role: str, content: Any, tool_call_id: str | None = None, tool_calls: tuple = (),
+                 model_id: str | None = None, tool_name: str | None = None, usage: Any = None,
+                 thinking: str | None = None, injected: bool = False, origin: str | None = None,
+                 id: str | None = None, meta: Mapping[str, Any] = EMPTY) -> Message:
+    m = _new(Message)
+    _set(m, "role", role)
+    _set(m, "content", content)
+    _set(m, "tool_call_id", tool_call_id)
+    _set(m, "tool_calls", tool_calls)
+    _set(m, "model_id", model_id)
+    _set(m, "tool_name", tool_name)
+    _set(m, "usage", usage)
+    _set(m, "thinking", thinking)
+    _set(m, "injected", injected)
+    _set(m, "origin", origin)
+    _set(m, "id", id)
+    _set(m, "meta", meta)
+    return m
+
+
+def make_tool_call(id: str, name: str, arguments: Mapping[str, Any]) -> ToolCall:
+    c = _new(ToolCall)
+    _set(c, "id", id)
+    _set(c, "name", name)
+    _set(c, "arguments", arguments)
+    return c
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while building many objects that all stay alive.
+
+    Each generation-2 pass walks every object built so far, so a 100k-message
+    load spends much of its time in the collector for nothing (loaders make no
+    reference cycles).
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()

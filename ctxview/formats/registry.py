@@ -15,6 +15,7 @@ from typing import Any
 from ..model import Session
 from .errors import LoadError
 from .jsonio import Input, LineReader, detect_layout, load_document, open_input
+from .linking import gc_paused
 
 __all__ = ["FORMATS", "DESCRIPTIONS", "detect_format", "load_session"]
 
@@ -120,10 +121,11 @@ def load_session(path: str | os.PathLike, format: str | None = None, lenient: bo
         _check_name(format)
     inp = open_input(path)
     layout = detect_layout(inp)
-    if layout == "jsonl":
-        name = format or _sniff_lines(inp)
-        return _module(name).load(inp, "jsonl", lenient)
-    expected = _module(format).EXPECTED if format else "a session file (JSON or JSONL)"
-    doc = load_document(inp, expected)
-    name = format or _sniff_document(inp, doc)
-    return _module(name).load(inp, "json", lenient, doc=doc)
+    with gc_paused():
+        if layout == "jsonl":
+            name = format or _sniff_lines(inp)
+            return _module(name).load(inp, "jsonl", lenient)
+        expected = _module(format).EXPECTED if format else "a session file (JSON or JSONL)"
+        doc = load_document(inp, expected)
+        name = format or _sniff_document(inp, doc)
+        return _module(name).load(inp, "json", lenient, doc=doc)
