@@ -5,8 +5,8 @@ PipelineCache, the way the inspector recomputes after a control changes:
 
     python benchmarks/bench_pipeline.py [N_MESSAGES]
 
-Uses benchmarks/make_session.py when it offers `make_conversation(n)`,
-otherwise builds the messages here (half of them 1-3 KB tool results in
+Uses benchmarks/make_session.py's generator when it is there, otherwise
+builds the messages here (half of them 1-3 KB tool results in
 Read / Grep / Glob shapes).
 """
 
@@ -66,15 +66,14 @@ def build_conversation(n: int, seed: int = 7) -> Conversation:
 
 
 def load(n: int) -> Conversation:
+    """make_session.generate's realistic conversation when available, else build_conversation."""
     try:
         import make_session  # type: ignore[import-not-found]
-
-        maker = getattr(make_session, "make_conversation", None)
-        if maker is not None:
-            return maker(n)
     except ImportError:
-        pass
-    return build_conversation(n)
+        return build_conversation(n)
+    agent = make_session.generate(n, 0, ephemeral_every=3)
+    return Conversation(name=agent.name, messages=tuple(agent.messages), system_prompt=agent.system_prompt,
+                        ephemeral=agent.ephemeral, model=agent.model, context_window=agent.context_window)
 
 
 def timed(label: str, fn) -> object:

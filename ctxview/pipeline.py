@@ -87,6 +87,7 @@ class PipelineCache:
         self.per_conversation: dict[int, _ConversationData] = {}
         self.counters: dict[tuple, TokenCounter] = {}
         self.policies: dict[tuple, compression.CompressionPolicy] = {}
+        self.embeds: dict[tuple, tuple] = {}
 
     def clear(self) -> None:
         self.__init__()
@@ -121,6 +122,26 @@ class PipelineCache:
             table.clear()
         table[id(msg)] = (msg, n)
         return n
+
+    def embedded(self, body: Message, texts: Sequence[str]) -> tuple[Message, tuple]:
+        """`body` with ephemeral `texts` appended, and the spans of the appended pieces."""
+        key = (id(body), id(texts))
+        hit = self.embeds.get(key)
+        if hit is not None and hit[0] is body and hit[1] is texts:
+            return hit[2], hit[3]
+        base = body.text
+        pieces, spans, pos = [base], [], len(base)
+        for piece in texts:
+            piece = piece if isinstance(piece, str) else ("" if piece is None else str(piece))
+            pos += 2
+            spans.append((pos, pos + len(piece)))
+            pos += len(piece)
+            pieces.append(piece)
+        new = _with_text(body, "\n\n".join(pieces))
+        if len(self.embeds) >= _CACHE_LIMIT:
+            self.embeds.clear()
+        self.embeds[key] = (body, texts, new, tuple(spans))
+        return new, tuple(spans)
 
     def reminder_spans(self, text: str) -> tuple:
         if "<system-reminder>" not in text:
@@ -307,7 +328,7 @@ def _prepare(
             before = cur_counts[i]
             cur_counts[i] = count(counter, new)
             specs.setdefault(i, []).append(("cleared", before - cur_counts[i], i in result.inputs_cleared,
-                                            new.role == "tool"))
+                                            new.role == "tool", clear.keep))
             current[i] = new
         stats["cleared"] = len(result.cleared)
 
@@ -344,19 +365,11 @@ def _prepare(
             if type(i) is not int or not (0 <= i < n) or not texts or i in removed_rows:
                 continue
             body = current[i]
-            base = body.text
-            pieces, spans, pos = [base], [], len(base)
-            for piece in texts:
-                piece = piece if isinstance(piece, str) else ("" if piece is None else str(piece))
-                pos += 2
-                spans.append((pos, pos + len(piece)))
-                pos += len(piece)
-                pieces.append(piece)
-            new = _with_text(body, "\n\n".join(pieces))
+            new, spans = cache.embedded(body, texts)
             before = cur_counts[i]
             cur_counts[i] = count(counter, new)
             current[i] = new
-            eph_spans[i] = tuple(spans)
+            eph_spans[i] = spans
             stats["ephemeral"] += 1
             specs.setdefault(i, []).append(("ephemeral", len(texts), cur_counts[i] - before))
 
@@ -408,7 +421,9 @@ def _prepare(
         prepared = None if (i in removed_rows or i in dropped_rows) else current[i]
         tp = 0 if prepared is None else cur_counts[i]
         total_prepared += tp - stored_counts[i]
-        key = (i, id(stored), spec)
+        # Everything a row depends on: the stored message, the counter, and the
+        # spec (which holds whatever the change's text and figures are made of).
+        key = (i, id(stored), counter.name, spec)
         hit = row_cache.get(key)
         if hit is not None and hit[0] is stored and hit[1] is prepared:
             rows[i] = hit[2]
@@ -464,8 +479,7 @@ def _change(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: i
                       f"tier {t_index + 1} ({compression.describe_tier(policy, t_index)}), age {age}: "
                       f"{cut:,} chars cut", tier=t_index, age=age, saved_tokens=stored_tokens - prepared_tokens)
     if kind == "cleared":
-        _, saved, inputs, is_result = spec
-        keep = clear.keep if clear is not None else 0
+        _, saved, inputs, is_result, keep = spec
         what = "tool result cleared" if is_result else "tool-call inputs cleared"
         return Change("cleared", "clear",
                       f"{what} (the {_plural(keep, 'most recent tool result')} kept): {saved:,} tokens saved",

@@ -243,11 +243,10 @@ SETTINGS = st.builds(
 
 
 @settings(max_examples=120, deadline=None)
-@given(st.lists(SETTINGS, min_size=1, max_size=4))
+@given(st.lists(st.tuples(SETTINGS, st.sampled_from([SwarmEstimate(), CharsCounter()])), min_size=1, max_size=4))
 def test_shared_cache_gives_the_same_views_as_a_fresh_one(sequence):
     cache = PipelineCache()
-    counter = SwarmEstimate()
-    for s in sequence:
+    for s, counter in sequence:
         warm = prepare(CONV, s, counter=counter, cache=cache)
         cold = prepare(CONV, s, counter=counter)
         assert warm == cold
