@@ -452,7 +452,8 @@ def _prepare(
     return PreparedView(
         settings=settings,
         rows=tuple(rows),
-        prepared=tuple(inserted if j is None else current[j] for j in seq_index),
+        prepared=(tuple(current) if len(seq_index) == n and inserted is None
+                  else tuple(inserted if j is None else current[j] for j in seq_index)),
         system_prompt=system_prompt,
         tokens_stored=total_stored,
         tokens_prepared=total_prepared,
