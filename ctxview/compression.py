@@ -282,23 +282,27 @@ _MEMORY_DELETE_AT = _line_start_test("Deleted memory://")
 def detect_tool_name(text: str | None) -> str | None:
     """The tool that produced a result, guessed from its text as the original does.
 
-    Each pattern's regex runs only when a cheap substring test says it could
-    match, so texts without the telltale parts cost a few scans at memchr speed.
+    The seed's `case` in its order; each regex runs only when a substring
+    every match must contain is present (" matching" for both globs,
+    "matches " for Grep, "memory://" for the memory writes), so a text costs
+    a few substring scans rather than six regex scans.
     """
     if not isinstance(text, str) or not text:
         return None
     if "→" in text and _READ_RE.search(text):
         return "MemoryRead" if "memory://" in text else "Read"
-    if _MEMORY_GLOB_AT(text):
-        return "MemoryGlob"
-    if "Found " in text and _GLOB_RE.search(text):
-        return "Glob"
-    if ("matches in " in text or "No matches found" in text) and _GREP_RE.search(text):
+    if " matching" in text:
+        if _MEMORY_GLOB_AT(text):
+            return "MemoryGlob"
+        if "Found " in text and _GLOB_RE.search(text):
+            return "Glob"
+    if "matches " in text and _GREP_RE.search(text):
         return "MemoryGrep" if "memory://" in text else "Grep"
-    if _MEMORY_WRITE_AT(text):
-        return "MemoryWrite"
-    if _MEMORY_DELETE_AT(text):
-        return "MemoryDelete"
+    if "memory://" in text:
+        if _MEMORY_WRITE_AT(text):
+            return "MemoryWrite"
+        if _MEMORY_DELETE_AT(text):
+            return "MemoryDelete"
     return None
 
 
