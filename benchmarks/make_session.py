@@ -697,17 +697,17 @@ def write(path: str | os.PathLike, n: int, fmt: str, seed: int = 0) -> Path:
     return path
 
 
-def write_samples(seed: int = 0) -> list[Path]:
-    """Regenerate sample_sessions/ and the bundled demo ctxview/samples/swarm-demo.ctxview.json."""
+def write_samples(seed: int = 0, root: Path = ROOT) -> list[Path]:
+    """Regenerate sample_sessions/ and the bundled demo ctxview/samples/swarm-demo.ctxview.json under `root`."""
     from ctxview.formats.native import write_session
 
     written = []
-    demo = ROOT / "ctxview" / "samples" / "swarm-demo.ctxview.json"
+    demo = root / "ctxview" / "samples" / "swarm-demo.ctxview.json"
     demo.parent.mkdir(parents=True, exist_ok=True)
     write_session(demo_session(seed), demo)
     written.append(demo)
     agents = demo_agents(seed)
-    out = ROOT / "sample_sessions"
+    out = root / "sample_sessions"
     _write_json(out / "swarm-demo.snapshot.json", swarm_snapshot(agents))
     _write_lines(out / "swarm-demo.events.jsonl", swarm_events(agents))
     # Claude Code: a main transcript with one compaction, and one sub-agent file beside it

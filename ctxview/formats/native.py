@@ -277,7 +277,13 @@ def dump_session(session: Session, title: str | None = None) -> dict[str, Any]:
 
 def write_session(session: Session, path: str | os.PathLike, title: str | None = None, indent: bool = True) -> None:
     """Write `session` in ctxview format atomically (temp file, then os.replace)."""
-    data = orjson.dumps(dump_session(session, title), option=orjson.OPT_INDENT_2 if indent else 0)
+    doc = dump_session(session, title)
+    try:
+        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2 if indent else 0)
+    except TypeError:  # integers beyond 64 bits (from a lenient source): the stdlib writes them
+        import json
+
+        data = json.dumps(doc, ensure_ascii=False, indent=2 if indent else None).encode("utf-8", "surrogatepass")
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:

@@ -1,0 +1,184 @@
+"""ctxview's own format: load, validate, write, round trip, schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxview.formats import LoadError, load_session
+from ctxview.formats.native import SCHEMA_PATH, dump_session, settings_keys, write_session
+from ctxview.model import Content, ContextEvent, Conversation, Message, Session, ToolCall, Usage
+from ctxview.view import Settings
+
+DOC = {
+    "format": "ctxview", "version": 1, "title": "t",
+    "conversations": [{
+        "name": "lead", "model": "claude-x", "context_window": 200000, "system_prompt": "SYS",
+        "settings": {"keep_recent": 4, "tiers": "default", "budget": 5000},
+        "ephemeral": {"1": ["<system-reminder>r</system-reminder>"]},
+        "messages": [
+            {"role": "user", "content": {"text": "hi", "attachments": [{"path": "a.png"}]}},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "Read", "arguments": {"f": 1}}],
+             "usage": {"input_tokens": 10, "output_tokens": 2}, "thinking": "hmm"},
+            {"role": "tool", "content": "x", "tool_call_id": "c1"},
+        ],
+        "events": [{"kind": "compaction", "index": 1, "trigger": "manual", "summary": "S",
+                    "replaced": [{"role": "user", "content": "old"}]}],
+    }],
+}
+
+
+def dump(tmp_path, obj, name="s.json"):
+    p = tmp_path / name
+    p.write_bytes(orjson.dumps(obj))
+    return p
+
+
+def test_load_every_field(tmp_path):
+    s = load_session(dump(tmp_path, DOC))
+    assert s.format == "ctxview" and s.metadata["title"] == "t"
+    (c,) = s.conversations
+    assert (c.name, c.model, c.context_window, c.system_prompt) == ("lead", "claude-x", 200000, "SYS")
+    assert dict(c.settings) == {"keep_recent": 4, "tiers": "default", "budget": 5000}
+    assert c.ephemeral == {1: ("<system-reminder>r</system-reminder>",)}
+    assert isinstance(c.messages[0].content, Content) and c.messages[0].content.attachments == ({"path": "a.png"},)
+    assert c.messages[1].usage == Usage(10, 2, 0, 0) and c.messages[1].thinking == "hmm"
+    assert c.messages[2].tool_name == "Read"
+    assert c.messages[2].origin == "/conversations/0/messages/2"
+    assert c.events[0].replaced[0].text == "old" and c.events[0].index == 1
+
+
+def test_settings_keys_are_the_settings_fields_and_unknown_ones_warn(tmp_path):
+    assert {"keep_recent", "tiers", "compression", "budget", "context_window"} <= settings_keys()
+    assert settings_keys() == set(Settings.__dataclass_fields__)
+    doc = json.loads(json.dumps(DOC))
+    doc["conversations"][0]["settings"]["zoom"] = 3
+    s = load_session(dump(tmp_path, doc))
+    assert "zoom" not in s.conversations[0].settings
+    assert any("zoom" in w for w in s.warnings)
+
+
+@pytest.mark.parametrize("path, value, pointer", [
+    (("conversations",), [], "/conversations"),
+    (("conversations", 0, "name"), "", "/conversations/0/name"),
+    (("conversations", 0, "messages", 1, "role"), 3, "/conversations/0/messages/1/role"),
+    (("conversations", 0, "messages", 1, "tool_calls", 0, "arguments"), "x",
+     "/conversations/0/messages/1/tool_calls/0/arguments"),
+    (("conversations", 0, "ephemeral"), {"one": ["x"]}, "/conversations/0/ephemeral/one"),
+    (("conversations", 0, "events", 0, "index"), 99, "/conversations/0/events/0/index"),
+    (("conversations", 0, "context_window"), -1, "/conversations/0/context_window"),
+    (("format",), "other", "/format"),
+])
+def test_invalid_documents_name_the_pointer(tmp_path, path, value, pointer):
+    doc = json.loads(json.dumps(DOC))
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    with pytest.raises(LoadError) as exc:
+        load_session(dump(tmp_path, doc), format="ctxview")
+    assert f": {pointer}: " in str(exc.value)
+    assert exc.value.expected == "ctxview session"
+
+
+def test_duplicate_conversation_names_are_refused(tmp_path):
+    doc = json.loads(json.dumps(DOC))
+    doc["conversations"].append(doc["conversations"][0])
+    with pytest.raises(LoadError, match="unique"):
+        load_session(dump(tmp_path, doc))
+
+
+def test_write_session_is_atomic_and_round_trips(tmp_path):
+    s = load_session(dump(tmp_path, DOC))
+    out = tmp_path / "out.ctxview.json"
+    write_session(s, out)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]  # no temp file left
+    again = load_session(out)
+    assert again.conversations[0].messages == tuple(
+        m.replace(origin=m.origin) for m in s.conversations[0].messages)
+    assert again.conversations[0].ephemeral == s.conversations[0].ephemeral
+    assert again.conversations[0].events[0].summary == "S"
+
+
+def test_write_failure_leaves_the_old_file(tmp_path, monkeypatch):
+    out = tmp_path / "keep.json"
+    out.write_text("old")
+    import ctxview.formats.native as native
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(native.os, "replace", boom)
+    with pytest.raises(OSError):
+        write_session(load_session(dump(tmp_path, DOC)), out)
+    assert out.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".keep")] == []
+
+
+def test_converted_session_keeps_the_source_origin(tmp_path):
+    src = Session("claude-code", "x.jsonl", (Conversation("main", (Message("user", "hi", origin="line 7"),)),))
+    doc = dump_session(src)
+    assert doc["metadata"]["converted_from"] == "claude-code"
+    assert doc["conversations"][0]["messages"][0]["meta"] == {"source_origin": "line 7"}
+
+
+def test_the_schema_accepts_what_the_writer_writes(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SCHEMA_PATH.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(DOC, schema)
+    jsonschema.validate(dump_session(load_session(dump(tmp_path, DOC))), schema)
+    bad = json.loads(json.dumps(DOC))
+    bad["conversations"][0]["messages"][0]["role"] = 5
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
+
+
+_text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+_msg = st.builds(
+    Message,
+    role=st.sampled_from(["user", "assistant", "tool", "system"]),
+    content=st.one_of(st.none(), _text, st.builds(Content, _text, st.just(()))),
+    tool_call_id=st.one_of(st.none(), _text),
+    tool_calls=st.lists(st.builds(ToolCall, _text, _text, st.dictionaries(_text, st.integers(-2 ** 63, 2 ** 63 - 1), max_size=2)),
+                        max_size=2).map(tuple),
+    model_id=st.one_of(st.none(), _text),
+    usage=st.one_of(st.none(), st.builds(Usage, *[st.integers(0, 10 ** 9)] * 4)),
+    thinking=st.one_of(st.none(), _text),
+    injected=st.booleans(),
+    id=st.one_of(st.none(), _text),
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(messages=st.lists(_msg, max_size=8), eph=st.dictionaries(st.integers(0, 20), st.lists(_text, max_size=2).map(tuple),
+                                                                  max_size=3))
+def test_round_trip_property(tmp_path, messages, eph):
+    conv = Conversation("c", tuple(messages), ephemeral=eph, settings={"keep_recent": 3},
+                        events=(ContextEvent("compaction", 0, summary="s", replaced=tuple(messages[:2])),))
+    out = tmp_path / "rt.json"
+    write_session(Session("ctxview", "", (conv,)), out)
+    back = load_session(out).conversations[0]
+    strip = lambda ms: [m.replace(origin=None, tool_name=None, meta={}) for m in ms]  # noqa: E731
+    assert strip(back.messages) == strip(messages)
+    assert back.ephemeral == eph
+    assert strip(back.events[0].replaced) == strip(messages[:2])
+
+
+def test_integers_beyond_64_bits_are_written(tmp_path):
+    # orjson refuses them; the stdlib fallback writes them (they read back as floats)
+    conv = Conversation("c", (Message("assistant", "", tool_calls=(ToolCall("i", "n", {"big": 2 ** 70}),)),))
+    write_session(Session("ctxview", "", (conv,)), tmp_path / "big.json")
+    assert json.loads((tmp_path / "big.json").read_text())["conversations"][0]["messages"][0]["tool_calls"][0][
+        "arguments"] == {"big": 2 ** 70}
+
+
+def test_schema_ships_inside_the_package():
+    assert SCHEMA_PATH.is_file()
+    assert SCHEMA_PATH.parent.parent.name == "ctxview"
+    assert Path(SCHEMA_PATH).suffix == ".json"
