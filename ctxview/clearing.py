@@ -12,7 +12,7 @@ no call loses its result.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .compression import detect_tool_name
 from .model import Message, ToolCall
@@ -49,11 +49,18 @@ def plan_clearing(
     counter: TokenCounter | None = None,
     *,
     counts: Sequence[int] | None = None,
+    measure: Callable[[Message], int] | None = None,
+    blank: Callable[[Message, str], Message] | None = None,
 ) -> ClearResult:
-    """Clear old tool results per `settings`; report what was cleared and the tokens saved."""
+    """Clear old tool results per `settings`; report what was cleared and the tokens saved.
+
+    counts, measure (tokens of one message) and blank (a message with its
+    content replaced) let a caller with caches supply them.
+    """
     counter = counter or SwarmEstimate()
+    measure = measure or counter.count_message
     if counts is None:
-        counts = [counter.count_message(m) for m in messages]
+        counts = [measure(m) for m in messages]
     total = sum(counts)
     if settings.trigger and total <= settings.trigger:
         return ClearResult(tuple(messages), reason=f"context {total:,} tokens ≤ trigger {settings.trigger:,}")
@@ -79,8 +86,8 @@ def plan_clearing(
             continue  # cleared already
         if exclude and tool_name_of(msg, names) in exclude:
             continue
-        new = msg.with_content(placeholder)
-        saved += counts[i] - counter.count_message(new)
+        new = blank(msg, placeholder) if blank is not None else msg.with_content(placeholder)
+        saved += counts[i] - measure(new)
         out[i] = new
         cleared.append(i)
         if settings.clear_inputs and msg.tool_call_id in call_at:
@@ -91,7 +98,7 @@ def plan_clearing(
         calls = tuple(ToolCall(c.id, c.name, {}) if c.id in ids and c.arguments else c for c in msg.tool_calls)
         if calls != msg.tool_calls:
             new = msg.replace(tool_calls=calls)
-            saved += counts[j] - counter.count_message(new)
+            saved += counts[j] - measure(new)
             out[j] = new
             inputs_cleared.append(j)
     if not cleared:

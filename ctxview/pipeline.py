@@ -56,6 +56,7 @@ from .windows import resolve_context_window
 __all__ = ["PipelineCache", "prepare", "request_indices"]
 
 _CACHE_LIMIT = 1_000_000  # entries per cache before it is emptied
+_VIEWS_KEPT = 8
 
 
 class _ConversationData:
@@ -88,6 +89,8 @@ class PipelineCache:
         self.counters: dict[tuple, TokenCounter] = {}
         self.policies: dict[tuple, compression.CompressionPolicy] = {}
         self.embeds: dict[tuple, tuple] = {}
+        self.blanks: dict[tuple, tuple[Message, Message]] = {}
+        self.views: dict[tuple, tuple] = {}   # the last few views, oldest first
 
     def clear(self) -> None:
         self.__init__()
@@ -122,6 +125,18 @@ class PipelineCache:
             table.clear()
         table[id(msg)] = (msg, n)
         return n
+
+    def blanked(self, msg: Message, placeholder: str) -> Message:
+        """`msg` with its content replaced by `placeholder` (clearing), the same object each time."""
+        key = (id(msg), placeholder)
+        hit = self.blanks.get(key)
+        if hit is not None and hit[0] is msg:
+            return hit[1]
+        new = msg.with_content(placeholder)
+        if len(self.blanks) >= _CACHE_LIMIT:
+            self.blanks.clear()
+        self.blanks[key] = (msg, new)
+        return new
 
     def embedded(self, body: Message, texts: Sequence[str]) -> tuple[Message, tuple]:
         """`body` with ephemeral `texts` appended, and the spans of the appended pieces."""
@@ -253,13 +268,29 @@ def prepare(
     # A recompute allocates tens of thousands of small objects; on a heap
     # holding a 100k-message session each cyclic-GC pass they trigger costs
     # far more than the work itself. Nothing here creates cycles.
+    if cache is None:
+        cache = PipelineCache()
+    counter = counter or cache.counter(conversation, settings.counter)
+    # Going back to settings seen a moment ago (+ then -) returns the same view.
+    key = (id(conversation), settings, counter.name, id(summarizer))
+    try:
+        hit = cache.views.get(key)
+    except TypeError:  # unhashable settings (a list where a tuple belongs): no memo
+        key, hit = None, None
+    if hit is not None and hit[0] is conversation and hit[1] is summarizer:
+        return hit[2]
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _prepare(conversation, settings, counter, cache, summarizer)
+        view = _prepare(conversation, settings, counter, cache, summarizer)
     finally:
         if enabled:
             gc.enable()
+    if key is not None:
+        if len(cache.views) >= _VIEWS_KEPT:
+            cache.views.pop(next(iter(cache.views)))
+        cache.views[key] = (conversation, summarizer, view)
+    return view
 
 
 def _prepare(
@@ -322,7 +353,8 @@ def _prepare(
     # 2. clearing
     clear = settings.clear
     if clear is not None:
-        result = plan_clearing(current, clear, counter, counts=cur_counts)
+        result = plan_clearing(current, clear, counter, counts=cur_counts,
+                               measure=lambda m: count(counter, m), blank=cache.blanked)
         for i in (*result.cleared, *result.inputs_cleared):
             new = result.messages[i]
             before = cur_counts[i]
