@@ -187,10 +187,24 @@ def generate(n: int, seed: int = 0, name: str = "main", *, big_reads: bool = Tru
         counter[0] += 1
         return f"toolu_{rng.getrandbits(64):016x}{counter[0]:06d}"
 
-    context = 3000  # tokens of system prompt and tools
+    # Recorded usage follows the content (about 4 characters a token): each call reads
+    # from the cache what the previous call wrote, and writes what came since.
+    cached = 0
+    pending = 3000  # system prompt and tool definitions
     msgs.append(Message(role="user", content=prompt or
                         "Add per-account rate limiting to the orders API: 100 requests a minute, a 429 with "
                         "Retry-After when exceeded, and specs. Check how Redis is configured first."))
+    pending += len(msgs[0].text) // 4
+
+    def record(out_tokens: int) -> Usage:
+        nonlocal cached, pending
+        fresh = min(pending, rng.randint(3, 40))
+        usage = Usage(input_tokens=fresh, output_tokens=out_tokens, cache_read_tokens=cached,
+                      cache_write_tokens=pending - fresh)
+        cached += pending
+        pending = out_tokens
+        return usage
+
     steps = 0
     while len(msgs) < n - 1:
         steps += 1
@@ -205,6 +219,7 @@ def generate(n: int, seed: int = 0, name: str = "main", *, big_reads: bool = Tru
             if rng.random() < 0.5:
                 text += "\n\n" + _REMINDER_TODO
             msgs.append(Message(role="user", content=text))
+            pending += len(text) // 4
             continue
         k = min(rng.choice((1, 1, 1, 2, 2, 3)), max(1, (room - 1) // 2))
         calls, results = [], []
@@ -222,26 +237,24 @@ def generate(n: int, seed: int = 0, name: str = "main", *, big_reads: bool = Tru
             results.append(res)
         text = _sentence(rng, rng.randint(6, 30)) if rng.random() < 0.7 else ""
         out_tokens = len(text) // 4 + 40 * k
-        usage = Usage(input_tokens=rng.randint(3, 40), output_tokens=out_tokens, cache_read_tokens=context,
-                      cache_write_tokens=rng.randint(200, 2000))
+        usage = record(out_tokens)
         msgs.append(Message(role="assistant", content=text, tool_calls=tuple(calls), model_id=agent.model,
                             usage=usage, thinking=_sentence(rng, 20) if rng.random() < 0.3 else None))
-        context += usage.cache_write_tokens + out_tokens
         for tc, res in zip(calls, results):
             if len(msgs) >= n - 1:
                 break
             msgs.append(Message(role="tool", content=res, tool_call_id=tc.id, tool_name=tc.name))
-            context += len(res) // 4
+            pending += len(res) // 4
         if ephemeral_every and steps % ephemeral_every == 0:
             tmpl = rng.choice(_EPHEMERAL)
-            agent.ephemeral[len(msgs) - 1] = (tmpl.format(pct=min(95, context * 100 // agent.context_window),
+            agent.ephemeral[len(msgs) - 1] = (tmpl.format(pct=min(95, (cached + pending) * 100 // agent.context_window),
                                                           n=rng.randint(3, 8), done=rng.randint(0, 3)),)
     # never end on an assistant message whose calls have no results
     last = msgs[-1]
     if last.role == "assistant" and last.tool_calls:
         msgs[-1] = last.replace(tool_calls=())
     msgs.append(Message(role="assistant", content="Done. " + _sentence(rng, 25), model_id=agent.model,
-                        usage=Usage(input_tokens=12, output_tokens=180, cache_read_tokens=context)))
+                        usage=record(180)))
     # calls answered only partly (cut by n) lose the unanswered ones
     answered = {m.tool_call_id for m in msgs if m.role == "tool"}
     for i, m in enumerate(msgs):

@@ -300,3 +300,10 @@ def test_big_files_read_long_lines_in_pieces(tmp_path, monkeypatch):
     with pytest.raises(LoadError, match="NUL byte") as exc:
         load_session(write(tmp_path, "s3.jsonl", GOOD_USER + b"x" * 100 + b"\0" * 1000))
     assert (exc.value.line, exc.value.column) == (2, 101)
+
+
+def test_a_broken_first_line_is_reported_rather_than_a_format_guess(tmp_path):
+    p = write(tmp_path, "s.jsonl", b'{"type":"user"\n{"a":1}\n')
+    with pytest.raises(LoadError) as exc:
+        load_session(p)
+    assert exc.value.line == 1 and "invalid JSON" in str(exc.value)

@@ -224,6 +224,7 @@ class LineReader:
     lenient: bool = False
     skipped: int = 0
     skipped_notes: list[str] = field(default_factory=list)
+    first_error: LoadError | None = None
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
         loads = orjson.loads
@@ -280,6 +281,8 @@ class LineReader:
             if not self.lenient or "longer than" in err.message:
                 raise
             self.skipped += 1
+            if self.first_error is None:
+                self.first_error = err
             if len(self.skipped_notes) < 3:
                 self.skipped_notes.append(f"line {lineno}: {err.message}")
             return SKIP

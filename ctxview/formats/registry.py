@@ -57,13 +57,18 @@ def _check_name(format: str) -> str:
 
 def _sniff_lines(inp: Input) -> str:
     records = []
+    first_line = 0
     reader = LineReader(inp, "JSON lines", lenient=True)
-    for _lineno, rec in reader:
+    for lineno, rec in reader:
+        first_line = first_line or lineno
         records.append(rec)
         if len(records) >= _SNIFF_RECORDS:
             break
+    bad = reader.first_error
     if not records:
-        raise LoadError(inp.name, "no line holds valid JSON", line=1, expected="a session file (JSON or JSONL)")
+        if bad is not None:
+            raise LoadError(inp.name, bad.message, line=bad.line, column=bad.column, expected=_expected_any())
+        raise LoadError(inp.name, "no line holds valid JSON", line=1, expected=_expected_any())
     votes: dict[str, int] = {}
     for name in _MODULES:
         sniff = getattr(_module(name), "sniff_record", None)
@@ -73,7 +78,10 @@ def _sniff_lines(inp: Input) -> str:
         if n:
             votes[name] = n
     if not votes:
-        raise LoadError(inp.name, _describe_unknown(records[0]), line=1, expected=_expected_any())
+        if bad is not None and bad.line < first_line:
+            # a broken first line hides what the file is: report that, not the guess
+            raise LoadError(inp.name, bad.message, line=bad.line, column=bad.column, expected=_expected_any())
+        raise LoadError(inp.name, _describe_unknown(records[0]), line=first_line, expected=_expected_any())
     best = max(votes.values())
     for name in _MODULES:  # ties go to the more specific format
         if votes.get(name) == best:
