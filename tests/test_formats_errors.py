@@ -307,3 +307,19 @@ def test_a_broken_first_line_is_reported_rather_than_a_format_guess(tmp_path):
     with pytest.raises(LoadError) as exc:
         load_session(p)
     assert exc.value.line == 1 and "invalid JSON" in str(exc.value)
+
+
+def test_layout_of_long_first_lines(tmp_path, monkeypatch):
+    from ctxview.formats import jsonio
+
+    monkeypatch.setattr(jsonio, "LAYOUT_PROBE", 16)
+    doc = orjson.dumps([{"role": "user", "content": "a" * 100}, {"role": "assistant", "content": "b"}])
+    single = write(tmp_path, "one.json", doc + b"\n\n  \n")
+    assert jsonio.detect_layout(jsonio.open_input(single)) == "json"
+    assert len(load_session(single).conversations[0].messages) == 2
+    lines = write(tmp_path, "two.jsonl", b"\n" + GOOD_USER.replace(b"hi", b"h" * 100) + GOOD_ASSISTANT)
+    assert jsonio.detect_layout(jsonio.open_input(lines)) == "jsonl"
+    assert load_session(lines).conversations[0].messages[0].text == "h" * 100
+    pretty = write(tmp_path, "p.json", orjson.dumps({"messages": [{"role": "user", "content": "x" * 50}]},
+                                                    option=orjson.OPT_INDENT_2))
+    assert jsonio.detect_layout(jsonio.open_input(pretty)) == "json"

@@ -40,6 +40,7 @@ MAX_LINE_BYTES = 1 << 30          # one JSONL line: 1 GiB
 MAX_DOCUMENT_BYTES = 2 << 30      # one whole JSON document: 2 GiB
 STREAM_ABOVE = 256 << 20          # JSONL files bigger than this are read in bounded pieces
 CHUNK_BYTES = 16 << 20
+LAYOUT_PROBE = 1 << 20            # detect_layout reads at most this much of a line at first
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
@@ -197,7 +198,7 @@ def load_document(inp: Input, expected: str) -> Any:
         line = data.count(b"\n", 0, nul) + 1
         col = nul - (data.rfind(b"\n", 0, nul) + 1) + 1
         raise LoadError(inp.name, "NUL byte in text (is this a binary file?)", line=line, column=col, expected=expected)
-    if not data.strip():
+    if not data or data.isspace():
         raise LoadError(inp.name, "file is empty", expected=expected)
     return decode_json(data, inp.name, None, expected)
 
@@ -335,24 +336,58 @@ def detect_layout(inp: Input) -> str:
     A file whose first non-blank line is a complete JSON value followed by
     another non-blank line is JSONL; so is a file whose first line is broken
     but whose next line is a complete object (a corrupt first record). A
-    pretty-printed document has neither.
+    pretty-printed document has neither. A one-line document is recognised
+    without reading its line into memory.
     """
+    probe = LAYOUT_PROBE
     with inp.open() as f:
-        lines = []
-        while len(lines) < 2:
-            raw = f.readline(MAX_LINE_BYTES + 1)
-            if not raw:
-                break
-            if not lines:
-                raw = raw[3:] if raw.startswith(BOM) else raw
-            if raw.strip():
-                lines.append(raw)
-    if len(lines) < 2:
-        return "json"
-    first, second = lines
+        first = b""
+        while not first.strip():
+            first = f.readline(probe)
+            if not first:
+                return "json"
+        if first.startswith(BOM):
+            first = first[3:]
+        if b"\0" in first:
+            return "jsonl"  # binary: the line reader stops at the NUL with its line and column
+        if not first.endswith(b"\n") and len(first) >= probe:
+            # A long first line: look past it for a second one without holding it.
+            if not _rest_of_line_then_more(f):
+                return "json"
+            f.seek(0)
+            first = b""
+            while not first.strip():
+                first = f.readline(MAX_LINE_BYTES + 1)
+            if len(first) > MAX_LINE_BYTES:
+                return "jsonl"  # the line reader refuses it with its line number
+            first = first[3:] if first.startswith(BOM) else first
+        second = f.readline(probe)
+        while second and not second.strip():
+            second = f.readline(probe)
+        if not second:
+            return "json"
     if _parses(first):
         return "jsonl"
     return "jsonl" if second.lstrip()[:1] == b"{" and _parses(second) else "json"
+
+
+def _rest_of_line_then_more(f: BinaryIO) -> bool:
+    """Skip to the end of the current line; True if anything but whitespace follows."""
+    chunk_size = 1 << 20
+    while True:
+        chunk = f.read(chunk_size)
+        if not chunk:
+            return False
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            rest = chunk[nl + 1:]
+            break
+    while True:
+        if rest.strip():
+            return True
+        rest = f.read(chunk_size)
+        if not rest:
+            return False
 
 
 def _parses(raw: bytes) -> bool:

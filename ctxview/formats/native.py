@@ -27,7 +27,7 @@ import orjson
 from ..model import Content, ContextEvent, Conversation, Message, Session, ToolCall, Usage
 from .errors import LoadError
 from .jsonio import Input, load_document
-from .linking import link_tool_results, unlinked_warning
+from .linking import EMPTY, link_tool_results, make_message, make_tool_call, unlinked_warning
 
 FORMAT = "ctxview"
 EXPECTED = "ctxview session"
@@ -69,47 +69,66 @@ def _opt_int(d: Mapping, key: str, where: str) -> int | None:
     return v
 
 
+_STR_FIELDS = ("tool_call_id", "model_id", "tool_name", "thinking", "id")
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
 def _message(d: Any, where: str) -> Message:
-    _need(isinstance(d, dict), where, "expected a message object")
+    # Hot on 100k-message files: plain type checks, the slow path only to explain a failure.
+    if type(d) is not dict:
+        raise _Bad(where, "expected a message object")
     role = d.get("role")
-    _need(isinstance(role, str) and role != "", f"{where}/role", "expected a non-empty string")
+    if type(role) is not str or not role:
+        raise _Bad(f"{where}/role", "expected a non-empty string")
     raw = d.get("content")
-    if isinstance(raw, dict):
-        _need(isinstance(raw.get("text"), str), f"{where}/content/text", "expected a string")
+    if raw is None or type(raw) is str:
+        content: Any = raw
+    elif type(raw) is dict:
+        _need(type(raw.get("text")) is str, f"{where}/content/text", "expected a string")
         atts = raw.get("attachments", [])
-        _need(isinstance(atts, list), f"{where}/content/attachments", "expected a list")
-        content: Any = Content(raw["text"], tuple(atts))
+        _need(type(atts) is list, f"{where}/content/attachments", "expected a list")
+        content = Content(raw["text"], tuple(atts))
     else:
-        _need(raw is None or isinstance(raw, str), f"{where}/content", "expected a string, null or {text, attachments}")
-        content = raw
-    calls = []
-    tcs = d.get("tool_calls", [])
-    _need(isinstance(tcs, list), f"{where}/tool_calls", "expected a list")
-    for k, tc in enumerate(tcs):
-        w = f"{where}/tool_calls/{k}"
-        _need(isinstance(tc, dict) and isinstance(tc.get("id"), str) and isinstance(tc.get("name"), str),
-              w, "expected {id: string, name: string, arguments: object}")
-        args = tc.get("arguments", {})
-        _need(isinstance(args, dict), f"{w}/arguments", "expected an object")
-        calls.append(ToolCall(tc["id"], tc["name"], args))
+        raise _Bad(f"{where}/content", "expected a string, null or {text, attachments}")
+    tcs = d.get("tool_calls")
+    calls: tuple = ()
+    if tcs:
+        _need(type(tcs) is list, f"{where}/tool_calls", "expected a list")
+        out = []
+        for k, tc in enumerate(tcs):
+            if type(tc) is not dict or type(tc.get("id")) is not str or type(tc.get("name")) is not str:
+                raise _Bad(f"{where}/tool_calls/{k}", "expected {id: string, name: string, arguments: object}")
+            args = tc.get("arguments", EMPTY)
+            if type(args) is not dict and args is not EMPTY:
+                raise _Bad(f"{where}/tool_calls/{k}/arguments", "expected an object")
+            out.append(make_tool_call(tc["id"], tc["name"], args))
+        calls = tuple(out)
+    elif tcs is not None and tcs != []:
+        raise _Bad(f"{where}/tool_calls", "expected a list")
+    for key in _STR_FIELDS:
+        v = d.get(key)
+        if v is not None and type(v) is not str:
+            raise _Bad(f"{where}/{key}", "expected a string or null")
     usage = None
     u = d.get("usage")
     if u is not None:
-        _need(isinstance(u, dict), f"{where}/usage", "expected an object")
-        usage = Usage(**{k: _opt_int(u, k, f"{where}/usage") or 0
-                         for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")})
+        _need(type(u) is dict, f"{where}/usage", "expected an object")
+        vals = [u.get(k) or 0 for k in _USAGE_FIELDS]
+        for k, v in zip(_USAGE_FIELDS, vals):
+            _need(type(v) is int and v >= 0, f"{where}/usage/{k}", "expected a non-negative integer")
+        usage = Usage(*vals)
     injected = d.get("injected", False)
-    _need(isinstance(injected, bool), f"{where}/injected", "expected true or false")
-    meta = d.get("meta", {})
-    _need(isinstance(meta, dict), f"{where}/meta", "expected an object")
-    if isinstance(d.get("origin"), str):
+    if type(injected) is not bool:
+        raise _Bad(f"{where}/injected", "expected true or false")
+    meta = d.get("meta")
+    if meta is None:
+        meta = EMPTY
+    elif type(meta) is not dict:
+        raise _Bad(f"{where}/meta", "expected an object")
+    if type(d.get("origin")) is str:
         meta = {**meta, "source_origin": d["origin"]}
-    return Message(
-        role=role, content=content, tool_call_id=_opt_str(d, "tool_call_id", where), tool_calls=tuple(calls),
-        model_id=_opt_str(d, "model_id", where), tool_name=_opt_str(d, "tool_name", where), usage=usage,
-        thinking=_opt_str(d, "thinking", where), injected=injected, origin=where, id=_opt_str(d, "id", where),
-        meta=meta,
-    )
+    return make_message(role, content, d.get("tool_call_id"), calls, d.get("model_id"), d.get("tool_name"), usage,
+                        d.get("thinking"), injected, where, d.get("id"), meta)
 
 
 def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[str]) -> Conversation:
