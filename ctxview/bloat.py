@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from . import reminders
 from .budget import checkpoint_message, extractive_summary, fit_to_budget
 from .clearing import plan_clearing, tool_name_of
 from .compression import DEFAULT_POLICY, compress_tool_results
+from .gcpause import paused_gc
 from .model import Message
 from .tokens import SwarmEstimate, TokenCounter
 from .view import ClearSettings
@@ -104,16 +105,26 @@ def analyze_context_bloat(
     stale_age: int = 20,
     stale_tokens: int = 1000,
     counts: Sequence[int] | None = None,
+    measure: Callable[[Message], int] | None = None,
 ) -> BloatReport:
     """Analyse `messages` (see the module docstring).
 
     bloated: total tokens ≥ threshold × context_window; with no window known,
-    tool results taking more than `threshold` of all tokens.
+    tool results taking more than `threshold` of all tokens. `counts` (tokens
+    per message) and `measure` (tokens of any message, e.g. through a cache)
+    may be passed in by a caller that has them.
     """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], not {threshold}")
-    counter = counter or SwarmEstimate()
-    per = list(counts) if counts is not None else [counter.count_message(m) for m in messages]
+    with paused_gc():
+        return _analyze(messages, threshold, context_window, counter or SwarmEstimate(), ephemeral, system_prompt,
+                        keep_recent, largest, stale_age, stale_tokens, counts, measure)
+
+
+def _analyze(messages, threshold, context_window, counter, ephemeral, system_prompt, keep_recent, largest,
+             stale_age, stale_tokens, counts, measure) -> BloatReport:
+    measure = measure or counter.count_message
+    per = list(counts) if counts is not None else [measure(m) for m in messages]
     n = len(messages)
     system_tokens = counter.count_message(Message("system", system_prompt)) if system_prompt else 0
     eph_tokens = 0
@@ -185,12 +196,12 @@ def analyze_context_bloat(
 
     recs: list[Recommendation] = []
     compressed = compress_tool_results(messages, keep_recent, DEFAULT_POLICY)
-    saved = sum(per[i] - counter.count_message(c) for i, c in enumerate(compressed) if c is not messages[i])
+    saved = sum(per[i] - measure(c) for i, c in enumerate(compressed) if c is not messages[i])
     if saved > 0:
         recs.append(Recommendation(
             "compress old tool results by age", f"--tiers default --keep-recent {keep_recent}", saved,
             "SwarmSDK's tiers: ages 11-20 → 1000 chars, 21-40 → 500, 41-60 → 200, older → 100"))
-    clearing = plan_clearing(messages, ClearSettings(), counter, counts=per)
+    clearing = plan_clearing(messages, ClearSettings(), counter, counts=per, measure=measure)
     if clearing.saved_tokens > 0:
         waste = sum(r["wasted_tokens"] for r in repeated)
         recs.append(Recommendation(

@@ -21,6 +21,7 @@ import sys
 from typing import Any, NoReturn, Sequence
 
 from . import __version__
+from .view import OLD_MESSAGE_STRATEGIES, ClearSettings
 
 SUBCOMMANDS = ("report", "prepare")
 EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
@@ -81,6 +82,13 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lenient", action="store_true", help="skip malformed lines instead of failing")
     parser.add_argument("--counter", metavar="NAME",
                         help="token counter: auto, swarm, chars4, o200k_base, cl100k_base (default auto)")
+    parser.add_argument("--old-messages", metavar="STRATEGY", choices=OLD_MESSAGE_STRATEGIES,
+                        help="what happens to messages before the recent part: keep, truncate, remove, llm "
+                             "(an offline extractive summary)")
+    parser.add_argument("--summarize-before", metavar="INDEX", type=_int_at_least(0, "--summarize-before"),
+                        help="with --old-messages: the first message index left alone (default: the recent part)")
+    parser.add_argument("--clear-keep", metavar="N", type=_int_at_least(0, "--clear-keep"),
+                        help="clear old tool results, keeping the N most recent (Anthropic's clear_tool_uses)")
 
 
 def _open_parser() -> argparse.ArgumentParser:
@@ -106,6 +114,8 @@ def _report_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", metavar="FILE", help="session file ('-' for stdin)")
     _add_common(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--messages", action="store_true",
+                        help="also list every message: tokens stored and prepared, and what changed")
     return parser
 
 
@@ -129,6 +139,9 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "budget": args.budget,
         "context_window": args.context_window,
         "counter": args.counter,
+        "old_messages": args.old_messages,
+        "summarize_before": args.summarize_before,
+        "clear": None if args.clear_keep is None else ClearSettings(keep=args.clear_keep),
     }
 
 
@@ -198,7 +211,7 @@ def _run_report(argv: Sequence[str]) -> int:
     from .report import build_report
 
     try:
-        data = build_report(session, _overrides(args), agent=args.agent)
+        data = build_report(session, _overrides(args), agent=args.agent, rows=args.messages)
     except ValueError as exc:  # e.g. a conversation's own settings are invalid
         raise InputError(f"{args.file}: {exc}") from None
     if args.json:
@@ -293,6 +306,11 @@ def _report_sections(conv: dict[str, Any], *, ascii_only: bool) -> list[tuple]:
     if b["stale"]:
         stale_tokens = sum(x["tokens"] for x in b["stale"])
         out.append(("line", f"stale large tool results: {len(b['stale']):,} ({stale_tokens:,} tokens)", 0))
+    if conv.get("rows") is not None:
+        out.append(("table", "Messages", ["index", "role", "tool", "stored", "prepared", "what changed"],
+                    [["+" if r["index"] is None else str(r["index"]), r["role"] or "", r["tool"] or "",
+                      _fmt_int(r["tokens_stored"]), _fmt_int(r["tokens_prepared"]),
+                      "; ".join(f"{c['action']}: {c['detail']}" for c in r["changes"])] for r in conv["rows"]]))
     if b["recommendations"]:
         out.append(("table", "Recommendations", ["action", "setting", "saves tokens"],
                     [[x["action"], x["setting"], _fmt_int(x["saves"])] for x in b["recommendations"]]))

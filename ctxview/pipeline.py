@@ -41,12 +41,12 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import gc
 from typing import Any, Callable, Sequence
 
 from . import compression, reminders
 from .budget import EXCERPT_CHARS, fit_to_budget, plan_summary
 from .clearing import plan_clearing
+from .gcpause import paused_gc
 from .grouping import units
 from .model import Content, Conversation, Message
 from .tokens import TokenCounter, counter_for
@@ -265,9 +265,6 @@ def prepare(
     a callable turning the old messages into the checkpoint's text (the
     offline extractive summary when None).
     """
-    # A recompute allocates tens of thousands of small objects; on a heap
-    # holding a 100k-message session each cyclic-GC pass they trigger costs
-    # far more than the work itself. Nothing here creates cycles.
     if cache is None:
         cache = PipelineCache()
     counter = counter or cache.counter(conversation, settings.counter)
@@ -279,13 +276,8 @@ def prepare(
         key, hit = None, None
     if hit is not None and hit[0] is conversation and hit[1] is summarizer:
         return hit[2]
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         view = _prepare(conversation, settings, counter, cache, summarizer)
-    finally:
-        if enabled:
-            gc.enable()
     if key is not None:
         if len(cache.views) >= _VIEWS_KEPT:
             cache.views.pop(next(iter(cache.views)))

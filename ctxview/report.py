@@ -13,7 +13,7 @@ from .bloat import analyze_context_bloat
 from .model import Conversation, Session
 from .pipeline import PipelineCache, prepare
 from .tokens import calibrate
-from .view import ClearSettings, PreparedView, Settings
+from .view import ClearSettings, PreparedView, Row, Settings
 from .windows import WARNING_MARKS, gauge_level
 
 __all__ = ["build_report", "conversation_report", "settings_for"]
@@ -60,8 +60,9 @@ def conversation_report(
     *,
     cache: PipelineCache | None = None,
     threshold: float = 0.7,
+    rows: bool = False,
 ) -> dict[str, Any]:
-    """One conversation's entry of the report document."""
+    """One conversation's entry of the report document; `rows`: add one entry per message."""
     cache = cache or PipelineCache()
     view = prepare(conversation, settings, cache=cache)
     counter = cache.counter(conversation, settings.counter)
@@ -71,10 +72,11 @@ def conversation_report(
         msgs, threshold, view.context_window, counter,
         ephemeral=conversation.ephemeral if settings.embed_ephemeral else None,
         system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent, counts=stored_counts,
+        measure=lambda m: cache.count(counter, m),  # compressed messages were counted by prepare already
     )
     calibration = calibrate(msgs, counter, system_prompt=conversation.system_prompt, counts=stored_counts)
     share = view.window_share
-    return {
+    out = {
         "name": conversation.name,
         "model": conversation.model,
         "counter": view.counter_name,
@@ -97,6 +99,22 @@ def conversation_report(
         "calibration": calibration.to_dict(),
         "bloat": bloat.to_dict(),
     }
+    if rows:
+        out["rows"] = [_row_dict(r) for r in view.rows]
+    return out
+
+
+def _row_dict(row: Row) -> dict[str, Any]:
+    msg = row.stored if row.stored is not None else row.prepared
+    return {
+        "index": row.index,
+        "role": msg.role if msg is not None else None,
+        "tool": row.tool_name,
+        "tokens_stored": row.tokens_stored if row.stored is not None else None,
+        "tokens_prepared": row.tokens_prepared if row.prepared is not None else None,
+        "changes": [{"action": c.action, "rule": c.rule, "detail": c.detail, "tier": c.tier, "age": c.age,
+                     "saved_tokens": c.saved_tokens} for c in row.changes],
+    }
 
 
 def _settings_dict(settings: Settings) -> dict[str, Any]:
@@ -110,15 +128,17 @@ def build_report(
     *,
     agent: str | None = None,
     threshold: float = 0.7,
+    rows: bool = False,
 ) -> dict[str, Any]:
-    """The whole report document; `agent` keeps only that conversation (KeyError if absent)."""
+    """The whole report document; `agent` keeps only that conversation (KeyError if absent);
+    `rows` adds one entry per message to each conversation."""
     conversations = [session.conversation(agent)] if agent is not None else list(session.conversations)
     cache = PipelineCache()
     return {
         "format": session.format,
         "source": session.source,
         "conversations": [
-            conversation_report(c, settings_for(c, overrides), cache=cache, threshold=threshold)
+            conversation_report(c, settings_for(c, overrides), cache=cache, threshold=threshold, rows=rows)
             for c in conversations
         ],
     }

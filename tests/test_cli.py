@@ -260,3 +260,79 @@ def test_open_reports_a_missing_tui_clearly(monkeypatch, capsys):
     assert cli.main(["x.jsonl"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("ctxview: error: the inspector is not available") and err.count("\n") == 1
+
+
+# --- more options ----------------------------------------------------------------------
+
+
+def test_report_messages_lists_every_row(tmp_path):
+    path = chat(tmp_path)
+    doc = json.loads(run("report", str(path), "--json", "--messages", "--keep-recent", "2").stdout)
+    rows = doc["conversations"][0]["rows"]
+    assert [r["index"] for r in rows] == list(range(30))
+    first_result = rows[2]
+    assert first_result["role"] == "tool" and first_result["tool"] == "Read"
+    assert first_result["changes"][0]["action"] == "compressed" and first_result["changes"][0]["age"] == 28
+    assert first_result["tokens_prepared"] < first_result["tokens_stored"]
+    text = run("report", str(path), "--messages").stdout
+    assert "Messages:" in text and "compressed: tier" in text
+    assert "rows" not in json.loads(run("report", str(path), "--json").stdout)["conversations"][0]
+
+
+def test_old_messages_and_clearing_options(tmp_path):
+    path = chat(tmp_path)
+    body = json.loads(run("prepare", str(path), "--old-messages", "remove", "--summarize-before", "10").stdout)
+    assert body["messages"][1]["content"] == "[9 earlier messages removed to save context]"
+    llm = json.loads(run("prepare", str(path), "--old-messages", "llm").stdout)
+    assert llm["messages"][1]["content"].startswith("[Summary of ")
+    assert "Read ×" in llm["messages"][1]["content"]
+    cleared = json.loads(run("prepare", str(path), "--clear-keep", "2").stdout)
+    results = [m for m in cleared["messages"] if m["role"] == "tool"]
+    assert [m["content"] == "[tool result cleared to save context]" for m in results] == [True] * 12 + [False] * 2
+    bad = run("prepare", str(path), "--old-messages", "shred")
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+def test_export_shapes_directly():
+    from ctxview.export import to_anthropic, to_openai, to_shape
+    from ctxview.model import Content, Conversation, Message, ToolCall
+    from ctxview.pipeline import prepare
+
+    conv = Conversation("c", (
+        Message("user", Content("look", ("image-bytes",))),
+        Message("user", "and this"),
+        Message("assistant", "", tool_calls=(ToolCall("t1", "Read", {"file_path": "/a"}),
+                                             ToolCall("t2", "Grep", {"pattern": "x"}))),
+        Message("tool", "A", tool_call_id="t1"),
+        Message("tool", "B", tool_call_id="t2"),
+        Message("system", "late system note"),
+        Message("assistant", "done"),
+    ), system_prompt="sys")
+    view = prepare(conv)
+    oa = to_openai(view, "gpt-4o")
+    assert oa["model"] == "gpt-4o" and oa["ctxview"]["attachments_not_exported"] == 1
+    assert [m["role"] for m in oa["messages"]] == ["system", "user", "user", "assistant", "tool", "tool", "system",
+                                                    "assistant"]
+    assert oa["messages"][3]["content"] is None and len(oa["messages"][3]["tool_calls"]) == 2
+    an = to_anthropic(view)
+    assert an["system"] == "sys\n\nlate system note"
+    assert [t["role"] for t in an["messages"]] == ["user", "assistant", "user", "assistant"]
+    assert [b["text"] for b in an["messages"][0]["content"]] == ["look", "and this"]
+    assert [b["tool_use_id"] for b in an["messages"][2]["content"]] == ["t1", "t2"]
+    with pytest.raises(ValueError, match="unknown shape"):
+        to_shape(view, "xml")
+
+
+def test_write_atomic_keeps_mode_and_leaves_nothing_on_failure(tmp_path):
+    import os
+
+    from ctxview.export import write_atomic
+
+    target = tmp_path / "out.json"
+    target.write_text("old")
+    os.chmod(target, 0o640)
+    write_atomic(target, "new")
+    assert target.read_text() == "new" and (target.stat().st_mode & 0o777) == 0o640
+    with pytest.raises(OSError):
+        write_atomic(tmp_path / "no-such-dir" / "x.json", "data")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
