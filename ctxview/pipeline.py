@@ -50,7 +50,7 @@ from .gcpause import paused_gc
 from .grouping import units
 from .model import Content, Conversation, Message
 from .tokens import TokenCounter, counter_for
-from .view import OLD_MESSAGE_STRATEGIES, Change, ClearSettings, PreparedView, Row, Settings
+from .view import OLD_MESSAGE_STRATEGIES, Change, PreparedView, Row, Settings
 from .windows import resolve_context_window
 
 __all__ = ["PipelineCache", "prepare", "request_indices"]
@@ -301,7 +301,6 @@ def _prepare(
                          f"(valid: {', '.join(OLD_MESSAGE_STRATEGIES)})")
     counter = counter or cache.counter(conversation, settings.counter)
     data = cache.data(conversation)
-    names = data.names
     all_msgs = conversation.messages
     recorded = None
     if settings.request is not None:
@@ -453,7 +452,7 @@ def _prepare(
             rows[i] = hit[2]
             continue
         base = rows[i]
-        row = Row(i, stored, prepared, tuple(_change(s, policy, stored_counts[i], tp, len(stored.text), clear) for s in spec),
+        row = Row(i, stored, prepared, tuple(_change(s, policy, stored_counts[i], tp, len(stored.text)) for s in spec),
                   stored_counts[i], tp, base.tool_name, base.stored_reminders,
                   () if prepared is None else (base.stored_reminders if prepared is stored
                                                 else spans_of(prepared.text)),
@@ -493,7 +492,7 @@ def _prepare(
 
 
 def _change(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,
-            stored_len: int, clear: ClearSettings | None) -> Change:
+            stored_len: int) -> Change:
     """The Change a spec tuple stands for, with its one-line detail."""
     kind = spec[0]
     if kind == "compressed":

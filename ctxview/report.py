@@ -80,7 +80,7 @@ def conversation_report(
         "name": conversation.name,
         "model": conversation.model,
         "counter": view.counter_name,
-        "settings": _settings_dict(settings),
+        "settings": dataclasses.asdict(settings),
         "messages": {"stored": sum(1 for r in view.rows if r.stored is not None), "prepared": len(view.prepared)},
         "tokens": {"stored": view.tokens_stored, "prepared": view.tokens_prepared, "system": view.system_tokens},
         "by_role": _by_role(view),
@@ -115,11 +115,6 @@ def _row_dict(row: Row) -> dict[str, Any]:
         "changes": [{"action": c.action, "rule": c.rule, "detail": c.detail, "tier": c.tier, "age": c.age,
                      "saved_tokens": c.saved_tokens} for c in row.changes],
     }
-
-
-def _settings_dict(settings: Settings) -> dict[str, Any]:
-    out = dataclasses.asdict(settings)
-    return out
 
 
 def build_report(

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Protocol, Sequence, runtime_checkable
+from typing import Protocol, Sequence, runtime_checkable
 
 from .model import Conversation, Message
 
@@ -46,6 +46,7 @@ __all__ = [
     "calibrate",
     "counter_for",
     "exact_available",
+    "exact_encoding_for_model",
     "get_counter",
     "tool_calls_text",
 ]
@@ -298,6 +299,3 @@ def calibrate(
         factor=(rec / est) if est else None,
     )
 
-
-def count_all(counter: TokenCounter, messages: Iterable[Message]) -> int:
-    return sum(counter.count_message(m) for m in messages)
