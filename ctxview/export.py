@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Sequence
@@ -103,8 +104,17 @@ def to_shape(view: PreparedView, shape: str = "openai", model: str | None = None
     raise ValueError(f"unknown shape {shape!r} (choices: {', '.join(SHAPES)})")
 
 
+# Characters json.dumps(ensure_ascii=False) leaves raw that a terminal may act
+# on or that reorder text: DEL and C1 controls, bidi marks/overrides/isolates,
+# zero-width and separator characters. They can only occur inside JSON
+# strings, where a \uXXXX escape means the same thing.
+_TERMINAL_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
 def dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
+    """Indented JSON, UTF-8 text kept readable, terminal-active characters escaped."""
+    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    return _TERMINAL_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:

@@ -336,3 +336,13 @@ def test_write_atomic_keeps_mode_and_leaves_nothing_on_failure(tmp_path):
     with pytest.raises(OSError):
         write_atomic(tmp_path / "no-such-dir" / "x.json", "data")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+def test_json_output_escapes_terminal_active_characters():
+    from ctxview.export import dumps
+
+    data = {"text": "a\x1b]0;title\x07 b\x9b2J c\u202egnp.exe d\u2066 é 日本 \x7f"}
+    out = dumps(data)
+    assert json.loads(out) == data
+    assert not any(ch in out for ch in "\x1b\x07\x9b\u202e\u2066\x7f")
+    assert "é 日本" in out                     # ordinary text stays readable
