@@ -303,3 +303,23 @@ def test_edge_cases_file_loads_with_warnings():
     assert any("unknown type" in w for w in s.warnings)
     assert any("malformed" in w for w in s.warnings)
     assert s.metadata["duplicates_dropped"] == 0
+
+
+def test_empty_and_broken_subagent_files(tmp_path):
+    t = Transcript()
+    t.user("q")
+    t.assistant({"type": "text", "text": "a"}, "m1")
+    path = t.write(tmp_path / "sess-1.jsonl")
+    sub_dir = tmp_path / "sess-1" / "subagents"
+    sub_dir.mkdir(parents=True)
+    (sub_dir / "agent-empty.jsonl").write_bytes(b"")
+    s = load_session(path)
+    assert [c.name for c in s.conversations] == ["main"]
+    assert any("agent-empty.jsonl: sub-agent file is empty" in w for w in s.warnings)
+    (sub_dir / "agent-bad.jsonl").write_bytes(b'{"type":"user",\n{"x":1}\n')
+    from ctxview.formats import LoadError
+
+    with pytest.raises(LoadError) as exc:
+        load_session(path)
+    assert exc.value.path.endswith("agent-bad.jsonl") and exc.value.line == 1
+    assert load_session(path, lenient=True).skipped == 2  # the broken line and the unknown record

@@ -14,16 +14,15 @@ Also reads the web export {"loglines": [...]} and a JSON list of records.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
-
 from types import MappingProxyType
+from typing import Any, Iterable, Iterator
 
 from ..model import Conversation, Message, Session, Usage
-from .blocks import anthropic_assistant, anthropic_user, arguments_from, is_reminder_only, join_texts, result_text
+from .blocks import anthropic_assistant, anthropic_user, arguments_from, is_reminder_only, result_text
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document, open_input
-from .linking import EMPTY, compaction_events, gc_paused, last_model, make_message, make_tool_call, unlinked_warning
+from .linking import (EMPTY, compaction_events, last_model, make_message, make_tool_call, make_usage,
+                      unlinked_warning)
 
 FORMAT = "claude-code"
 EXPECTED = "Claude Code transcript"
@@ -108,10 +107,10 @@ class _Scan:
                     self._malformed(origin, "message is not an object")
                     continue
                 if rtype == "assistant":
-                    data = _assistant(rec, msg)
+                    data = _assistant(rec, msg, uuid)
                     kind = ASSISTANT
                 else:
-                    data = _user(rec, msg)
+                    data = _user(rec, msg, uuid)
                     if data is None:
                         self._malformed(origin, "user message content is missing or not text or blocks")
                         continue
@@ -187,11 +186,11 @@ def _origin(origin: Any) -> str:
     return origin if type(origin) is str else f"line {origin}"
 
 
-def _user(rec: dict, msg: dict):
+def _user(rec: dict, msg: dict, uuid: str | None):
     content = msg.get("content", _MISSING)
     flags = (1 if rec.get("isMeta") is True else 0) | (2 if rec.get("isCompactSummary") is True else 0)
     if type(content) is str:
-        return (_NONE, content, flags, rec.get("uuid"))
+        return (_NONE, content, flags, uuid)
     if type(content) is not list:
         return None
     results = []
@@ -227,14 +226,14 @@ def _user(rec: dict, msg: dict):
         text = "\n".join(texts)
     if not results and text is None and content:
         return None
-    return (results, text, flags, rec.get("uuid"))
+    return (results, text, flags, uuid)
 
 
 _MISSING = object()
 _NONE: tuple = ()
 
 
-def _assistant(rec: dict, msg: dict):
+def _assistant(rec: dict, msg: dict, uuid: str | None):
     content = msg.get("content")
     texts: Any = _NONE
     thinking: Any = _NONE
@@ -243,8 +242,9 @@ def _assistant(rec: dict, msg: dict):
         # The common case: Claude Code writes one content block per line.
         b = content[0]
         bt = b.get("type")
-        if bt == "text" and type(b.get("text")) is str:
-            texts = (b["text"],) if b["text"] else _NONE
+        t = b.get("text") if bt == "text" else None
+        if type(t) is str:
+            texts = (t,) if t else _NONE
         elif bt == "tool_use":
             inp = b.get("input")
             bid, name = b.get("id"), b.get("name")
@@ -260,16 +260,16 @@ def _assistant(rec: dict, msg: dict):
     model = msg.get("model")
     usage = msg.get("usage")
     return (mid if type(mid) is str else None, model if type(model) is str else None, texts, thinking, calls,
-            usage if type(usage) is dict else None, rec.get("uuid"), rec.get("isApiErrorMessage") is True)
+            usage if type(usage) is dict else None, uuid, rec.get("isApiErrorMessage") is True)
 
 
 def _usage(u: dict | None) -> Usage | None:
     if u is None:
         return None
-    def n(v):
-        return v if type(v) is int else 0
-    return Usage(n(u.get("input_tokens")), n(u.get("output_tokens")), n(u.get("cache_read_input_tokens")),
-                 n(u.get("cache_creation_input_tokens")))
+    i, o, r, w = (u.get("input_tokens"), u.get("output_tokens"), u.get("cache_read_input_tokens"),
+                  u.get("cache_creation_input_tokens"))
+    return make_usage(i if type(i) is int else 0, o if type(o) is int else 0, r if type(r) is int else 0,
+                      w if type(w) is int else 0)
 
 
 # --- the chain -----------------------------------------------------------------------------
@@ -557,7 +557,13 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         sub_dir = inp.path.with_suffix("") / "subagents"
         if sub_dir.is_dir():
             for sub in sorted(sub_dir.glob("agent-*.jsonl")):
-                sub_inp = open_input(sub)
+                try:
+                    sub_inp = open_input(sub)
+                except LoadError as err:
+                    if "empty" not in err.message:
+                        raise
+                    warnings.append(f"{sub.name}: sub-agent file is empty")
+                    continue
                 sub_scan, sub_reader = _scan_lines(sub_inp, lenient)
                 skipped += sub_reader.skipped + sub_scan.malformed + sum(sub_scan.unknown.values())
                 if sub_reader.skipped_warning():

@@ -8,10 +8,10 @@ from contextlib import contextmanager
 from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from ..model import Message, ToolCall
+from ..model import Message, ToolCall, Usage
 
 __all__ = ["EMPTY", "compaction_events", "gc_paused", "last_model", "link_tool_results", "make_message",
-           "make_tool_call", "unlinked_warning"]
+           "make_tool_call", "make_usage", "unlinked_warning"]
 
 
 def link_tool_results(messages: Sequence[Message]) -> tuple[list[Message], int]:
@@ -115,6 +115,15 @@ def make_tool_call(id: str, name: str, arguments: Mapping[str, Any]) -> ToolCall
     _set(c, "name", name)
     _set(c, "arguments", arguments)
     return c
+
+
+def make_usage(input_tokens: int, output_tokens: int, cache_read_tokens: int, cache_write_tokens: int) -> Usage:
+    u = _new(Usage)
+    _set(u, "input_tokens", input_tokens)
+    _set(u, "output_tokens", output_tokens)
+    _set(u, "cache_read_tokens", cache_read_tokens)
+    _set(u, "cache_write_tokens", cache_write_tokens)
+    return u
 
 
 @contextmanager

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 import orjson
 
-from ..model import Content, ContextEvent, Conversation, Message, Session, ToolCall, Usage
+from ..model import Content, ContextEvent, Conversation, Message, Session, Usage
 from .errors import LoadError
 from .jsonio import Input, load_document
 from .linking import EMPTY, link_tool_results, make_message, make_tool_call, unlinked_warning
