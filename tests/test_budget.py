@@ -264,3 +264,23 @@ def test_context_manager_delegates():
     assert cm.summarize_old_messages(msgs, 3, "remove") == summarize_old_messages(msgs, 3, "remove")
     report = cm.analyze_context_bloat(msgs)
     assert set(report.to_dict()) >= {"bloated", "recommendations"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(conversations(), st.integers(0, 4), st.booleans(), st.integers(0, 400))
+def test_clearing_properties(msgs, keep, inputs, min_saving):
+    before = copy.deepcopy(msgs)
+    result = plan_clearing(msgs, ClearSettings(keep=keep, clear_inputs=inputs, min_saving=min_saving), C4)
+    out = list(result.messages)
+    assert msgs == before and len(out) == len(msgs)
+    assert [m.role for m in out] == [m.role for m in msgs]
+    assert [m.tool_call_id for m in out] == [m.tool_call_id for m in msgs]
+    assert [[c.id for c in m.tool_calls] for m in out] == [[c.id for c in m.tool_calls] for m in msgs]
+    results = [i for i, m in enumerate(msgs) if m.role == "tool"]
+    recent = results[len(results) - keep:] if keep else []
+    assert all(out[i] is msgs[i] for i in recent)
+    changed = [i for i in range(len(msgs)) if out[i] is not msgs[i]]
+    assert sorted(set(result.cleared) | set(result.inputs_cleared)) == changed
+    saved = sum(C4.count_message(a) - C4.count_message(b) for a, b in zip(msgs, out))
+    assert result.saved_tokens == saved
+    assert not result.cleared or saved >= min_saving
