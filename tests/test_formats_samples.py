@@ -131,3 +131,15 @@ def test_make_session_writes_every_format(tmp_path, fmt):
 def test_make_session_cli(tmp_path):
     assert make_session.main(["50", "--format", "claude-code", "-o", str(tmp_path / "x.jsonl")]) == 0
     assert len(load_session(tmp_path / "x.jsonl").conversations[0].messages) == 50
+
+
+def test_loaded_messages_are_plain_values():
+    # dataclasses.asdict and json must work on what the loaders build (no read-only proxies)
+    import dataclasses
+    import json
+
+    for path in [DEMO_PATH, *sample_files()]:
+        for conv in load_session(path).conversations:
+            for m in conv.messages[:40]:
+                json.dumps(dataclasses.asdict(m), default=str)
+                assert type(m.meta) is dict

@@ -14,14 +14,13 @@ Also reads the web export {"loglines": [...]} and a JSON list of records.
 
 from __future__ import annotations
 
-from types import MappingProxyType
 from typing import Any, Iterable, Iterator
 
 from ..model import Conversation, Message, Session, Usage
 from .blocks import anthropic_assistant, anthropic_user, arguments_from, is_reminder_only, result_text
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document, open_input
-from .linking import (EMPTY, compaction_events, last_model, make_message, make_tool_call, make_usage,
+from .linking import (compaction_events, last_model, make_message, make_tool_call, make_usage,
                       unlinked_warning)
 
 FORMAT = "claude-code"
@@ -394,9 +393,6 @@ def _root(key: Any, parent_of: dict, cache: dict) -> Any:
 
 # --- messages ------------------------------------------------------------------------------
 
-_API_ERROR = MappingProxyType({"api_error": True})
-_IS_ERROR = MappingProxyType({"is_error": True})
-_SUMMARY = MappingProxyType({"compact_summary": True})
 
 
 class _Assistant:
@@ -426,7 +422,7 @@ class _Assistant:
             "assistant", (texts[0] if len(texts) == 1 else "\n".join(texts)) if texts else "",
             None, tuple(self.calls), self.model, None, _usage(self.usage),
             "\n\n".join(self.thinking) if self.thinking else None, False, _origin(self.origin),
-            self.mid or self.uuid, _API_ERROR if self.error else EMPTY,
+            self.mid or self.uuid, {"api_error": True} if self.error else {},
         )
 
 
@@ -461,13 +457,13 @@ def _messages(chain: list[tuple]) -> tuple[list[Message], list[dict], int]:
                 if name is None:
                     unlinked += 1
                 out.append(make_message("tool", rtext, tool_use_id, (), None, name, None, None, False, origin,
-                                        uuid, _IS_ERROR if is_error else EMPTY))
+                                        uuid, {"is_error": True} if is_error else {}))
             if text is not None and (text or not results):
                 injected = bool(flags & 3) or is_reminder_only(text)
                 if flags & 2:
                     summary_at.add(len(out))
                 out.append(make_message("user", text, None, (), None, None, None, None, injected, origin, uuid,
-                                        _SUMMARY if flags & 2 else EMPTY))
+                                        {"compact_summary": True} if flags & 2 else {}))
         elif kind == BOUNDARY:
             boundaries.append((len(out), e))
     messages = [m.message() if type(m) is _Assistant else m for m in out]

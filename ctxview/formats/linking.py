@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
-from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..model import Message, ToolCall, Usage
 
-__all__ = ["EMPTY", "compaction_events", "gc_paused", "last_model", "link_tool_results", "make_message",
+__all__ = ["compaction_events", "gc_paused", "last_model", "link_tool_results", "make_message",
            "make_tool_call", "make_usage", "unlinked_warning"]
 
 
@@ -86,13 +85,12 @@ def compaction_events(messages: Sequence[Message], specs: Iterable[dict]) -> lis
 # the right types, so they build through these.
 _set = object.__setattr__
 _new = object.__new__
-EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 def make_message(role: str, content: Any, tool_call_id: str | None = None, tool_calls: tuple = (),
                  model_id: str | None = None, tool_name: str | None = None, usage: Any = None,
                  thinking: str | None = None, injected: bool = False, origin: str | None = None,
-                 id: str | None = None, meta: Mapping[str, Any] = EMPTY) -> Message:
+                 id: str | None = None, meta: Mapping[str, Any] | None = None) -> Message:
     m = _new(Message)
     _set(m, "role", role)
     _set(m, "content", content)
@@ -105,7 +103,7 @@ def make_message(role: str, content: Any, tool_call_id: str | None = None, tool_
     _set(m, "injected", injected)
     _set(m, "origin", origin)
     _set(m, "id", id)
-    _set(m, "meta", meta)
+    _set(m, "meta", {} if meta is None else meta)  # a dict of its own, as Message's default
     return m
 
 

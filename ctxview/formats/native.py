@@ -27,7 +27,7 @@ import orjson
 from ..model import Content, ContextEvent, Conversation, Message, Session, Usage
 from .errors import LoadError
 from .jsonio import Input, load_document
-from .linking import EMPTY, link_tool_results, make_message, make_tool_call, unlinked_warning
+from .linking import link_tool_results, make_message, make_tool_call, unlinked_warning
 
 FORMAT = "ctxview"
 EXPECTED = "ctxview session"
@@ -98,8 +98,10 @@ def _message(d: Any, where: str) -> Message:
         for k, tc in enumerate(tcs):
             if type(tc) is not dict or type(tc.get("id")) is not str or type(tc.get("name")) is not str:
                 raise _Bad(f"{where}/tool_calls/{k}", "expected {id: string, name: string, arguments: object}")
-            args = tc.get("arguments", EMPTY)
-            if type(args) is not dict and args is not EMPTY:
+            args = tc.get("arguments")
+            if args is None:
+                args = {}
+            elif type(args) is not dict:
                 raise _Bad(f"{where}/tool_calls/{k}/arguments", "expected an object")
             out.append(make_tool_call(tc["id"], tc["name"], args))
         calls = tuple(out)
@@ -122,7 +124,7 @@ def _message(d: Any, where: str) -> Message:
         raise _Bad(f"{where}/injected", "expected true or false")
     meta = d.get("meta")
     if meta is None:
-        meta = EMPTY
+        meta = {}
     elif type(meta) is not dict:
         raise _Bad(f"{where}/meta", "expected an object")
     if type(d.get("origin")) is str:
