@@ -491,6 +491,20 @@ def _prepare(
     )
 
 
+_TIER_HEADS: dict[int, tuple] = {}
+
+
+def _tier_heads(policy: compression.CompressionPolicy) -> tuple[str, ...]:
+    """"tier 3 (ages 21-40 → 500 chars)" for each tier of a policy, memoised by identity."""
+    hit = _TIER_HEADS.get(id(policy))
+    if hit is None or hit[0] is not policy:
+        heads = tuple(f"tier {t + 1} ({compression.describe_tier(policy, t)})" for t in range(len(policy.tiers)))
+        if len(_TIER_HEADS) > 256:
+            _TIER_HEADS.clear()
+        hit = _TIER_HEADS[id(policy)] = (policy, heads)
+    return hit[1]
+
+
 def _change(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,
             stored_len: int) -> Change:
     """The Change a spec tuple stands for, with its one-line detail."""
@@ -499,9 +513,8 @@ def _change(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: i
         age = spec[1]  # spec[2]: the policy's id, so rows of different tiers are cached apart
         t_index, tier = compression.tier_for_age(policy, age)
         cut = stored_len - (tier.max_chars or stored_len)
-        return Change("compressed", "compression",
-                      f"tier {t_index + 1} ({compression.describe_tier(policy, t_index)}), age {age}: "
-                      f"{cut:,} chars cut", tier=t_index, age=age, saved_tokens=stored_tokens - prepared_tokens)
+        return Change("compressed", "compression", f"{_tier_heads(policy)[t_index]}, age {age}: {cut:,} chars cut",
+                      tier=t_index, age=age, saved_tokens=stored_tokens - prepared_tokens)
     if kind == "cleared":
         _, saved, inputs, is_result, keep = spec
         what = "tool result cleared" if is_result else "tool-call inputs cleared"
