@@ -346,3 +346,32 @@ def test_json_output_escapes_terminal_active_characters():
     assert json.loads(out) == data
     assert not any(ch in out for ch in "\x1b\x07\x9b\u202e\u2066\x7f")
     assert "é 日本" in out                     # ordinary text stays readable
+
+
+def native(tmp_path: Path, settings: dict) -> Path:
+    doc = json.loads(DEMO_PATH.read_text(encoding="utf-8"))
+    doc["conversations"] = doc["conversations"][:1]
+    doc["conversations"][0]["settings"] = settings
+    path = tmp_path / "session.ctxview.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_settings_saved_in_the_file_are_defaults_and_options_win(tmp_path):
+    path = native(tmp_path, {"keep_recent": 3, "tiers": "aggressive", "clear": {"keep": 2, "exclude": ["Read"]}})
+    conv = json.loads(run("report", str(path), "--json").stdout)["conversations"][0]
+    assert conv["settings"]["keep_recent"] == 3 and conv["settings"]["tiers"] == "aggressive"
+    assert conv["settings"]["clear"]["exclude"] == ["Read"] and conv["tool_results"]["cleared"] > 0
+    over = json.loads(run("report", str(path), "--json", "--keep-recent", "7").stdout)["conversations"][0]
+    assert over["settings"]["keep_recent"] == 7 and over["settings"]["tiers"] == "aggressive"
+
+
+@pytest.mark.parametrize("settings", [{"keep_recent": "ten"}, {"tiers": "nonsense"}, {"old_messages": "shred"},
+                                      {"clear": 5}, {"budget": -1}])
+def test_bad_settings_in_the_file_are_one_line_input_errors(tmp_path, settings):
+    path = native(tmp_path, settings)
+    for cmd in ("report", "prepare"):
+        out = run(cmd, str(path))
+        assert out.returncode == 1, out.stderr
+        assert out.stderr.startswith("ctxview: error: ") and out.stderr.count("\n") == 1
+        assert "Traceback" not in out.stderr
