@@ -56,6 +56,7 @@ CHARS_PER_TOKEN_CODE = 3.5
 CODE_RATIO_THRESHOLD = 0.1
 TOOL_MESSAGE_OVERHEAD = 50
 CODE_CHARS = "{}()[];"
+_CODE_BYTES = CODE_CHARS.encode()
 OPENAI_TOKENS_PER_MESSAGE = 3
 
 EXACT_ENCODINGS = ("o200k_base", "cl100k_base")
@@ -109,9 +110,11 @@ class SwarmEstimate:
         n = len(text)
         if n == 0:
             return 0
-        code = 0
-        for ch in CODE_CHARS:  # str.count runs in C: far faster than a regex scan
-            code += text.count(ch)
+        # The code characters are ASCII, so counting them in the UTF-8 bytes gives
+        # the same number; bytes.translate deletes them in one C pass, twice as
+        # fast as seven str.count scans and ~4x a regex (benchmarks/bench_tokens.py).
+        raw = text.encode("utf-8", "surrogatepass")
+        code = len(raw) - len(raw.translate(None, _CODE_BYTES))
         per_token = CHARS_PER_TOKEN_CODE if code / n > CODE_RATIO_THRESHOLD else CHARS_PER_TOKEN_PROSE
         return math.ceil(n / per_token)
 
