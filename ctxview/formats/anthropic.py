@@ -26,7 +26,7 @@ def _has_anthropic_blocks(messages: list) -> bool:
     for m in messages[:200]:
         if isinstance(m, Mapping) and isinstance(m.get("content"), list):
             for b in m["content"]:
-                if isinstance(b, Mapping) and (b.get("type") in _BLOCKS or isinstance(b.get("source"), Mapping)):
+                if isinstance(b, Mapping) and (b.get("type") in tuple(_BLOCKS) or isinstance(b.get("source"), Mapping)):
                     return True
     return False
 

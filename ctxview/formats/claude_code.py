@@ -35,10 +35,18 @@ _MESSAGE_TYPES = frozenset({"user", "assistant"})
 SNIFF_TYPES = _MESSAGE_TYPES | _QUIET_TYPES | {"system"}
 
 
+def _str(v: Any) -> str | None:
+    return v if type(v) is str else None  # JSON can put a list where a name belongs: unhashable
+
+
+def _key(v: Any) -> str | None:
+    return v if v is None or type(v) is str else str(v)
+
+
 def sniff_record(rec: Any) -> bool:
     return (
         isinstance(rec, dict)
-        and rec.get("type") in SNIFF_TYPES
+        and _str(rec.get("type")) in SNIFF_TYPES
         and ("uuid" in rec or "sessionId" in rec or "leafUuid" in rec or "messageId" in rec
              or isinstance(rec.get("message"), dict))
     )
@@ -49,7 +57,7 @@ def sniff_document(doc: Any) -> bool:
         return isinstance(doc.get("loglines"), list) or sniff_record(doc)
     if isinstance(doc, list) and doc:
         head = [r for r in doc[:20] if isinstance(r, dict)]
-        return bool(head) and all(r.get("type") in SNIFF_TYPES for r in head) and any(
+        return bool(head) and all(_str(r.get("type")) in SNIFF_TYPES for r in head) and any(
             isinstance(r.get("message"), dict) for r in head)
     return False
 
@@ -119,6 +127,8 @@ class _Scan:
                     first_meta = False
                 last_rec = rec
                 parent = rec.get("parentUuid")
+                if parent is not None and type(parent) is not str:
+                    parent = str(parent)
                 if parent is not None and (kind == ASSISTANT or data[1] is not None or not data[0]):
                     if parent in parented:
                         branched = True
@@ -136,7 +146,7 @@ class _Scan:
                     meta = meta if type(meta) is dict else {}
                     tokens = meta.get("preTokens")
                     data = (meta.get("trigger"), tokens if type(tokens) is int else None, rec.get("timestamp"))
-                    parent = rec.get("parentUuid") or rec.get("logicalParentUuid")
+                    parent = _key(rec.get("parentUuid") or rec.get("logicalParentUuid"))
                     if parent is not None:
                         if parent in parented:
                             branched = True
@@ -145,17 +155,17 @@ class _Scan:
                     entries_append((key, parent, origin, BOUNDARY, rec.get("isSidechain") is True,
                                     rec.get("agentId"), data))
                 elif uuid is not None:  # progress and system lines sit inside the parent chain
-                    entries_append((key, rec.get("parentUuid"), origin, NODE, rec.get("isSidechain") is True,
+                    entries_append((key, _key(rec.get("parentUuid")), origin, NODE, rec.get("isSidechain") is True,
                                     rec.get("agentId"), None))
                 if uuid is not None:
                     seen_add(uuid)
-            elif rtype in _QUIET_TYPES:
+            elif type(rtype) is str and rtype in _QUIET_TYPES:
                 if rtype == "summary" and type(rec.get("summary")) is str:
                     self.metadata.setdefault("title", rec["summary"])
                 elif rtype == "custom-title" and type(rec.get("customTitle")) is str:
                     self.metadata["title"] = rec["customTitle"]
                 if uuid is not None:
-                    entries_append((key, rec.get("parentUuid"), origin, NODE, rec.get("isSidechain") is True,
+                    entries_append((key, _key(rec.get("parentUuid")), origin, NODE, rec.get("isSidechain") is True,
                                     rec.get("agentId"), None))
                     seen_add(uuid)
             else:

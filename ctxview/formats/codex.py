@@ -25,7 +25,7 @@ _TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context"
 
 
 def sniff_record(rec: Any) -> bool:
-    return isinstance(rec, dict) and rec.get("type") in _TYPES and "payload" in rec
+    return isinstance(rec, dict) and type(rec.get("type")) is str and rec["type"] in _TYPES and "payload" in rec
 
 
 def sniff_document(doc: Any) -> bool:
@@ -49,6 +49,7 @@ class _Rollout:
             self.unknown[type(rec).__name__] = self.unknown.get(type(rec).__name__, 0) + 1
             return
         rtype = rec.get("type")
+        rtype = rtype if type(rtype) is str else repr(rtype)
         payload = rec.get("payload")
         if rtype not in _TYPES:
             # The first rollouts (2025) wrote bare items and a header line, no envelope.

@@ -31,9 +31,10 @@ _ITEM_TYPES = frozenset({
 def sniff_record(rec: Any) -> bool:
     if not isinstance(rec, dict):
         return False
-    if rec.get("type") in _ITEM_TYPES and "payload" not in rec:
+    rtype, role = rec.get("type"), rec.get("role")
+    if type(rtype) is str and rtype in _ITEM_TYPES and "payload" not in rec:
         return True
-    return rec.get("role") in _ROLES and ("content" in rec or "tool_calls" in rec)
+    return type(role) is str and role in _ROLES and ("content" in rec or "tool_calls" in rec)
 
 
 def sniff_document(doc: Any) -> bool:
@@ -50,7 +51,7 @@ def sniff_document(doc: Any) -> bool:
 def _is_responses(items: list) -> bool:
     for it in items[:200]:
         if isinstance(it, Mapping):
-            if it.get("type") in _ITEM_TYPES:
+            if type(it.get("type")) is str and it["type"] in _ITEM_TYPES:
                 return True
             content = it.get("content")
             if isinstance(content, list) and any(

@@ -102,6 +102,9 @@ class ResponsesBuilder:
             self._unknown(type(item).__name__)
             return
         itype = item.get("type")
+        if itype is not None and type(itype) is not str:
+            self._unknown(repr(itype)[:40])
+            return
         if itype is None and "role" in item:
             itype = "message"
         if itype == "message":

@@ -35,7 +35,7 @@ EVENT_TYPES = MESSAGE_EVENTS | _THRESHOLD | _COMPRESSION | frozenset({
 
 
 def sniff_record(rec: Any) -> bool:
-    return isinstance(rec, dict) and rec.get("type") in EVENT_TYPES and "timestamp" in rec and (
+    return isinstance(rec, dict) and type(rec.get("type")) is str and rec["type"] in EVENT_TYPES and "timestamp" in rec and (
         "agent" in rec or "swarm_id" in rec)
 
 
@@ -102,6 +102,9 @@ def build(events: Iterable[tuple[str, Any]], name: str) -> tuple[list[Conversati
     meta: dict[str, Any] = {}
     for _t, _seq, origin, ev in indexed:
         etype = ev.get("type")
+        if type(etype) is not str:
+            other += 1
+            continue
         if etype == "swarm_start":
             lead = str(ev.get("lead_agent") or ev.get("agent") or "") or lead
             for k in ("swarm_id", "swarm_name"):
