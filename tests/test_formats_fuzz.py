@@ -85,6 +85,13 @@ SOURCES = {
 DOCS = {
     "openai": orjson.loads((SAMPLES / "openai-chat.json").read_bytes())[:12],
     "anthropic": orjson.loads((SAMPLES / "anthropic-request.json").read_bytes()),
+    "swarm-snapshot": {"version": "2.1.0", "metadata": {"id": "m"}, "agents": {"lead": {
+        "system_prompt": "S", "context_state": {"compression_applied": None},
+        "conversation": orjson.loads((SAMPLES / "openai-chat.json").read_bytes())[1:6]}},
+        "delegation_instances": {"b@lead": {"conversation": [{"role": "user", "content": {"text": "t",
+                                                                                          "attachments": []}}]}}},
+    "claude-code": {"loglines": orjson.loads((FIX / "claude-code" / "claude-code-transcripts-web.json").read_bytes())[
+        "loglines"][:8]},
     "ctxview": {"format": "ctxview", "conversations": [{"name": "c", "messages": [
         {"role": "assistant", "content": "x", "tool_calls": [{"id": "1", "name": "Read", "arguments": {}}],
          "usage": {"input_tokens": 1}}, {"role": "tool", "content": {"text": "t", "attachments": []},
