@@ -3,13 +3,11 @@ wrapping up a conversation."""
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..model import Message, ToolCall, Usage
 
-__all__ = ["compaction_events", "gc_paused", "last_model", "link_tool_results", "make_message",
+__all__ = ["compaction_events", "last_model", "link_tool_results", "make_message",
            "make_tool_call", "make_usage", "unlinked_warning"]
 
 
@@ -122,20 +120,3 @@ def make_usage(input_tokens: int, output_tokens: int, cache_read_tokens: int, ca
     _set(u, "cache_read_tokens", cache_read_tokens)
     _set(u, "cache_write_tokens", cache_write_tokens)
     return u
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while building many objects that all stay alive.
-
-    Each generation-2 pass walks every object built so far, so a 100k-message
-    load spends much of its time in the collector for nothing (loaders make no
-    reference cycles).
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()

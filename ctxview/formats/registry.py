@@ -12,10 +12,10 @@ import os
 from importlib import import_module
 from typing import Any
 
+from ..gcpause import paused_gc
 from ..model import Session
 from .errors import LoadError
 from .jsonio import Input, LineReader, detect_layout, load_document, open_input
-from .linking import gc_paused
 
 __all__ = ["FORMATS", "DESCRIPTIONS", "detect_format", "load_session"]
 
@@ -129,7 +129,7 @@ def load_session(path: str | os.PathLike, format: str | None = None, lenient: bo
         _check_name(format)
     inp = open_input(path)
     layout = detect_layout(inp)
-    with gc_paused():
+    with paused_gc():  # the loaders build no reference cycles
         if layout == "jsonl":
             name = format or _sniff_lines(inp)
             return _module(name).load(inp, "jsonl", lenient)
