@@ -323,3 +323,22 @@ def test_empty_and_broken_subagent_files(tmp_path):
         load_session(path)
     assert exc.value.path.endswith("agent-bad.jsonl") and exc.value.line == 1
     assert load_session(path, lenient=True).skipped == 2  # the broken line and the unknown record
+
+
+def test_microcompact_boundary_names_the_cleared_results(tmp_path):
+    t = Transcript()
+    t.user("go")
+    c1 = t.assistant({"type": "tool_use", "id": "t1", "name": "Read", "input": {}}, "m1")
+    t.result("t1", "big file", parent=c1)
+    c2 = t.assistant({"type": "tool_use", "id": "t2", "name": "Bash", "input": {}}, "m2")
+    t.result("t2", "output", parent=c2)
+    t.add({"type": "system", "subtype": "microcompact_boundary", "content": "Context microcompacted",
+           "microcompactMetadata": {"trigger": "auto", "preTokens": 90000, "tokensSaved": 40000,
+                                    "compactedToolIds": ["t1"], "clearedAttachmentUUIDs": []}})
+    t.user("more")
+    conv = load_session(t.write(tmp_path / "s.jsonl")).conversations[0]
+    assert [m.text for m in conv.messages][-1] == "more" and len(conv.messages) == 6  # the chain goes on
+    (ev,) = conv.events
+    assert (ev.kind, ev.index, ev.trigger, ev.tokens_before) == ("microcompaction", 5, "auto", 90000)
+    assert [m.tool_call_id for m in ev.replaced] == ["t1"]
+    assert ev.meta["tokens_saved"] == 40000

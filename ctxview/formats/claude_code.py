@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from ..model import Conversation, Message, Session, Usage
+from ..model import ContextEvent, Conversation, Message, Session, Usage
 from .blocks import anthropic_assistant, anthropic_user, arguments_from, is_reminder_only, result_text
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document, open_input
@@ -66,7 +66,7 @@ def sniff_document(doc: Any) -> bool:
 # An entry is a tuple (speed: ~100k of them): key, parent, origin, kind, side, agent, data.
 # origin is the JSONL line number (int) or a JSON pointer (str).
 K, P, O, KIND, SIDE, AGENT, DATA = range(7)
-USER, ASSISTANT, BOUNDARY, NODE = range(4)
+USER, ASSISTANT, BOUNDARY, NODE, MICRO = range(5)
 
 
 class _Scan:
@@ -153,6 +153,16 @@ class _Scan:
                         else:
                             parented_add(parent)
                     entries_append((key, parent, origin, BOUNDARY, rec.get("isSidechain") is True,
+                                    rec.get("agentId"), data))
+                elif rtype == "system" and rec.get("subtype") == "microcompact_boundary":
+                    # Old tool results cleared in place; not a break in the chain.
+                    meta = rec.get("microcompactMetadata")
+                    meta = meta if type(meta) is dict else {}
+                    tokens, saved, ids = meta.get("preTokens"), meta.get("tokensSaved"), meta.get("compactedToolIds")
+                    data = (meta.get("trigger") if type(meta.get("trigger")) is str else None,
+                            tokens if type(tokens) is int else None, saved if type(saved) is int else None,
+                            tuple(i for i in ids if type(i) is str) if type(ids) is list else ())
+                    entries_append((key, _key(rec.get("parentUuid")), origin, MICRO, rec.get("isSidechain") is True,
                                     rec.get("agentId"), data))
                 elif uuid is not None:  # progress and system lines sit inside the parent chain
                     entries_append((key, _key(rec.get("parentUuid")), origin, NODE, rec.get("isSidechain") is True,
@@ -474,11 +484,17 @@ def _messages(chain: list[tuple]) -> tuple[list[Message], list[dict], int]:
                     summary_at.add(len(out))
                 out.append(make_message("user", text, None, (), None, None, None, None, injected, origin, uuid,
                                         {"compact_summary": True} if flags & 2 else {}))
-        elif kind == BOUNDARY:
+        elif kind == BOUNDARY or kind == MICRO:
             boundaries.append((len(out), e))
     messages = [m.message() if type(m) is _Assistant else m for m in out]
     specs = []
     for index, e in boundaries:
+        if e[KIND] == MICRO:
+            trigger, tokens, saved, ids = e[DATA]
+            specs.append({"kind": "microcompaction", "index": index, "trigger": trigger, "tokens_before": tokens,
+                          "origin": _origin(e[O]), "tool_ids": ids,
+                          "meta": {"tokens_saved": saved, "tool_ids": list(ids)}})
+            continue
         trigger, tokens, ts = e[DATA]
         specs.append({"index": index, "trigger": trigger, "tokens_before": tokens, "origin": _origin(e[O]),
                       "summary": messages[index].text if index in summary_at else None,
@@ -491,8 +507,17 @@ def _conversation(name: str, chain: list[tuple], warnings: list[str]) -> Convers
     w = unlinked_warning(name, unlinked)
     if w:
         warnings.append(w)
+    events = compaction_events(messages, [s for s in specs if "kind" not in s])
+    for spec in specs:
+        if spec.get("kind") == "microcompaction":
+            ids = set(spec["tool_ids"])
+            cleared = tuple(m for m in messages[:spec["index"]] if m.role == "tool" and m.tool_call_id in ids)
+            events.append(ContextEvent(kind="microcompaction", index=spec["index"], trigger=spec["trigger"],
+                                       tokens_before=spec["tokens_before"], replaced=cleared, origin=spec["origin"],
+                                       meta=spec["meta"]))
+    events.sort(key=lambda ev: ev.index)
     return Conversation(name=name, messages=tuple(messages), system_prompt=None, model=last_model(messages),
-                        events=tuple(compaction_events(messages, specs)))
+                        events=tuple(events))
 
 
 def build(scan: _Scan, name_main: str = "main", all_main: bool = False) -> tuple[list[Conversation], list[str]]:
