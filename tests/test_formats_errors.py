@@ -323,3 +323,22 @@ def test_layout_of_long_first_lines(tmp_path, monkeypatch):
     pretty = write(tmp_path, "p.json", orjson.dumps({"messages": [{"role": "user", "content": "x" * 50}]},
                                                     option=orjson.OPT_INDENT_2))
     assert jsonio.detect_layout(jsonio.open_input(pretty)) == "json"
+
+
+def test_a_pipe_is_read_once_and_whole(tmp_path):
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    data = GOOD_USER + GOOD_ASSISTANT * 200  # more than one probe read
+
+    def feed():
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    import threading
+
+    t = threading.Thread(target=feed)
+    t.start()
+    s = load_session(fifo)
+    t.join()
+    assert s.format == "claude-code" and s.conversations[0].messages[0].text == "hi"
+    assert s.source == str(fifo)

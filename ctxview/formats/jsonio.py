@@ -88,23 +88,22 @@ def open_input(path: str | os.PathLike | None) -> Input:
         raise LoadError(name, "is a directory, not a session file")
     if not stat.S_ISREG(st.st_mode) and not stat.S_ISFIFO(st.st_mode) and not stat.S_ISCHR(st.st_mode):
         raise LoadError(name, "is not a regular file")
+    regular = stat.S_ISREG(st.st_mode)
     try:
         with open(p, "rb") as f:
-            first = f.read(4096)
+            # A pipe or device (e.g. /dev/fd/63 from `<(...)`) can be read once only: take it whole.
+            first = f.read(4096) if regular else f.read()
     except OSError as exc:
         raise _os_error(name, exc) from None
-    if stat.S_ISREG(st.st_mode):
+    if regular:
         if st.st_size == 0:
             raise LoadError(name, "file is empty")
         if not first.strip() and st.st_size <= 4096:
             raise LoadError(name, "file holds only whitespace")
         return Input(name, p, None, st.st_size)
-    # A pipe or device (e.g. /dev/fd/3): it can be read once only, so take it whole.
-    with open(p, "rb") as f:
-        data = f.read()
-    if not data.strip():
+    if not first.strip():
         raise LoadError(name, "file is empty")
-    return Input(name, None, data, len(data))
+    return Input(name, None, first, len(first))
 
 
 def _os_error(name: str, exc: OSError) -> LoadError:
