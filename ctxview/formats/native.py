@@ -251,7 +251,6 @@ def _dump_message(m: Message) -> dict[str, Any]:
     meta = dict(m.meta)
     if m.origin and not m.origin.startswith("/conversations/"):
         meta.setdefault("source_origin", m.origin)  # where it came from in the original file
-    meta.pop("source_origin", None) if m.origin is None else None
     if meta:
         d["meta"] = _jsonable(meta)
     return d
