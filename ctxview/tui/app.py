@@ -9,7 +9,7 @@ passed to every recompute, so a change redoes only what it touches.
 from __future__ import annotations
 
 import dataclasses
-import os
+import gc
 import sys
 import threading
 from pathlib import Path
@@ -28,7 +28,7 @@ from ..model import Conversation, Session
 from ..sanitize import make_visible, sanitize
 from ..view import ClearSettings, PreparedView, Settings
 from .controls import ControlsPanel
-from .layout import Layout, display_text
+from .layout import Layout, display_text, stored_heights_of
 from .pane import MessagePane
 from .render import block_lines, header_line
 from .screens import (
@@ -38,7 +38,6 @@ from .screens import (
     HelpScreen,
     TierEditor,
     WriteScreen,
-    describe_value,
 )
 from .widgets import HeaderBar, Meters, StatusBar, status_text
 
@@ -87,7 +86,7 @@ class LoadFailed(Exception):
 class CtxviewApp(App[int]):
     """Side-by-side stored/prepared inspector."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "ctxview"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     BINDINGS = [_binding(b) for b in KEYS]
@@ -123,6 +122,7 @@ class CtxviewApp(App[int]):
         self._cache: Any = None            # PipelineCache, created with the first recompute
         self._compute_lock = threading.Lock()
         self._syncing_scroll = False
+        self._stored_heights: tuple[Conversation, list[int]] | None = None
 
     # -- layout -----------------------------------------------------------------
 
@@ -180,7 +180,7 @@ class CtxviewApp(App[int]):
 
     # -- loading ----------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="load")
+    @work(thread=True, exclusive=True, group="load", description="load")  # no repr of 100k-message args
     def _load(self) -> None:
         try:
             from ..pipeline import PipelineCache
@@ -203,7 +203,7 @@ class CtxviewApp(App[int]):
                 index = session.conversations.index(conv)
             conversation = session.conversations[index]
             view = self._prepare(conversation, self.settings)
-            layout = Layout.build(view)
+            layout = Layout.build(view, stored_heights=self._stored_heights_for(conversation))
         except Exception as exc:  # noqa: BLE001 - any failure becomes one line, never a traceback
             self.call_from_thread(self._load_failed, exc)
             return
@@ -242,7 +242,7 @@ class CtxviewApp(App[int]):
         self._refresh_chrome()
         self._compute(self.generation, conversation, self.settings)
 
-    @work(thread=True, exclusive=True, group="compute")
+    @work(thread=True, exclusive=True, group="compute", description="compute")  # no repr of 100k-message args
     def _compute(self, generation: int, conversation: Conversation, settings: Settings) -> None:
         if generation != self.generation:
             return
@@ -250,11 +250,17 @@ class CtxviewApp(App[int]):
             view = self._prepare(conversation, settings)
             if generation != self.generation:
                 return
-            layout = Layout.build(view)
+            layout = Layout.build(view, self.row_layout, self._stored_heights_for(conversation))
         except Exception as exc:  # noqa: BLE001 - shown on screen, never a traceback
             self.call_from_thread(self._compute_failed, generation, exc)
             return
         self.call_from_thread(self._apply, generation, view, layout)
+
+    def _stored_heights_for(self, conversation: Conversation) -> list[int]:
+        cached = self._stored_heights
+        if cached is None or cached[0] is not conversation:
+            cached = self._stored_heights = (conversation, stored_heights_of(conversation.messages))
+        return cached[1]
 
     def _compute_failed(self, generation: int, exc: Exception) -> None:
         if generation == self.generation:
@@ -268,6 +274,9 @@ class CtxviewApp(App[int]):
         self.view = view
         self.row_layout = layout
         self.applied_generation = generation
+        # The session and views are millions of long-lived, acyclic objects:
+        # keep them out of the cyclic GC's full passes (seconds at 100k messages).
+        gc.freeze()
         if self.cursor >= len(layout):
             self.cursor = max(len(layout) - 1, 0)
         self.expanded_rows = {r for r in self.expanded_rows if r < len(layout)}
@@ -635,13 +644,21 @@ class CtxviewApp(App[int]):
             return
         self._bloat(conv, self.settings)
 
-    @work(thread=True, exclusive=True, group="bloat")
+    @work(thread=True, exclusive=True, group="bloat", description="bloat")  # no repr of 100k-message args
     def _bloat(self, conversation: Conversation, settings: Settings) -> None:
         try:
             from ..bloat import analyze_context_bloat
 
-            report = analyze_context_bloat(conversation, settings)
-            text = bloat_text(report)
+            view = self.view
+            report = analyze_context_bloat(
+                conversation.messages,
+                context_window=view.context_window if view is not None else conversation.context_window,
+                counter=self._cache.counter(conversation, settings.counter),
+                ephemeral=conversation.ephemeral if settings.embed_ephemeral else None,
+                system_prompt=conversation.system_prompt,
+                keep_recent=settings.keep_recent,
+            )
+            text = bloat_text(report, conversation.name)
         except Exception as exc:  # noqa: BLE001
             self.call_from_thread(self.notify, sanitize(_one_line(exc)), title="bloat report",
                                   severity="error", markup=False)
@@ -654,9 +671,10 @@ class CtxviewApp(App[int]):
         stem = "demo" if self.path is None else Path(self.path).name.split(".")[0] or "session"
         self.push_screen(WriteScreen(f"{stem}.prepared.json"), self._write_to)
 
-    def _write_to(self, target: str | None) -> None:
-        if not target or self.view is None:
+    def _write_to(self, choice: tuple[str, str] | None) -> None:
+        if not choice or self.view is None:
             return
+        target, shape = choice
         if self.path is not None:
             try:
                 if Path(target).resolve() == Path(self.path).resolve():
@@ -664,21 +682,23 @@ class CtxviewApp(App[int]):
                     return
             except OSError:
                 pass
-        self._write(target, self.view)
+        conv = self.conversation
+        self._write(target, shape, self.view, conv.model if conv else None)
 
-    @work(thread=True, exclusive=True, group="write")
-    def _write(self, target: str, view: PreparedView) -> None:
+    @work(thread=True, exclusive=True, group="write", description="write")  # no repr of 100k-message args
+    def _write(self, target: str, shape: str, view: PreparedView, model: str | None) -> None:
         try:
-            from ..export import write_prepared
+            from ..export import dumps, to_shape, write_atomic
 
-            write_prepared(view, target)
+            write_atomic(target, dumps(to_shape(view, shape, model)))
         except Exception as exc:  # noqa: BLE001
             self.call_from_thread(self.notify, sanitize(_one_line(exc)), title="write failed",
                                   severity="error", markup=False)
             return
         self.last_written = target
-        self.call_from_thread(self.notify, sanitize(f"wrote {len(view.prepared):,} messages to {target}"),
-                              markup=False)
+        self.call_from_thread(
+            self.notify, sanitize(f"wrote {len(view.prepared):,} prepared messages ({shape}) to {target}"),
+            markup=False)
 
     # -- help / palette ---------------------------------------------------------------
 
@@ -698,7 +718,7 @@ class CtxviewApp(App[int]):
         if isinstance(self.screen, HelpScreen):
             self.pop_screen()
             return
-        self.push_screen(HelpScreen(self.key_list()))
+        self.push_screen(HelpScreen(self.key_list(), self.stored_pane.styles_for_render))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -711,19 +731,47 @@ class CtxviewApp(App[int]):
         self.exit(0)
 
 
-def bloat_text(report: Any) -> Text:
-    """The bloat report as Text (its own formatter where the module has one)."""
-    try:
-        from ..bloat import format_bloat  # type: ignore[attr-defined]
-    except ImportError:
-        format_bloat = None
+def bloat_text(report: Any, name: str) -> Text:
+    """A BloatReport as Text: verdict, where the tokens go, what to do."""
+    bold, dim = Style(bold=True), Style(dim=True)
     text = Text(end="")
-    text.append("Context bloat report\n\n", Style(bold=True))
-    if format_bloat is not None:
-        text.append(sanitize(str(format_bloat(report))))
-    else:
-        text.append_text(describe_value(report))
-    text.append("\nEscape closes.", Style(dim=True))
+    text.append("Context bloat: ", bold)
+    text.append(make_visible(name), bold)
+    text.append("\n\n")
+    verdict = "BLOATED" if report.bloated else "not bloated"
+    text.append(verdict, Style(bold=True, color="red" if report.bloated else "green"))
+    share = report.share
+    text.append(f"  {report.total_tokens:,} tokens")
+    if share is not None:
+        text.append(f" = {share:.0%} of {report.context_window:,}")
+    text.append(f"  (threshold {report.threshold:.0%}, counter {make_visible(report.counter)})\n", dim)
+    text.append(f"tool results {report.tool_result_tokens:,} tokens · reminders: "
+                f"{report.reminder_tokens_stored:,} stored in history, "
+                f"{report.reminder_tokens_ephemeral:,} ephemeral\n")
+
+    def table(title: str, rows: list[tuple[str, str]]) -> None:
+        if not rows:
+            return
+        text.append(f"\n{title}\n", bold)
+        width = max(len(a) for a, _ in rows)
+        for a, b in rows:
+            text.append(f"  {a:<{width}}  ", dim)
+            text.append(f"{b}\n")
+
+    table("By role", [(make_visible(k), f"{v:,}") for k, v in report.by_role.items()])
+    table("By tool", [(make_visible(k), f"{v:,}") for k, v in list(report.by_tool.items())[:10]])
+    table("Largest messages", [
+        (f"#{x['index']}", f"{make_visible(str(x['role']))} {make_visible(str(x.get('tool') or ''))}"
+                           f"  {x['tokens']:,}") for x in report.largest])
+    table("Repeated tool results", [
+        (make_visible(str(x["tool"])), f"{x['kind']}: {len(x['indices'])} copies, {x['wasted_tokens']:,} wasted")
+        for x in report.repeated[:10]])
+    if report.stale:
+        tokens = sum(x["tokens"] for x in report.stale)
+        text.append(f"\nStale large tool results: {len(report.stale):,} ({tokens:,} tokens)\n", bold)
+    table("Recommendations", [
+        (make_visible(r.setting), f"{make_visible(r.action)} (saves {r.saves:,})") for r in report.recommendations])
+    text.append("\nEscape closes.", dim)
     return text
 
 

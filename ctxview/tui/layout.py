@@ -13,10 +13,10 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from ..model import Message
+from ..model import Message, content_text
 from ..view import PreparedView, Row
 
-__all__ = ["PREVIEW_LINES", "TOOL_CALL_PREVIEW", "Layout", "collapsed_height", "display_text", "removed_runs"]
+__all__ = ["PREVIEW_LINES", "TOOL_CALL_PREVIEW", "Layout", "collapsed_height", "display_text", "removed_runs", "stored_heights_of"]
 
 PREVIEW_LINES = 3       # body lines a collapsed message shows
 TOOL_CALL_PREVIEW = 2   # tool calls a collapsed assistant message lists
@@ -31,17 +31,30 @@ def collapsed_height(message: Message | None) -> int:
     """Lines a collapsed message takes: header, preview, "more" line, tool calls."""
     if message is None:
         return 1  # a ghost line
-    text = display_text(message)
-    lines = text.count("\n") + 1 if text else 0
-    height = 1 + min(lines, PREVIEW_LINES)
-    if lines > PREVIEW_LINES:
-        height += 1
-    calls = len(message.tool_calls)
+    # Inlined (no .text property, no copy unless the text ends in a newline):
+    # this runs for every row of a 100k-message view on each recompute.
+    content = message.content
+    text = content if type(content) is str else content_text(content)
+    if not text:
+        lines = 0
+    elif text[-1] != "\n":
+        lines = text.count("\n") + 1
+    else:
+        text = text.rstrip("\n")
+        lines = text.count("\n") + 1 if text else 0
+    height = 1 + (lines if lines <= PREVIEW_LINES else PREVIEW_LINES + 1)
+    calls = message.tool_calls
     if calls:
-        height += min(calls, TOOL_CALL_PREVIEW) + (1 if calls > TOOL_CALL_PREVIEW else 0)
-    if not lines and not calls:
+        n = len(calls)
+        height += n if n <= TOOL_CALL_PREVIEW else TOOL_CALL_PREVIEW + 1
+    elif not lines:
         height += 1  # "(empty)"
     return height
+
+
+def stored_heights_of(messages: tuple[Message, ...]) -> list[int]:
+    """Collapsed heights of a conversation's stored messages, computed once."""
+    return [collapsed_height(m) for m in messages]
 
 
 def removed_runs(rows: tuple[Row, ...]) -> dict[int, tuple[int, int]]:
@@ -74,11 +87,35 @@ class Layout:
     offsets: list[int] = field(default_factory=list)         # offsets[i] = first line of row i
 
     @classmethod
-    def build(cls, view: PreparedView) -> Layout:
-        heights = [
-            max(collapsed_height(row.stored), collapsed_height(row.prepared)) for row in view.rows
-        ]
-        layout = cls(view=view, base_heights=heights, runs=removed_runs(view.rows))
+    def build(cls, view: PreparedView, previous: Layout | None = None,
+              stored_heights: list[int] | None = None) -> Layout:
+        """Heights for every row.
+
+        Cheap on a recompute: a Row object found at the same position in
+        `previous` (the pipeline reuses unchanged rows) keeps its height, and
+        `stored_heights` (see `stored_heights_of`) spares re-reading the
+        stored texts, which are most of the data.
+        """
+        height = collapsed_height
+        rows = view.rows
+        heights: list[int] = []
+        append = heights.append
+        old_rows = previous.view.rows if previous is not None else ()
+        old_heights = previous.base_heights if previous is not None else []
+        n_old = len(old_rows)
+        n_stored = len(stored_heights) if stored_heights is not None else 0
+        for i, row in enumerate(rows):
+            if i < n_old and old_rows[i] is row:
+                append(old_heights[i])
+                continue
+            index = row.index
+            if index is not None and index < n_stored and row.stored is not None:
+                hs = stored_heights[index]  # type: ignore[index]
+            else:
+                hs = height(row.stored)
+            hp = hs if row.prepared is row.stored else height(row.prepared)
+            append(hs if hs > hp else hp)
+        layout = cls(view=view, base_heights=heights, runs=removed_runs(rows))
         layout.reflow()
         return layout
 

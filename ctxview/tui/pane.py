@@ -82,14 +82,13 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
         self.cursor = 0
         self.search = ""
         self._styles: PaneStyles | None = None
-        self._blocks: LRUCache[tuple, list[Strip]] = LRUCache(maxsize=512)
+        self._blocks: LRUCache[tuple, tuple[object, list[Strip]]] = LRUCache(maxsize=512)
 
     # -- state from the app -------------------------------------------------
 
     def set_layout(self, layout: Layout | None, generation: int) -> None:
         self.row_layout = layout
         self.generation = generation
-        self._blocks.clear()
         self._update_virtual_size()
         self.refresh()
 
@@ -105,7 +104,7 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
             self.refresh()
 
     def invalidate(self) -> None:
-        self._blocks.clear()
+        """Heights changed (expand/collapse): blocks are keyed by state, so keep them."""
         self._update_virtual_size()
         self.refresh()
 
@@ -143,24 +142,31 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
     # -- rendering -----------------------------------------------------------
 
     def block(self, row: int) -> list[Strip]:
-        """The strips of one row's block on this side (cached)."""
+        """The strips of one row's block on this side (cached).
+
+        Keyed by the Row object's identity rather than the generation: the
+        pipeline hands back the same Row for an unchanged message, so a
+        recompute repaints only the rows that really changed.
+        """
         layout = self.row_layout
         assert layout is not None
         width = self.text_width
         expanded = row in layout.expanded
         is_cursor = row == self.cursor
-        key = (self.generation, row, width, expanded, self.search, is_cursor)
+        row_obj = layout.view.rows[row]
+        run = layout.runs.get(row)
+        key = (id(row_obj), row, width, expanded, self.search, is_cursor, run)
         cached = self._blocks.get(key)
-        if cached is not None:
-            return cached
+        if cached is not None and cached[0] is row_obj:
+            return cached[1]
         styles = self.styles_for_render
         texts = block_lines(
-            layout.view.rows[row],
+            row_obj,
             self.side,
             styles,
             width,
             expanded,
-            run=layout.runs.get(row),
+            run=run,
             row_pos=row,
             search=self.search,
             console=self.app.console,
@@ -168,7 +174,7 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
         base = self.rich_style
         header = styles.cursor if is_cursor else styles.header
         strips = [self._strip(text, width, base, header if i == 0 else None) for i, text in enumerate(texts)]
-        self._blocks[key] = strips
+        self._blocks[key] = (row_obj, strips)
         return strips
 
     def _strip(self, text: Text, width: int, base: Style, line_style: Style | None) -> Strip:

@@ -8,11 +8,10 @@ pieces; labels that are ours are plain strings without markup.
 from __future__ import annotations
 
 from array import array
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
 from rich.style import Style
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.cache import LRUCache
@@ -21,7 +20,7 @@ from textual.geometry import Size
 from textual.screen import ModalScreen, Screen
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from ..sanitize import make_visible
@@ -47,9 +46,10 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", id="ctxview.help_close")]
 
-    def __init__(self, keys: Iterable[tuple[str, str]]) -> None:
+    def __init__(self, keys: Iterable[tuple[str, str]], styles: PaneStyles | None = None) -> None:
         super().__init__(id="help")
         self.keys = list(keys)
+        self.pane_styles = styles or PaneStyles()
 
     def compose(self) -> ComposeResult:
         table = Text(end="")
@@ -58,11 +58,25 @@ class HelpScreen(ModalScreen[None]):
         for key, description in self.keys:
             table.append(f"  {key:<{width}}  ", Style(bold=True, color="cyan"))
             table.append(f"{description}\n")
-        table.append("\nPanes: stored messages on the left, prepared (sent to the model) on the right.\n")
-        table.append("Highlights: ", Style(dim=True))
-        table.append(" reminder stored in history ", Style(color="magenta", bgcolor="grey15"))
-        table.append(" ")
-        table.append(" ephemeral, added for this request ", Style(color="black", bgcolor="yellow"))
+        styles = self.pane_styles
+        table.append("\nPanes: stored messages on the left, prepared (sent to the model) on the right;\n"
+                     "a message left out of the request shows as a ghost line on the right.\n")
+        legend = [
+            ("<system-reminder>", styles.reminder, "a reminder stored in the conversation history"),
+            ("<system-reminder>", styles.ephemeral, "an ephemeral reminder, added for this request only"),
+            ("...[N chars truncated]", styles.marker, "where compression cut a tool result"),
+            ("If you need the full…", styles.hint, "the re-run hint added for re-runnable tools"),
+            (" compressed tN age A ", styles.badge, "tier and age of a compressed tool result"),
+            (" cleared ", styles.badge, "also excerpted, summarised: what the pipeline did"),
+            (" +ephemeral ", styles.badge_ephemeral, "reminders were added to this message"),
+            (" removed ", styles.badge_removed, "left out (budget, summarising); on the ghost line"),
+        ]
+        table.append("\n")
+        for sample, style, meaning in legend:
+            table.append("  ")
+            table.append(sample, style)
+            table.append(" " * max(24 - len(sample), 1))
+            table.append(f"{meaning}\n")
         table.append("\nEscape closes this screen; ctrl+p opens the command palette.", Style(dim=True))
         with VerticalScroll(id="help-body"):
             yield Static(table, id="help-text")
@@ -271,8 +285,8 @@ class ConversationPicker(ModalScreen[int | None]):
         self.dismiss(None)
 
 
-class WriteScreen(ModalScreen[str | None]):
-    """Ask where to write the prepared messages."""
+class WriteScreen(ModalScreen[tuple[str, str] | None]):
+    """Ask where, and in which API shape, to write the prepared messages."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="ctxview.write_cancel")]
 
@@ -282,15 +296,20 @@ class WriteScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="write-box"):
-            yield Label("Write the prepared messages to (JSON; .jsonl for one message a line):")
+            yield Label("Write the prepared messages (a request body) to:")
             yield Input(self.default, id="write-input")
+            yield Label("shape", classes="control-label")
+            yield Select([("OpenAI chat completions", "openai"), ("Anthropic messages", "anthropic")],
+                         value="openai", allow_blank=False, id="write-shape", compact=True)
+            yield Label("Enter writes (atomically; never over the input file) · Esc cancels", classes="hint")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         value = event.value.strip()
-        self.dismiss(value or None)
+        shape = str(self.query_one("#write-shape", Select).value)
+        self.dismiss((value, shape) if value else None)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -308,41 +327,3 @@ class BloatScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="bloat-body"):
             yield Static(self.report, id="bloat-text")
-
-
-def describe_value(value: Any, indent: int = 0) -> Text:
-    """A generic, safe rendering of a report value (mapping, dataclass, list)."""
-    text = Text(end="")
-    pad = "  " * indent
-    if hasattr(value, "__dataclass_fields__"):
-        value = {name: getattr(value, name) for name in value.__dataclass_fields__}
-    if isinstance(value, dict):
-        for key, item in value.items():
-            text.append(f"{pad}{make_visible(str(key))}: ", Style(bold=True))
-            if isinstance(item, (dict, list, tuple)) or hasattr(item, "__dataclass_fields__"):
-                text.append("\n")
-                text.append_text(describe_value(item, indent + 1))
-            else:
-                text.append(make_visible(_fmt(item)) + "\n")
-    elif isinstance(value, (list, tuple)):
-        for item in value[:200]:
-            if isinstance(item, (dict, list, tuple)) or hasattr(item, "__dataclass_fields__"):
-                text.append_text(describe_value(item, indent + 1))
-                text.append(f"{pad}  ─\n", Style(dim=True))
-            else:
-                text.append(f"{pad}- {make_visible(_fmt(item))}\n")
-        if len(value) > 200:
-            text.append(f"{pad}… {len(value) - 200:,} more\n", Style(dim=True))
-    else:
-        text.append(f"{pad}{make_visible(_fmt(value))}\n")
-    return text
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, bool) or value is None:
-        return str(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:,.2f}"
-    return str(value)

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-import pytest
+import json
+from pathlib import Path
+
 from sessions import make_session
 from textual.widgets import Input
 
 from ctxview.model import Conversation, Message, Session
 from ctxview.tui.app import KEYS, CtxviewApp
 from ctxview.tui.layout import Layout
-from ctxview.tui.screens import ConversationPicker, DetailScreen, HelpScreen, TierEditor, WriteScreen
+from ctxview.tui.screens import BloatScreen, ConversationPicker, DetailScreen, HelpScreen, TierEditor, WriteScreen
 from ctxview.tui.widgets import StatusBar
 from ctxview.view import Settings
 
 SIZE = (140, 40)
+HOSTILE = Path(__file__).parents[1] / "fixtures" / "hostile.ctxview.json"
 
 
 async def settle(pilot) -> None:
@@ -261,17 +264,54 @@ async def test_help_screen_lists_every_key():
         assert not isinstance(app.screen, HelpScreen)
 
 
-async def test_write_dialog_opens_with_a_default_name():
+async def test_write_prepared_messages(tmp_path):
     app = new_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("w")
         await pilot.pause()
         assert isinstance(app.screen, WriteScreen)
-        assert app.screen.query_one(Input).value == "test.prepared.json"
+        box = app.screen.query_one(Input)
+        assert box.value == "test.prepared.json"
+        target = tmp_path / "out.json"
+        box.value = str(target)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, WriteScreen)
+        data = json.loads(target.read_text())
+        assert len(data["messages"]) == len(app.view.prepared) + (1 if app.view.system_prompt else 0)
+        assert app.last_written == str(target)
+
+
+async def test_write_refuses_the_input_file(tmp_path):
+    source = tmp_path / "session.ctxview.json"
+    source.write_text(HOSTILE.read_text())
+    before = source.read_bytes()
+    app = CtxviewApp(str(source), Settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        app.screen.query_one(Input).value = str(source)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.last_written is None
+        assert any("input file" in n.message for n in app._notifications)
+    assert source.read_bytes() == before
+
+
+async def test_bloat_report():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("b")
+        await settle(pilot)
+        assert isinstance(app.screen, BloatScreen)
+        text = str(app.screen.query_one("#bloat-text").render())
+        assert "Context bloat: main" in text and "By tool" in text and "Read" in text
         await pilot.press("escape")
         await pilot.pause()
-        assert not isinstance(app.screen, WriteScreen)
+        assert not isinstance(app.screen, BloatScreen)
 
 
 async def test_quit():

@@ -1,0 +1,157 @@
+"""Inspector speed and memory on a large synthetic session, headless.
+
+    python benchmarks/bench_tui.py [N_MESSAGES] [--format ctxview|claude-code|...]
+
+Writes a session of N messages (default 100,000) with benchmarks/make_session.py,
+then runs the app headless (`App.run_test`) and prints:
+
+- first screen: from creating the app to the first painted view, loading included
+  (target ≤ 3 s);
+- keep_recent change: from the key press to the last frame written with the
+  recomputed view (target ≤ 100 ms), several presses; the pipeline's own
+  recompute is part of it;
+- scroll to end: from the End key to the frame showing the last message
+  (target ≤ 100 ms);
+
+Times end at the last frame the app writes (App._display), not when the test
+pilot notices the app is idle (which adds its own 20 ms polling).
+- memory: resident-set growth from before loading to after the first screen and
+  the process's peak, against the file size (target ≤ 3×).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def peak_rss_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+async def wait_applied(app, pilot, timeout: float = 60.0) -> None:
+    """Until the newest recompute is on screen."""
+    deadline = time.perf_counter() + timeout
+    while True:
+        await pilot.pause()
+        if app.view is not None and app.generation == app.applied_generation and app.error is None:
+            await pilot.pause()  # let the compositor paint the new view
+            return
+        if app.error is not None:
+            raise SystemExit(f"app failed: {app.error}")
+        if time.perf_counter() > deadline:
+            raise SystemExit("timed out waiting for the view")
+        await asyncio.sleep(0.001)
+
+
+async def run(path: Path, presses: int) -> dict:
+    from ctxview.tui.app import CtxviewApp
+    from ctxview.view import Settings
+
+    class TimedApp(CtxviewApp):
+        """Records when each frame is written: "repainted" means the frame is out."""
+
+        paints: list[float] = []
+
+        def _display(self, screen, renderable) -> None:
+            super()._display(screen, renderable)
+            if renderable is not None:
+                self.paints.append(time.perf_counter())
+
+    def repainted_after(t: float, app) -> float:
+        after = [p for p in app.paints if p >= t]
+        return (after[-1] - t) if after else float("nan")
+
+    gc.collect()
+    rss_before = rss_bytes()
+    t0 = time.perf_counter()
+    app = TimedApp(str(path), Settings())
+    figures: dict = {}
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_applied(app, pilot)
+        figures["first_screen"] = app.paints[-1] - t0
+        figures["rows"] = len(app.view.rows)
+        gc.collect()
+        figures["rss_growth"] = rss_bytes() - rss_before
+
+        times = []
+        for i in range(presses):
+            # up, down, up, ... and a new value every other time (a cold one for the pipeline)
+            key = "plus" if i % 2 == 0 else "minus"
+            t = time.perf_counter()
+            await pilot.press(key)
+            await wait_applied(app, pilot)
+            await pilot.pause()
+            times.append(repainted_after(t, app))
+        figures["keep_recent"] = times
+
+        scroll = []
+        for key in ("end", "home", "end"):
+            t = time.perf_counter()
+            await pilot.press(key)
+            await pilot.pause()
+            scroll.append((key, repainted_after(t, app)))
+        pane = app.stored_pane
+        figures["at_end"] = pane.scroll_y == pane.max_scroll_y and app.cursor == len(app.view.rows) - 1
+        figures["scroll"] = scroll
+        figures["lines"] = app.row_layout.total_lines
+    figures["peak_rss"] = peak_rss_bytes()
+    figures["rss_before"] = rss_before
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("n", nargs="?", type=int, default=100_000)
+    parser.add_argument("--format", default="ctxview")
+    parser.add_argument("--presses", type=int, default=6)
+    parser.add_argument("--keep", help="write the session here and keep it")
+    args = parser.parse_args(argv)
+
+    from make_session import write
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(args.keep) if args.keep else Path(tmp) / f"bench-{args.n}.{args.format}.json"
+        if not path.exists():
+            t = time.perf_counter()
+            write(path, args.n, args.format)
+            print(f"wrote {path.name}: {args.n:,} messages in {time.perf_counter() - t:.1f} s")
+        size = path.stat().st_size
+        figures = asyncio.run(run(path, args.presses))
+
+    kr = figures["keep_recent"]
+    mb = 1024 * 1024
+    print(f"file: {size / mb:.1f} MB ({args.format}), {figures['rows']:,} rows, {figures['lines']:,} pane lines")
+    print(f"first screen (loading included): {figures['first_screen'] * 1000:.0f} ms   target ≤ 3000 ms")
+    print(f"keep_recent change repainted: median {statistics.median(kr) * 1000:.0f} ms, "
+          f"max {max(kr) * 1000:.0f} ms over {len(kr)} presses   target ≤ 100 ms")
+    for key, t in figures["scroll"]:
+        print(f"scroll {key}: {t * 1000:.0f} ms   target ≤ 100 ms")
+    print(f"at the end after End: {figures['at_end']}")
+    growth = figures["rss_growth"]
+    peak = figures["peak_rss"] - figures["rss_before"]
+    print(f"memory: resident growth {growth / mb:.0f} MB = {growth / size:.2f}× file; "
+          f"peak growth {peak / mb:.0f} MB = {peak / size:.2f}× file   target ≤ 3×")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

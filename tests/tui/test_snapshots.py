@@ -1,0 +1,83 @@
+"""SVG snapshots of the main screens (pytest-textual-snapshot).
+
+Update after a deliberate change with `pytest tests/tui/test_snapshots.py --snapshot-update`,
+then look at the new SVGs before committing them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxview.tui.app import CtxviewApp
+from ctxview.view import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTILE = "tests/fixtures/hostile.ctxview.json"
+WIDE = (160, 45)
+
+
+@pytest.fixture(autouse=True)
+def _repo_root(monkeypatch):
+    # The header shows the path as given; keep it relative so snapshots are portable.
+    monkeypatch.chdir(ROOT)
+
+
+def settled(*keys: str):
+    """A run_before script: wait for loading, press keys, wait for every recompute."""
+
+    async def run(pilot) -> None:
+        app = pilot.app
+        await _settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await _settle(pilot)
+        app.screen.set_focus(None) if not keys else None
+
+    return run
+
+
+async def _settle(pilot) -> None:
+    app = pilot.app
+    for _ in range(100):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if app.view is not None and app.generation == app.applied_generation and \
+                not any(w.is_running for w in app.workers):
+            return
+    raise AssertionError("app did not settle")
+
+
+class TestMainScreen:
+    def test_demo(self, snap_compare):
+        """The bundled demo as `ctxview` opens it."""
+        assert snap_compare(CtxviewApp(None, Settings(counter="swarm")), terminal_size=WIDE, run_before=settled())
+
+    def test_narrow_terminal(self, snap_compare):
+        """80×24: the controls panel is hidden, the panes share the width."""
+        assert snap_compare(CtxviewApp(None, Settings(counter="swarm")), terminal_size=(80, 24), run_before=settled())
+
+
+class TestHighlighting:
+    def test_reminders(self, snap_compare):
+        """Near the end of the demo: a stored reminder (row 180) and an ephemeral one (row 176), expanded."""
+        app = CtxviewApp(None, Settings(counter="swarm"))
+        assert snap_compare(app, terminal_size=WIDE, run_before=settled("end", "up", "up", "up", "enter", "up", "up", "up", "up", "enter"))
+
+    def test_compressed(self, snap_compare):
+        """A compressed tool result expanded: badge, truncation marker and re-run hint."""
+        app = CtxviewApp(None, Settings(keep_recent=2, tiers="aggressive", counter="swarm"))
+        assert snap_compare(app, terminal_size=WIDE, run_before=settled("x", "x", "enter"))
+
+
+class TestScreens:
+    def test_help(self, snap_compare):
+        assert snap_compare(CtxviewApp(None, Settings(counter="swarm")), terminal_size=WIDE, run_before=settled("question_mark"))
+
+
+class TestHostile:
+    def test_hostile_content(self, snap_compare):
+        """Markup, ANSI/OSC escapes, NUL, C1 and bidi controls show as visible characters."""
+        app = CtxviewApp(HOSTILE, Settings(keep_recent=2, counter="swarm"))
+        assert snap_compare(app, terminal_size=WIDE, run_before=settled("down", "down", "enter", "end", "enter"))
