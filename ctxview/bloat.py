@@ -205,7 +205,7 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     if clearing.saved_tokens > 0:
         waste = sum(r["wasted_tokens"] for r in repeated)
         recs.append(Recommendation(
-            "clear old tool results (keep the 3 most recent)", "clear: keep=3", clearing.saved_tokens,
+            "clear old tool results (keep the 3 most recent)", "--clear-keep 3", clearing.saved_tokens,
             f"{len(clearing.cleared)} results cleared; includes {len(repeated)} repeated groups "
             f"({waste:,} tokens) and {len(stale)} stale large results"))
     boundary = n - keep_recent
@@ -217,7 +217,7 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
             saving = old_tokens - counter.count_message(checkpoint)
             if saving > 0:
                 recs.append(Recommendation(
-                    "summarise old messages into one checkpoint", "old_messages: llm", saving,
+                    "summarise old messages into one checkpoint", "--old-messages llm", saving,
                     f"the {len(old):,} messages before the last {keep_recent}"))
     if context_window and bloated:
         target = int(threshold * context_window) - system_tokens - eph_tokens

@@ -77,8 +77,8 @@ def test_recommendations_carry_setting_and_measured_saving():
     compressed = compress_tool_results(msgs, 10, DEFAULT_POLICY)
     expected = sum(C4.count_message(a) - C4.count_message(b) for a, b in zip(msgs, compressed))
     assert comp.saves == expected > 0
-    assert by_setting["clear: keep=3"].saves > 0
-    assert by_setting["old_messages: llm"].saves > 0
+    assert by_setting["--clear-keep 3"].saves > 0
+    assert by_setting["--old-messages llm"].saves > 0
     assert any(s.startswith("--budget ") for s in by_setting)
     saves = [r.saves for r in report.recommendations]
     assert saves == sorted(saves, reverse=True)
