@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from . import reminders
-from .budget import checkpoint_message, extractive_summary, fit_to_budget
+from .budget import fit_to_budget, plan_summary
 from .clearing import plan_clearing, tool_name_of
 from .compression import DEFAULT_POLICY, compress_tool_results
 from .gcpause import paused_gc
@@ -208,17 +208,16 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
             "clear old tool results (keep the 3 most recent)", "--clear-keep 3", clearing.saved_tokens,
             f"{len(clearing.cleared)} results cleared; includes {len(repeated)} repeated groups "
             f"({waste:,} tokens) and {len(stale)} stale large results"))
-    boundary = n - keep_recent
-    if boundary > 1:
-        old = [m for m in messages[:boundary] if m.role != "system"]
-        if old:
-            checkpoint = checkpoint_message(len(old), extractive_summary(old))
-            old_tokens = sum(per[i] for i in range(boundary) if messages[i].role != "system")
-            saving = old_tokens - counter.count_message(checkpoint)
+    if n - keep_recent > 1:
+        # exactly what --old-messages llm does: same boundary (moved to keep calls
+        # with their results), same offline checkpoint
+        summary = plan_summary(messages, n - keep_recent, "llm")
+        if summary.removed and summary.inserted is not None:
+            saving = sum(per[i] for i in summary.removed) - measure(summary.inserted)
             if saving > 0:
                 recs.append(Recommendation(
                     "summarise old messages into one checkpoint", "--old-messages llm", saving,
-                    f"the {len(old):,} messages before the last {keep_recent}"))
+                    f"the {len(summary.removed):,} messages before index {summary.boundary}"))
     if context_window and bloated:
         target = int(threshold * context_window) - system_tokens - eph_tokens
         fit = fit_to_budget(messages, max(target, 0), keep_recent, counts=per)

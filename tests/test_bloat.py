@@ -89,3 +89,13 @@ def test_empty_and_bad_threshold():
     assert report.total_tokens == 0 and not report.bloated and report.recommendations == ()
     with pytest.raises(ValueError):
         analyze_context_bloat([], threshold=0)
+
+
+def test_summary_recommendation_matches_what_the_setting_does():
+    from ctxview.budget import summarize_old_messages
+
+    msgs = conversation()
+    report = analyze_context_bloat(msgs, counter=C4, keep_recent=10)
+    rec = {r.setting: r for r in report.recommendations}["--old-messages llm"]
+    after = summarize_old_messages(msgs, len(msgs) - 10, "llm")
+    assert rec.saves == sum(map(C4.count_message, msgs)) - sum(map(C4.count_message, after))
