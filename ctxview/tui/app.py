@@ -202,12 +202,26 @@ class CtxviewApp(App[int]):
                     raise LoadFailed(f"{self._path_label()}: {exc.args[0]}") from None
                 index = session.conversations.index(conv)
             conversation = session.conversations[index]
+            self.settings = self._opening_settings(conversation)
             view = self._prepare(conversation, self.settings)
             layout = Layout.build(view, stored_heights=self._stored_heights_for(conversation))
         except Exception as exc:  # noqa: BLE001 - any failure becomes one line, never a traceback
             self.call_from_thread(self._load_failed, exc)
             return
         self.call_from_thread(self._loaded, session, index, view, layout)
+
+    def _opening_settings(self, conversation: Conversation) -> Settings:
+        """Settings saved with the conversation, overridden by what was given
+        (fields that differ from the defaults), as `ctxview report` does."""
+        from ..report import settings_for
+
+        defaults = Settings()
+        given = {
+            f.name: getattr(self.settings, f.name)
+            for f in dataclasses.fields(Settings)
+            if getattr(self.settings, f.name) != getattr(defaults, f.name)
+        }
+        return settings_for(conversation, given)
 
     def _load_failed(self, exc: Exception) -> None:
         self.error = _one_line(exc)

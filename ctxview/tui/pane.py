@@ -172,7 +172,8 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
             console=self.app.console,
         )
         base = self.rich_style
-        header = styles.cursor if is_cursor else styles.header
+        ghost = (row_obj.stored if self.side == "stored" else row_obj.prepared) is None
+        header = styles.cursor if is_cursor else (None if ghost else styles.header)
         strips = [self._strip(text, width, base, header if i == 0 else None) for i, text in enumerate(texts)]
         self._blocks[key] = (row_obj, strips)
         return strips

@@ -210,7 +210,7 @@ class TierEditor(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="tier-box"):
-            yield Label("Compression tiers: AGE:LIMIT, … (LIMIT a number of characters or full; * for the rest)")
+            yield Label("Compression tiers, oldest last: AGE:LIMIT,… where LIMIT is a number of characters or full, and * is every older age. Example: 10:full,20:1000,*:100")
             yield Input(self.spec, id="tier-input")
             yield Static(id="tier-preview")
             with Horizontal(id="tier-buttons"):

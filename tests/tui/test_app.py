@@ -399,3 +399,21 @@ async def test_error_after_start_is_a_notification():
         await settle(pilot)
         assert app.error is None and app.is_running
         assert any("request 0" in n.message for n in app._notifications)
+
+
+async def test_saved_settings_are_defaults_and_given_ones_win(tmp_path):
+    from ctxview.formats.native import write_session
+
+    conv = make_session(1).conversations[0]
+    conv = Conversation(conv.name, conv.messages, model=conv.model, context_window=conv.context_window,
+                        settings={"keep_recent": 3, "tiers": "light"})
+    path = tmp_path / "saved.ctxview.json"
+    write_session(Session("ctxview", "", (conv,)), path)
+    app = CtxviewApp(str(path), Settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.view.settings.keep_recent == 3 and app.view.settings.tiers == "light"
+    app = CtxviewApp(str(path), Settings(keep_recent=7))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.view.settings.keep_recent == 7 and app.view.settings.tiers == "light"

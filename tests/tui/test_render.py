@@ -151,3 +151,21 @@ def test_no_style_comes_from_text_content():
     assert line.plain == "[red on blue]x[/]"
     assert all(s.style in (None, "") or isinstance(s.style, Style) for s in line.spans)
     assert not line.spans
+
+
+def test_cached_heights_match_a_fresh_build():
+    from sessions import tool_session
+
+    from ctxview.pipeline import PipelineCache, prepare
+    from ctxview.tui.layout import stored_heights_of
+
+    conv = tool_session(pairs=8)
+    cache = PipelineCache()
+    first = Layout.build(prepare(conv, Settings(keep_recent=4), cache=cache))
+    stored = stored_heights_of(conv.messages)
+    for settings in (Settings(keep_recent=5), Settings(keep_recent=2, tiers="aggressive"), Settings(request=5)):
+        view = prepare(conv, settings, cache=cache)
+        cached = Layout.build(view, first, stored)
+        fresh = Layout.build(view)
+        assert cached.heights == fresh.heights and cached.offsets == fresh.offsets
+        first = cached
