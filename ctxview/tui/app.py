@@ -46,6 +46,8 @@ __all__ = ["CtxviewApp", "run_app"]
 # A message this big opens in the detail view instead of expanding in place.
 HUGE_CHARS = 100_000
 HUGE_LINES = 1_500
+# Runs of at least this many removed messages fold into one line on each side.
+FOLD_MIN = 2
 
 KEYS: list[Binding] = [
     Binding("plus,equals_sign", "keep_recent(1)", "keep_recent +1", key_display="+", id="ctxview.keep_recent_up"),
@@ -115,6 +117,7 @@ class CtxviewApp(App[int]):
         self.applied_generation = 0
         self.cursor = 0
         self.expanded_rows: set[int] = set()
+        self.unfolded_runs: set[int] = set()   # removed runs the user unfolded (first rows)
         self.search_term = ""
         self.linked = True
         self.error: str | None = None      # set when loading failed before the app was usable
@@ -294,19 +297,23 @@ class CtxviewApp(App[int]):
         if self.cursor >= len(layout):
             self.cursor = max(len(layout) - 1, 0)
         self.expanded_rows = {r for r in self.expanded_rows if r < len(layout)}
-        self._reflow_expanded()
+        self._reflow()
         for pane in self.panes:
             pane.cursor = self.cursor
             pane.set_layout(layout, generation)
         self._refresh_chrome()
 
-    def _reflow_expanded(self) -> None:
+    def _reflow(self) -> None:
+        """Apply folds and expanded rows to the current layout."""
         layout = self.row_layout
         if layout is None:
             return
         stored, prepared = self.panes
+        layout.fold_runs(FOLD_MIN, self.unfolded_runs)
         layout.expanded = {row: self._expanded_height(row, stored, prepared) for row in self.expanded_rows}
         layout.reflow()
+        if len(layout) and not layout.visible(self.cursor):
+            self.cursor = layout.fold_of(self.cursor) or 0
 
     def _expanded_height(self, row: int, stored: MessagePane, prepared: MessagePane) -> int:
         assert self.row_layout is not None
@@ -459,6 +466,7 @@ class CtxviewApp(App[int]):
         self.conversation_index = index
         self.cursor = 0
         self.expanded_rows.clear()
+        self.unfolded_runs.clear()
         self.settings = dataclasses.replace(self.settings, request=None)
         self.view = None
         for pane in self.panes:
@@ -488,6 +496,8 @@ class CtxviewApp(App[int]):
         if layout is None or not len(layout):
             return
         row = min(max(row, 0), len(layout) - 1)
+        if not layout.visible(row):
+            row = layout.fold_of(row) or 0
         self.cursor = row
         for pane in self.panes:
             pane.set_cursor(row)
@@ -520,25 +530,39 @@ class CtxviewApp(App[int]):
         self.set_cursor(event.row, scroll=False)
 
     def action_cursor(self, delta: int) -> None:
-        self.set_cursor(self.cursor + delta)
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        row, step = self.cursor, (1 if delta > 0 else -1)
+        for _ in range(abs(delta)):
+            nxt = row + step
+            while 0 <= nxt < len(layout) and not layout.visible(nxt):
+                nxt += step  # over the hidden rows of a folded run
+            if not 0 <= nxt < len(layout):
+                break
+            row = nxt
+        self.set_cursor(row)
 
     def action_cursor_to(self, where: str) -> None:
-        if self.row_layout is None:
+        layout = self.row_layout
+        if layout is None or not len(layout):
             return
-        self.set_cursor(0 if where == "first" else len(self.row_layout) - 1)
+        self.set_cursor(0 if where == "first" else len(layout) - 1)
         if where == "last":
             for pane in self.panes:
                 pane.scroll_end(animate=False, immediate=True)
 
     def _find_row(self, predicate, direction: int = 1) -> int | None:
-        """The next row after the cursor (wrapping) for which predicate(row) holds."""
-        if self.row_layout is None or not len(self.row_layout):
+        """The next visible row after the cursor (wrapping) for which predicate(row) holds."""
+        layout = self.row_layout
+        if layout is None or not len(layout):
             return None
-        rows = self.row_layout.view.rows
+        rows = layout.view.rows
+        heights = layout.heights
         n = len(rows)
         for step in range(1, n + 1):
             i = (self.cursor + direction * step) % n
-            if predicate(rows[i]):
+            if heights[i] and predicate(rows[i]):
                 return i
         return None
 
@@ -563,6 +587,9 @@ class CtxviewApp(App[int]):
         if layout is None or not len(layout):
             return
         row = self.cursor
+        if row in layout.folded:
+            self.action_fold()
+            return
         r = layout.view.rows[row]
         sizes = [display_text(m) for m in (r.stored, r.prepared) if m is not None]
         if row not in self.expanded_rows and any(
@@ -574,10 +601,29 @@ class CtxviewApp(App[int]):
             self.expanded_rows.discard(row)
         else:
             self.expanded_rows.add(row)
-        self._reflow_expanded()
+        self._reflow()
         for pane in self.panes:
             pane.invalidate()
         self._scroll_to_row(row)
+
+    def action_fold(self) -> None:
+        """Fold or unfold the run of removed messages under the cursor."""
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        run = layout.runs.get(self.cursor)
+        if run is None or run[1] < FOLD_MIN:
+            self.bell()
+            return
+        start = run[0]
+        if start in layout.folded:
+            self.unfolded_runs.add(start)
+        else:
+            self.unfolded_runs.discard(start)
+        self._reflow()
+        for pane in self.panes:
+            pane.invalidate()
+        self.set_cursor(start)
 
     def action_detail(self) -> None:
         layout = self.row_layout
@@ -724,6 +770,7 @@ class CtxviewApp(App[int]):
             ("Home/End", "First / last message"),
             ("Enter", "Expand / collapse the message (huge ones open the detail view)"),
             ("o", "Open the message in the detail view"),
+            ("z", "Fold / unfold a run of removed messages (Enter unfolds too)"),
             ("Tab", "Move focus (panes, controls)"),
         ]
         return rows

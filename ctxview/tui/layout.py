@@ -83,6 +83,7 @@ class Layout:
     base_heights: list[int]
     runs: dict[int, tuple[int, int]]
     expanded: dict[int, int] = field(default_factory=dict)   # row -> expanded height
+    folded: set[int] = field(default_factory=set)            # first rows of folded removed runs
     heights: list[int] = field(default_factory=list)
     offsets: list[int] = field(default_factory=list)         # offsets[i] = first line of row i
 
@@ -120,13 +121,39 @@ class Layout:
         return layout
 
     def reflow(self) -> None:
-        """Recompute heights and prefix sums after an expand/collapse."""
+        """Recompute heights and prefix sums after an expand/collapse or (un)fold.
+
+        A folded run of removed rows is one line on both sides (its first
+        row); the others get height 0, so the sides stay aligned.
+        """
         heights = list(self.base_heights)
         for row, height in self.expanded.items():
             if 0 <= row < len(heights):
                 heights[row] = height
+        for start in self.folded:
+            run = self.runs.get(start)
+            if run is None or run[0] != start:
+                continue
+            heights[start] = 1
+            heights[start + 1:start + run[1]] = [0] * (run[1] - 1)
         self.heights = heights
         self.offsets = [0, *accumulate(heights)]
+
+    def fold_runs(self, min_length: int, keep_open: set[int]) -> None:
+        """Fold every removed run of at least `min_length` rows not in `keep_open`."""
+        self.folded = {
+            start for start, length in set(self.runs.values()) if length >= min_length and start not in keep_open
+        }
+
+    def fold_of(self, row: int) -> int | None:
+        """The first row of the folded run holding `row`, if it is folded."""
+        run = self.runs.get(row)
+        if run is not None and run[0] in self.folded:
+            return run[0]
+        return None
+
+    def visible(self, row: int) -> bool:
+        return self.heights[row] > 0
 
     @property
     def total_lines(self) -> int:

@@ -20,7 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from .layout import Layout
-from .render import PaneStyles, Side, block_lines
+from .render import PaneStyles, Side, block_lines, fold_line
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -67,6 +67,7 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
         Binding("end,G", "app.cursor_to('last')", "Last message", show=False, id="ctxview.last"),
         Binding("enter", "app.expand", "Expand", id="ctxview.expand"),
         Binding("o", "app.detail", "Open in detail view", show=False, id="ctxview.detail"),
+        Binding("z", "app.fold", "Fold/unfold removed messages", show=False, id="ctxview.fold"),
     ]
 
     class RowClicked(TMessage):
@@ -155,24 +156,28 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
         is_cursor = row == self.cursor
         row_obj = layout.view.rows[row]
         run = layout.runs.get(row)
-        key = (id(row_obj), row, width, expanded, self.search, is_cursor, run)
+        folded = row in layout.folded
+        key = (id(row_obj), row, width, expanded, self.search, is_cursor, run, folded)
         cached = self._blocks.get(key)
         if cached is not None and cached[0] is row_obj:
             return cached[1]
         styles = self.styles_for_render
-        texts = block_lines(
-            row_obj,
-            self.side,
-            styles,
-            width,
-            expanded,
-            run=run,
-            row_pos=row,
-            search=self.search,
-            console=self.app.console,
-        )
+        if folded and run is not None:
+            texts = [fold_line(layout.view.rows, run, self.side, styles)]
+        else:
+            texts = block_lines(
+                row_obj,
+                self.side,
+                styles,
+                width,
+                expanded,
+                run=run,
+                row_pos=row,
+                search=self.search,
+                console=self.app.console,
+            )
         base = self.rich_style
-        ghost = (row_obj.stored if self.side == "stored" else row_obj.prepared) is None
+        ghost = folded or (row_obj.stored if self.side == "stored" else row_obj.prepared) is None
         header = styles.cursor if is_cursor else (None if ghost else styles.header)
         strips = [self._strip(text, width, base, header if i == 0 else None) for i, text in enumerate(texts)]
         self._blocks[key] = (row_obj, strips)

@@ -24,6 +24,7 @@ from .layout import PREVIEW_LINES, TOOL_CALL_PREVIEW, display_text
 
 __all__ = [
     "PaneStyles",
+    "fold_line",
     "Side",
     "badge_label",
     "block_lines",
@@ -125,12 +126,26 @@ def ghost_line(row: Row, side: Side, run: tuple[int, int] | None, row_pos: int, 
         noun = "message" if length == 1 else "messages"
         text.append(f"⋯ {length:,} {noun} removed", styles.ghost)
         if why is not None:
-            text.append(" ")
+            text.append(": ", styles.ghost)
             text.append(f" {why.action} ", styles.badge_removed)
-            text.append(f" {make_visible(why.rule)}", styles.ghost)
+            text.append(f" by {make_visible(why.rule)}", styles.ghost)
         text.append(" ⋯", styles.ghost)
     else:
         text.append("⋯ inserted for this request ⋯", styles.ghost)
+    return text
+
+
+def fold_line(rows: tuple[Row, ...], run: tuple[int, int], side: Side, styles: PaneStyles) -> Text:
+    """The one line a folded run of removed messages takes on each side."""
+    start, length = run
+    if side == "prepared":
+        return ghost_line(rows[start], side, run, start, styles)
+    first, last = rows[start].index, rows[start + length - 1].index
+    text = Text(no_wrap=True, end="")
+    text.append(f"⋯ {length:,} stored messages", styles.ghost)
+    if first is not None and last is not None:
+        text.append(f" #{first}–#{last}", styles.ghost)
+    text.append(" not in this request · Enter unfolds ⋯", styles.ghost)
     return text
 
 

@@ -417,3 +417,31 @@ async def test_saved_settings_are_defaults_and_given_ones_win(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert app.view.settings.keep_recent == 7 and app.view.settings.tiers == "light"
+
+
+async def test_removed_runs_fold_into_one_line_and_unfold():
+    app = new_app(budget=4000)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        layout = app.row_layout
+        runs = sorted({run for run in layout.runs.values() if run[1] >= 2})
+        assert runs, "the budget should leave a run of messages out"
+        start, length = runs[0]
+        assert start in layout.folded
+        assert layout.heights[start] == 1 and not any(layout.heights[start + 1:start + length])
+        assert layout.total_lines == sum(layout.heights)
+        # The cursor steps over the hidden rows of the fold.
+        app.set_cursor(start)
+        await pilot.press("down")
+        assert app.cursor == start + length
+        app.set_cursor(start)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert start not in app.row_layout.folded and app.row_layout.heights[start + 1] > 0
+        await pilot.press("z")
+        await pilot.pause()
+        assert start in app.row_layout.folded and app.cursor == start
+        # Both panes render one line for the fold, and the same number of lines in all.
+        stored, prepared = app.panes
+        assert "not in this request" in stored.block(start)[0].text
+        assert "removed" in prepared.block(start)[0].text

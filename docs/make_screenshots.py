@@ -1,0 +1,52 @@
+"""Regenerate the README screenshots (SVG, headless):
+
+    python docs/make_screenshots.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from ctxview.tui.app import CtxviewApp  # noqa: E402
+from ctxview.view import Settings  # noqa: E402
+
+SHOTS = {
+    # name: (settings, keys pressed after loading, terminal size)
+    "inspector-demo": (Settings(counter="swarm"), (), (160, 45)),
+    "inspector-reminders": (Settings(counter="swarm"),
+                            ("end", "up", "up", "up", "enter", "up", "up", "up", "up", "enter"), (160, 45)),
+    "inspector-budget": (Settings(counter="swarm", budget=8000, keep_recent=6), (), (160, 45)),
+}
+
+
+async def shoot(name: str, settings: Settings, keys: tuple[str, ...], size: tuple[int, int]) -> Path:
+    app = CtxviewApp(None, settings)
+    async with app.run_test(size=size) as pilot:
+        while app.view is None or app.generation != app.applied_generation:
+            if app.error:
+                raise SystemExit(app.error)
+            await pilot.pause(0.05)
+        for key in keys:
+            await pilot.press(key)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        await pilot.pause()
+        out = HERE / f"{name}.svg"
+        app.save_screenshot(str(out))
+    return out
+
+
+async def main() -> None:
+    for name, (settings, keys, size) in SHOTS.items():
+        print(await shoot(name, settings, keys, size))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
