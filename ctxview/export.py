@@ -1,4 +1,4 @@
-"""Prepared messages in the shapes model APIs take, and atomic writing.
+"""Prepared messages in the shapes model APIs take.
 
 `to_openai(view)` gives an OpenAI chat-completions request body
 (`{"model", "messages"}`, tool calls as `function` calls with JSON-string
@@ -12,12 +12,10 @@ them alternating). Attachments are not exported; their count is noted under
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
-from pathlib import Path
 from typing import Any, Sequence
 
+from .atomic import write_atomic
 from .model import Content, Message
 from .view import PreparedView
 
@@ -117,30 +115,3 @@ def dumps(data: Any) -> str:
     return _TERMINAL_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
 
 
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same folder and
-    os.replace, so a reader never sees half a file and a failure leaves the
-    old file whole."""
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        # mkstemp makes the file 0600; give it the mode a plain open() would.
-        try:
-            mode = target.stat().st_mode & 0o777
-        except OSError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

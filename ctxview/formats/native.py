@@ -17,13 +17,13 @@ The JSON Schema ships as ctxview/schema/ctxview-session.schema.json.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Mapping
 
 import orjson
 
+from ..atomic import write_atomic
 from ..model import Content, ContextEvent, Conversation, Message, Session, Usage
 from .errors import LoadError
 from .jsonio import Input, load_document
@@ -304,18 +304,4 @@ def write_session(session: Session, path: str | os.PathLike, title: str | None =
         import json
 
         data = json.dumps(doc, ensure_ascii=False, indent=2 if indent else None).encode("utf-8", "surrogatepass")
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data + b"\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(path, data + b"\n")
