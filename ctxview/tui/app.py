@@ -22,7 +22,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Footer, Input
 
 from ..model import Conversation, Session
 from ..sanitize import make_visible, sanitize
@@ -39,7 +39,7 @@ from .screens import (
     TierEditor,
     WriteScreen,
 )
-from .widgets import HeaderBar, Meters, StatusBar, status_text
+from .widgets import HeaderBar, Line, Meters, StatusBar, status_text
 
 __all__ = ["CtxviewApp", "run_app"]
 
@@ -137,9 +137,9 @@ class CtxviewApp(App[int]):
         with Horizontal(id="body"):
             with Vertical(id="panes"):
                 with Horizontal(id="titles"):
-                    yield Static(Text("stored messages", Style(bold=True)), id="title-stored", classes="pane-title")
-                    yield Static(Text("prepared for the model", Style(bold=True)), id="title-prepared",
-                                 classes="pane-title")
+                    yield Line(Text("stored messages", Style(bold=True)), id="title-stored", classes="pane-title")
+                    yield Line(Text("prepared for the model", Style(bold=True)), id="title-prepared",
+                               classes="pane-title")
                 with Horizontal(id="pane-row"):
                     yield MessagePane("stored", id="stored")
                     yield MessagePane("prepared", id="prepared")
@@ -195,6 +195,7 @@ class CtxviewApp(App[int]):
 
                 path = str(DEMO_PATH) if self.path is None else self.path
                 session = load_session(path, format=self.fmt, lenient=self.lenient)
+            gc.freeze()  # the session lives as long as the app: keep it out of full GC passes
             if not session.conversations:
                 raise LoadFailed(f"{self._path_label()}: no conversations in the file")
             index = 0
@@ -347,10 +348,10 @@ class CtxviewApp(App[int]):
             window = view.context_window if view is not None else conv.context_window
             self.query_one(HeaderBar).show(self._path_label(), self.session.format, conv.name, conv.model,
                                            window, position)
-            self.query_one("#title-stored", Static).update(
+            self.query_one("#title-stored", Line).update(
                 Text(f"stored messages · {len(conv.messages):,}", Style(bold=True), end=""))
             if view is not None:
-                self.query_one("#title-prepared", Static).update(
+                self.query_one("#title-prepared", Line).update(
                     Text(f"prepared for the model · {len(view.prepared):,} (request {self._request_label()})",
                          Style(bold=True), end=""))
         self.query_one(Meters).show(view)

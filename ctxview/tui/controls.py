@@ -12,9 +12,11 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message as TMessage
-from textual.widgets import Input, Label, Select, Static, Switch
+from rich.text import Text
+from textual.widgets import Input, Label, Select, Switch
 
 from ..view import OLD_MESSAGE_STRATEGIES, Settings
+from .widgets import Line
 
 __all__ = ["ControlsPanel"]
 
@@ -49,7 +51,7 @@ class ControlsPanel(VerticalScroll):
         yield Label("old messages", classes="control-label")
         yield Select([(s, s) for s in OLD_MESSAGE_STRATEGIES], id="ctl-old", allow_blank=False, compact=True)
         yield Label("request ([ ])", classes="control-label")
-        yield Static("next call", id="ctl-request")
+        yield Line(Text("next", end=""), id="ctl-request")
 
     def sync(self, settings: Settings, request_label: str) -> None:
         """Show `settings` without sending Changed messages back."""
@@ -65,7 +67,7 @@ class ControlsPanel(VerticalScroll):
             if not budget.has_focus:
                 budget.value = "" if settings.budget is None else str(settings.budget)
             self.query_one("#ctl-old", Select).value = settings.old_messages
-            self.query_one("#ctl-request", Static).update(request_label)
+            self.query_one("#ctl-request", Line).update(Text(request_label, end=""))
 
     def _send(self, **changes: Any) -> None:
         self.post_message(self.Changed(changes))

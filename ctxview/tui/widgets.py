@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from rich.style import Style
 from rich.text import Text
-from textual.widgets import Static
+from textual.widget import Widget
 
 from ..sanitize import make_visible
 from ..view import PreparedView
 
-__all__ = ["HeaderBar", "Meters", "StatusBar", "gauge", "meters_text", "status_text", "WINDOW_MARKS"]
+__all__ = ["HeaderBar", "Line", "Meters", "StatusBar", "gauge", "meters_text", "status_text", "WINDOW_MARKS"]
 
 WINDOW_MARKS = (0.6, 0.8, 0.9)  # SwarmSDK's context warning thresholds
 
@@ -111,7 +111,27 @@ def status_text(
     return text
 
 
-class HeaderBar(Static):
+class Line(Widget):
+    """One line of Text. Unlike Static.update, a change repaints without a
+    layout pass (the height is fixed in CSS), which keeps a recompute's
+    repaint cheap."""
+
+    DEFAULT_CSS = "Line { height: 1; }"
+
+    def __init__(self, text: Text | None = None, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.text = text if text is not None else Text(end="")
+
+    def update(self, text: Text) -> None:
+        if text.plain != self.text.plain or text.spans != self.text.spans or text.style != self.text.style:
+            self.text = text
+            self.refresh()
+
+    def render(self) -> Text:
+        return self.text
+
+
+class HeaderBar(Line):
     """File, format, conversation, model, context window."""
 
     def show(self, path: str, fmt: str, conversation: str, model: str | None, window: int | None,
@@ -132,12 +152,12 @@ class HeaderBar(Static):
         self.update(text)
 
 
-class Meters(Static):
+class Meters(Line):
     """Token totals and the context-window gauge."""
 
     def show(self, view: PreparedView | None) -> None:
         self.update(meters_text(view))
 
 
-class StatusBar(Static):
+class StatusBar(Line):
     """One line that always says keep_recent, tiers and tokens."""
