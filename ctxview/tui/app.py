@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import os
 import sys
 import threading
 from pathlib import Path
@@ -729,7 +730,12 @@ class CtxviewApp(App[int]):
     def action_write(self) -> None:
         if self.view is None:
             return
-        stem = "demo" if self.path is None else Path(self.path).name.split(".")[0] or "session"
+        if self.path is None:
+            stem = "demo"
+        elif self.path.startswith("<"):
+            stem = "session"  # <stdin>
+        else:
+            stem = Path(self.path).name.split(".")[0] or "session"
         self.push_screen(WriteScreen(f"{stem}.prepared.json"), self._write_to)
 
     def _write_to(self, choice: tuple[str, str] | None) -> None:
@@ -844,6 +850,20 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(message.split())
 
 
+def _session_from_stdin(fmt: str | None, lenient: bool) -> Session:
+    from ..formats import load_session
+
+    session = load_session("-", format=fmt, lenient=lenient)
+    try:
+        tty = os.open("/dev/tty", os.O_RDONLY)
+    except OSError:
+        raise LoadFailed("<stdin>: the inspector needs a terminal for its keys; "
+                         "save the session to a file, or use 'ctxview report -'") from None
+    os.dup2(tty, sys.__stdin__.fileno())
+    os.close(tty)
+    return session
+
+
 def run_app(
     path: str | None,
     settings: Settings,
@@ -852,7 +872,17 @@ def run_app(
     lenient: bool = False,
 ) -> int:
     """Open the inspector; the exit status (1 with one line on stderr if opening failed)."""
-    app = CtxviewApp(path, settings, agent=agent, fmt=fmt, lenient=lenient)
+    session = None
+    if path == "-":
+        # The session comes on stdin, and Textual reads keys from stdin: read
+        # the session first, then take the keyboard from the terminal.
+        try:
+            session = _session_from_stdin(fmt, lenient)
+        except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+            print(f"ctxview: error: {sanitize(_one_line(exc))}", file=sys.stderr)
+            return 1
+        path = "<stdin>"
+    app = CtxviewApp(path, settings, agent=agent, fmt=fmt, lenient=lenient, session=session)
     result = app.run()
     if app.error is not None:
         print(f"ctxview: error: {sanitize(app.error)}", file=sys.stderr)

@@ -445,3 +445,34 @@ async def test_removed_runs_fold_into_one_line_and_unfold():
         stored, prepared = app.panes
         assert "not in this request" in stored.block(start)[0].text
         assert "removed" in prepared.block(start)[0].text
+
+
+async def test_bindings_can_be_remapped_by_id():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.set_keymap({"ctxview.keep_recent_up": "u"})
+        await pilot.press("u")
+        await settle(pilot)
+        assert app.settings.keep_recent == 5
+
+
+async def test_click_selects_a_row():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.prepared_pane
+        target = 3
+        y = app.row_layout.row_top(target) - int(pane.scroll_y)
+        await pilot.click(pane, offset=(5, y))
+        await pilot.pause()
+        assert app.cursor == target
+
+
+async def test_stdin_session_is_named_and_write_defaults_to_session():
+    app = CtxviewApp("<stdin>", Settings(), session=make_session(1))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        assert app.screen.query_one(Input).value == "session.prepared.json"
