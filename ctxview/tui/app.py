@@ -144,7 +144,7 @@ class CtxviewApp(App[int]):
                 with Horizontal(id="pane-row"):
                     yield MessagePane("stored", id="stored")
                     yield MessagePane("prepared", id="prepared")
-            yield ControlsPanel(list(PRESETS), id="controls")
+            yield ControlsPanel(list(PRESETS), self.settings, id="controls")
         yield Input(id="search", placeholder="search both panes (Enter to find, Esc to close)")
         yield StatusBar(id="status")
         yield Footer()
@@ -526,6 +526,13 @@ class CtxviewApp(App[int]):
     def _focused_pane(self) -> MessagePane:
         focused = self.focused
         return focused if isinstance(focused, MessagePane) else self.stored_pane
+
+    @on(MessagePane.Resized)
+    def _pane_resized(self, event: MessagePane.Resized) -> None:
+        if self.expanded_rows and self.row_layout is not None:
+            self._reflow()
+            for pane in self.panes:
+                pane.invalidate()
 
     @on(MessagePane.RowClicked)
     def _row_clicked(self, event: MessagePane.RowClicked) -> None:

@@ -136,9 +136,13 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
         self._styles = None
         self._blocks.clear()
 
+    class Resized(TMessage):
+        """The pane's width changed: expanded (wrapped) rows need new heights."""
+
     def on_resize(self, event: events.Resize) -> None:
         self._blocks.clear()
         self._update_virtual_size()
+        self.post_message(self.Resized())
 
     # -- rendering -----------------------------------------------------------
 

@@ -476,3 +476,80 @@ async def test_stdin_session_is_named_and_write_defaults_to_session():
         await pilot.press("w")
         await pilot.pause()
         assert app.screen.query_one(Input).value == "session.prepared.json"
+
+
+async def test_resize_rewraps_expanded_rows():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down", "enter")
+        await pilot.pause()
+        wide = app.row_layout.heights[2]
+        await pilot.resize_terminal(70, 30)
+        await pilot.pause()
+        await pilot.pause()
+        narrow = app.row_layout.heights[2]
+        assert narrow > wide  # long lines wrap onto more lines in a narrow pane
+        stored, prepared = app.panes
+        assert len(stored.block(2)) <= narrow and len(prepared.block(2)) <= narrow
+        assert max(len(stored.block(2)), len(prepared.block(2))) == narrow
+
+
+async def test_empty_conversation_and_inserted_rows():
+    empty = Session("test", "t.json", (Conversation("empty", ()),))
+    app = CtxviewApp("t.json", Settings(), session=empty)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.error is None and len(app.view.rows) == 0
+        for key in ("down", "enter", "x", "r", "n", "end", "z", "o", "left_square_bracket"):
+            await pilot.press(key)
+        await pilot.pause()
+        assert app.is_running
+
+
+async def test_inserted_summary_row_and_summarised_run():
+    app = new_app(old_messages="llm")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        rows = app.view.rows
+        assert rows[0].stored is None and rows[0].prepared is not None
+        stored, prepared = app.panes
+        assert "inserted" in stored.block(0)[0].text
+        assert prepared.block(0)[0].text.startswith("+ ")
+        start = next(i for i, r in enumerate(rows) if r.prepared is None)
+        assert start in app.row_layout.folded or app.row_layout.runs[start][1] == 1
+
+
+async def test_controls_panel_changes_recompute_and_mounting_changes_nothing():
+    from textual.widgets import Select, Switch
+
+    app = new_app(old_messages="llm", budget=5000)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        # Setting up the widgets did not overwrite the settings given.
+        assert app.settings.old_messages == "llm" and app.settings.budget == 5000
+        gen = app.applied_generation
+        app.query_one("#ctl-old", Select).value = "remove"
+        await settle(pilot)
+        assert app.view.settings.old_messages == "remove" and app.applied_generation > gen
+        app.query_one("#ctl-clear", Switch).value = True
+        await settle(pilot)
+        assert app.view.settings.clear is not None
+        app.query_one("#ctl-compression", Switch).value = False
+        await settle(pilot)
+        assert app.view.settings.compression is False
+        app.query_one("#ctl-tiers", Select).value = "aggressive"
+        await settle(pilot)
+        assert app.view.settings.tiers == "aggressive"
+        keep = app.query_one("#ctl-keep-recent", Input)
+        keep.focus()
+        keep.value = "7"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.view.settings.keep_recent == 7
+        budget = app.query_one("#ctl-budget", Input)
+        budget.focus()
+        budget.value = ""
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.view.settings.budget is None
