@@ -5,8 +5,9 @@
 Writes a session of N messages (default 100,000) with benchmarks/make_session.py,
 then runs the app headless (`App.run_test`) and prints:
 
-- first screen: from creating the app to the first painted view, loading included
-  (target ≤ 3 s);
+- first screen: from creating the app to the first frame with both sides,
+  loading included (target ≤ 3 s); also when the stored side alone is first on
+  screen (it shows while the first pipeline run computes the prepared side);
 - keep_recent change: from the key press to the last frame written with the
   recomputed view (target ≤ 100 ms), several presses; the pipeline's own
   recompute is part of it;
@@ -70,11 +71,20 @@ async def run(path: Path, presses: int) -> dict:
         """Records when each frame is written: "repainted" means the frame is out."""
 
         paints: list[float] = []
+        stored_shown: float | None = None
+
+        def _show_stored(self, *args):
+            TimedApp.stored_shown = time.perf_counter()
+            return super()._show_stored(*args)
 
         def _display(self, screen, renderable) -> None:
             super()._display(screen, renderable)
             if renderable is not None:
                 self.paints.append(time.perf_counter())
+
+    def repainted_after_first(t: float, app) -> float:
+        after = [p for p in app.paints if p >= t]
+        return after[0] if after else float("nan")
 
     def repainted_after(t: float, app) -> float:
         after = [p for p in app.paints if p >= t]
@@ -88,6 +98,8 @@ async def run(path: Path, presses: int) -> dict:
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_applied(app, pilot)
         figures["first_screen"] = app.paints[-1] - t0
+        if TimedApp.stored_shown is not None:
+            figures["stored_side"] = repainted_after_first(TimedApp.stored_shown, app) - t0
         figures["rows"] = len(app.view.rows)
         gc.collect()
         figures["rss_growth"] = rss_bytes() - rss_before
@@ -140,7 +152,10 @@ def main(argv: list[str] | None = None) -> int:
     kr = figures["keep_recent"]
     mb = 1024 * 1024
     print(f"file: {size / mb:.1f} MB ({args.format}), {figures['rows']:,} rows, {figures['lines']:,} pane lines")
-    print(f"first screen (loading included): {figures['first_screen'] * 1000:.0f} ms   target ≤ 3000 ms")
+    if "stored_side" in figures:
+        print(f"stored side on screen (loading included): {figures['stored_side'] * 1000:.0f} ms")
+    print(f"first screen with both sides (loading included): {figures['first_screen'] * 1000:.0f} ms"
+          "   target ≤ 3000 ms")
     print(f"keep_recent change repainted: median {statistics.median(kr) * 1000:.0f} ms, "
           f"max {max(kr) * 1000:.0f} ms over {len(kr)} presses   target ≤ 100 ms")
     for key, t in figures["scroll"]:

@@ -207,13 +207,18 @@ class CtxviewApp(App[int]):
                     raise LoadFailed(f"{self._path_label()}: {exc.args[0]}") from None
                 index = session.conversations.index(conv)
             conversation = session.conversations[index]
-            self.settings = self._opening_settings(conversation)
-            view = self._prepare(conversation, self.settings)
-            layout = Layout.build(view, stored_heights=self._stored_heights_for(conversation))
+            self.settings = settings = self._opening_settings(conversation)
+            stored_heights = self._stored_heights_for(conversation)
+            # Show the stored side now; the prepared side follows when the
+            # first pipeline run is done (the slowest part of opening).
+            pending = Layout.pending(conversation.messages, settings, stored_heights)
+            generation = self.call_from_thread(self._show_stored, session, index, pending)
+            view = self._prepare(conversation, settings)
+            layout = Layout.build(view, stored_heights=stored_heights)
         except Exception as exc:  # noqa: BLE001 - any failure becomes one line, never a traceback
             self.call_from_thread(self._load_failed, exc)
             return
-        self.call_from_thread(self._loaded, session, index, view, layout)
+        self.call_from_thread(self._apply, generation, view, layout)
 
     def _opening_settings(self, conversation: Conversation) -> Settings:
         """Settings saved with the conversation, overridden by what was given
@@ -232,17 +237,26 @@ class CtxviewApp(App[int]):
         self.error = _one_line(exc)
         self.exit(1, return_code=1)
 
-    def _loaded(self, session: Session, index: int, view: PreparedView, layout: Layout) -> None:
+    def _show_stored(self, session: Session, index: int, pending: Layout) -> int:
+        """The session is loaded: show the stored side while the pipeline runs.
+
+        Returns the generation the first view will carry (a key pressed in
+        the meantime starts a newer one, and that one wins)."""
         self.session = session
         self.conversation_index = index
         self.generation += 1
-        self._apply(self.generation, view, layout)
+        self.row_layout = pending
+        for pane in self.panes:
+            pane.cursor = self.cursor
+            pane.set_layout(pending, 0)
         self.query_one("#body").loading = False
+        self._refresh_chrome()
         if session.warnings or session.skipped:
             note = f"{session.skipped:,} lines skipped" if session.skipped else ""
             if session.warnings:
                 note = (note + "; " if note else "") + make_visible(str(session.warnings[0]))
             self.notify(sanitize(note), title="loaded with warnings", severity="warning", markup=False)
+        return self.generation
 
     # -- recompute --------------------------------------------------------------
 

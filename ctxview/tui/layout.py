@@ -84,6 +84,7 @@ class Layout:
     runs: dict[int, tuple[int, int]]
     expanded: dict[int, int] = field(default_factory=dict)   # row -> expanded height
     folded: set[int] = field(default_factory=set)            # first rows of folded removed runs
+    is_pending: bool = False                                 # stored side only; prepared side computing
     heights: list[int] = field(default_factory=list)
     offsets: list[int] = field(default_factory=list)         # offsets[i] = first line of row i
 
@@ -117,6 +118,15 @@ class Layout:
             hp = hs if row.prepared is row.stored else height(row.prepared)
             append(hs if hs > hp else hp)
         layout = cls(view=view, base_heights=heights, runs=removed_runs(rows))
+        layout.reflow()
+        return layout
+
+    @classmethod
+    def pending(cls, messages: tuple[Message, ...], settings, stored_heights: list[int]) -> Layout:
+        """A stored-only layout to show while the first view is computed."""
+        rows = tuple(Row(index=i, stored=m, prepared=None) for i, m in enumerate(messages))
+        view = PreparedView(settings=settings, rows=rows, prepared=())
+        layout = cls(view=view, base_heights=list(stored_heights), runs={}, is_pending=True)
         layout.reflow()
         return layout
 

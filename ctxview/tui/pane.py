@@ -7,10 +7,9 @@ LRU cache; nothing is built for rows that are not on screen.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual import events
 from textual.binding import Binding
 from textual.cache import LRUCache
@@ -21,9 +20,6 @@ from textual.strip import Strip
 
 from .layout import Layout
 from .render import PaneStyles, Side, block_lines, fold_line
-
-if TYPE_CHECKING:
-    from rich.text import Text
 
 __all__ = ["MessagePane"]
 
@@ -161,12 +157,14 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
         row_obj = layout.view.rows[row]
         run = layout.runs.get(row)
         folded = row in layout.folded
-        key = (id(row_obj), row, width, expanded, self.search, is_cursor, run, folded)
+        key = (id(row_obj), row, width, expanded, self.search, is_cursor, run, folded, layout.is_pending)
         cached = self._blocks.get(key)
         if cached is not None and cached[0] is row_obj:
             return cached[1]
         styles = self.styles_for_render
-        if folded and run is not None:
+        if layout.is_pending and self.side == "prepared":
+            texts = [Text("⋯ computing the prepared messages ⋯", styles.ghost, end="")]
+        elif folded and run is not None:
             texts = [fold_line(layout.view.rows, run, self.side, styles)]
         else:
             texts = block_lines(

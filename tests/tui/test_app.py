@@ -553,3 +553,33 @@ async def test_controls_panel_changes_recompute_and_mounting_changes_nothing():
         await pilot.press("enter")
         await settle(pilot)
         assert app.view.settings.budget is None
+
+
+async def test_stored_side_shows_while_the_first_view_computes_and_keys_are_kept():
+    import threading
+
+    release = threading.Event()
+
+    class SlowApp(CtxviewApp):
+        calls = 0
+
+        def _prepare(self, conversation, settings):
+            SlowApp.calls += 1
+            if SlowApp.calls == 1:
+                release.wait(10)
+            return super()._prepare(conversation, settings)
+
+    app = SlowApp("test.json", Settings(keep_recent=4), session=make_session(1))
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(100):
+            await pilot.pause()
+            if app.row_layout is not None:
+                break
+        layout = app.row_layout
+        assert layout.is_pending and app.view is None
+        assert "computing" in app.prepared_pane.block(0)[0].text
+        assert app.stored_pane.block(0)[0].text.startswith("#0 user")
+        await pilot.press("plus")  # a change while the first view is computing
+        release.set()
+        await settle(pilot)
+        assert app.view.settings.keep_recent == 5 and not app.row_layout.is_pending
