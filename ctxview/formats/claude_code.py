@@ -14,13 +14,16 @@ Also reads the web export {"loglines": [...]} and a JSON list of records.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from sys import intern as _intern
+from typing import Any, Iterable
+
+import orjson
 
 from ..model import ContextEvent, Conversation, Message, Session, Usage
 from .blocks import anthropic_assistant, anthropic_user, arguments_from, is_reminder_only, result_text
 from .errors import LoadError
-from .jsonio import Input, LineReader, load_document, open_input
-from .linking import (compaction_events, last_model, make_message, make_tool_call, make_usage,
+from .jsonio import SKIP, Input, LineReader, load_document, open_input
+from .linking import (compaction_events, last_model, make_tool_call, make_usage, new_message,
                       unlinked_warning)
 
 FORMAT = "claude-code"
@@ -79,12 +82,26 @@ class _Scan:
         self.malformed_notes: list[str] = []
         self.metadata: dict[str, Any] = {}
         self.branched = False
+        self.sided = False  # some entry is on a side chain
 
-    def run(self, pairs: Iterable[tuple[Any, Any]]) -> None:
+    def run_lines(self, reader: LineReader) -> None:
+        """Scan a JSONL input, parsing each line here (no generator in between: the hot path)."""
+        with reader.raw_lines() as lines:
+            self._run(lines, orjson.loads, reader.bad_line, None)
+
+    def run(self, records: Iterable[Any], pointer: str | None) -> None:
+        """Scan parsed records; their origin is `pointer` + index, or the line number when None."""
+        self._run(records, None, None, pointer)
+
+    def _run(self, items: Iterable[Any], loads: Any, bad_line: Any, pointer: str | None) -> None:
+        # Speed matters here (one iteration per line of a 100 MB file): names are bound
+        # locally, present keys are read by subscript, and the common line shapes are
+        # handled inline; anything unusual goes through the general code below them.
         entries_append = self.entries.append
         seen = self.seen
         seen_add = seen.add
         unknown = self.unknown
+        decode_error = orjson.JSONDecodeError
         first_meta = True
         last_rec = None
         # Parents that already have a message child. A second one means a branch (a rewind)
@@ -92,7 +109,23 @@ class _Scan:
         parented: set = set()
         parented_add = parented.add
         branched = False
-        for origin, rec in pairs:
+        sided = False
+        assistant = _assistant
+        user = _user
+        n = 0
+        origin: Any = 0
+        for rec in items:
+            n += 1
+            if loads is not None:
+                try:
+                    rec = loads(rec)
+                except decode_error:
+                    rec = bad_line(rec, n)
+                    if rec is SKIP:
+                        continue
+                origin = n
+            else:
+                origin = n if pointer is None else pointer + str(n - 1)
             if type(rec) is not dict:
                 name = type(rec).__name__
                 unknown[name] = unknown.get(name, 0) + 1
@@ -114,10 +147,10 @@ class _Scan:
                     self._malformed(origin, "message is not an object")
                     continue
                 if rtype == "assistant":
-                    data = _assistant(rec, msg, uuid)
+                    data = assistant(rec, msg, uuid)
                     kind = ASSISTANT
                 else:
-                    data = _user(rec, msg, uuid)
+                    data = user(rec, msg, uuid)
                     if data is None:
                         self._malformed(origin, "user message content is missing or not text or blocks")
                         continue
@@ -127,21 +160,26 @@ class _Scan:
                     first_meta = False
                 last_rec = rec
                 parent = rec.get("parentUuid")
-                if parent is not None and type(parent) is not str:
-                    parent = str(parent)
-                if parent is not None and (kind == ASSISTANT or data[1] is not None or not data[0]):
-                    if parent in parented:
-                        branched = True
-                    else:
-                        parented_add(parent)
+                if parent is not None:
+                    if type(parent) is not str:
+                        parent = str(parent)
+                    if kind == ASSISTANT or data[1] is not None or not data[0]:
+                        if parent in parented:
+                            branched = True
+                        else:
+                            parented_add(parent)
                 if rec.get("isSidechain") is True:
+                    sided = True
                     entries_append((key, parent, origin, kind, True, rec.get("agentId"), data))
                 else:
                     entries_append((key, parent, origin, kind, False, None, data))
                 if uuid is not None:
                     seen_add(uuid)
-            elif rtype == "progress" or rtype == "system":
-                if rtype == "system" and rec.get("subtype") == "compact_boundary":
+                continue
+            side = rec.get("isSidechain") is True
+            if rtype == "progress" or rtype == "system":
+                subtype = rec.get("subtype") if rtype == "system" else None
+                if subtype == "compact_boundary":
                     meta = rec.get("compactMetadata")
                     meta = meta if type(meta) is dict else {}
                     tokens = meta.get("preTokens")
@@ -152,9 +190,9 @@ class _Scan:
                             branched = True
                         else:
                             parented_add(parent)
-                    entries_append((key, parent, origin, BOUNDARY, rec.get("isSidechain") is True,
-                                    rec.get("agentId"), data))
-                elif rtype == "system" and rec.get("subtype") == "microcompact_boundary":
+                    entries_append((key, parent, origin, BOUNDARY, side, rec.get("agentId"), data))
+                    sided = sided or side
+                elif subtype == "microcompact_boundary":
                     # Old tool results cleared in place; not a break in the chain.
                     meta = rec.get("microcompactMetadata")
                     meta = meta if type(meta) is dict else {}
@@ -162,11 +200,11 @@ class _Scan:
                     data = (meta.get("trigger") if type(meta.get("trigger")) is str else None,
                             tokens if type(tokens) is int else None, saved if type(saved) is int else None,
                             tuple(i for i in ids if type(i) is str) if type(ids) is list else ())
-                    entries_append((key, _key(rec.get("parentUuid")), origin, MICRO, rec.get("isSidechain") is True,
-                                    rec.get("agentId"), data))
+                    entries_append((key, _key(rec.get("parentUuid")), origin, MICRO, side, rec.get("agentId"), data))
+                    sided = sided or side
                 elif uuid is not None:  # progress and system lines sit inside the parent chain
-                    entries_append((key, _key(rec.get("parentUuid")), origin, NODE, rec.get("isSidechain") is True,
-                                    rec.get("agentId"), None))
+                    entries_append((key, _key(rec.get("parentUuid")), origin, NODE, side, rec.get("agentId"), None))
+                    sided = sided or side
                 if uuid is not None:
                     seen_add(uuid)
             elif type(rtype) is str and rtype in _QUIET_TYPES:
@@ -175,13 +213,14 @@ class _Scan:
                 elif rtype == "custom-title" and type(rec.get("customTitle")) is str:
                     self.metadata["title"] = rec["customTitle"]
                 if uuid is not None:
-                    entries_append((key, _key(rec.get("parentUuid")), origin, NODE, rec.get("isSidechain") is True,
-                                    rec.get("agentId"), None))
+                    entries_append((key, _key(rec.get("parentUuid")), origin, NODE, side, rec.get("agentId"), None))
+                    sided = sided or side
                     seen_add(uuid)
             else:
                 name = str(rtype)
                 unknown[name] = unknown.get(name, 0) + 1
-        self.branched = branched
+        self.branched = self.branched or branched
+        self.sided = self.sided or sided
         if last_rec is not None:
             if isinstance(last_rec.get("timestamp"), str):
                 self.metadata["ended_at"] = last_rec["timestamp"]
@@ -278,13 +317,13 @@ def _assistant(rec: dict, msg: dict, uuid: str | None):
     mid = msg.get("id")
     model = msg.get("model")
     usage = msg.get("usage")
-    return (mid if type(mid) is str else None, model if type(model) is str else None, texts, thinking, calls,
-            usage if type(usage) is dict else None, uuid, rec.get("isApiErrorMessage") is True)
+    # Held until the end: the usage as a Usage (its dict is freed now), and the model name
+    # shared (every line repeats it).
+    return (mid if type(mid) is str else None, _intern(model) if type(model) is str else None, texts, thinking,
+            calls, _usage(usage) if type(usage) is dict else None, uuid, rec.get("isApiErrorMessage") is True)
 
 
-def _usage(u: dict | None) -> Usage | None:
-    if u is None:
-        return None
+def _usage(u: dict) -> Usage:
     i, o, r, w = (u.get("input_tokens"), u.get("output_tokens"), u.get("cache_read_input_tokens"),
                   u.get("cache_creation_input_tokens"))
     return make_usage(i if type(i) is int else 0, o if type(o) is int else 0, r if type(r) is int else 0,
@@ -415,78 +454,84 @@ def _root(key: Any, parent_of: dict, cache: dict) -> Any:
 
 
 
-class _Assistant:
-    __slots__ = ("mid", "model", "texts", "thinking", "calls", "usage", "origin", "uuid", "error")
+def _assistant_message(parts: list) -> Message:
+    """One assistant message from its lines' data (parts[0] is the first line's origin).
 
-    def __init__(self, data, origin):
-        self.mid, self.model, self.texts, self.thinking, self.calls, self.usage, self.uuid, self.error = data
-        self.origin = origin
-
-    def merge(self, data) -> None:
-        _mid, model, texts, thinking, calls, usage, _uuid, error = data
-        if texts:
-            self.texts = [*self.texts, *texts]
-        if thinking:
-            self.thinking = [*self.thinking, *thinking]
-        if calls:
-            self.calls = [*self.calls, *calls]
-        if usage is not None:
-            self.usage = usage  # each line repeats the response's usage; the last is final
-        if model and not self.model:
-            self.model = model
-        self.error = self.error or error
-
-    def message(self) -> Message:
-        texts = self.texts
-        return make_message(
-            "assistant", (texts[0] if len(texts) == 1 else "\n".join(texts)) if texts else "",
-            None, tuple(self.calls), self.model, None, _usage(self.usage),
-            "\n\n".join(self.thinking) if self.thinking else None, False, _origin(self.origin),
-            self.mid or self.uuid, {"api_error": True} if self.error else {},
-        )
+    The lines of one streamed response each hold one block: texts, thinking and
+    calls are joined in line order; each line repeats the response's usage, so the
+    last one is final; the first model named wins.
+    """
+    origin = parts[0]
+    first = parts[1]
+    mid, model, texts, thinking, calls, usage, uuid, error = first
+    if len(parts) > 2:
+        texts, thinking, calls = list(texts), list(thinking), list(calls)
+        for data in parts[2:]:
+            if data[2]:
+                texts.extend(data[2])
+            if data[3]:
+                thinking.extend(data[3])
+            if data[4]:
+                calls.extend(data[4])
+            if data[5] is not None:
+                usage = data[5]
+            if data[1] and not model:
+                model = data[1]
+            error = error or data[7]
+    return new_message(
+        "assistant", (texts[0] if len(texts) == 1 else "\n".join(texts)) if texts else "",
+        None, calls if type(calls) is tuple else tuple(calls), model, None, usage,
+        "\n\n".join(thinking) if thinking else None, False,
+        origin if type(origin) is str else "line " + str(origin),
+        mid or uuid, {"api_error": True} if error else {},
+    )
 
 
 def _messages(chain: list[tuple]) -> tuple[list[Message], list[dict], int]:
     """Messages in model order (tool results named after their calls), compaction specs, unlinked count."""
-    out: list[Any] = []            # Message or _Assistant builder
-    open_ids: dict[str, _Assistant] = {}
+    out: list[Any] = []            # a Message, or an assistant message's parts (a list) to join at the end
+    out_append = out.append
+    open_ids: dict[str, list] = {}
     names: dict[str, str] = {}
     boundaries: list[tuple[int, tuple]] = []
     summary_at: set[int] = set()
     unlinked = 0
     for e in chain:
-        kind = e[KIND]
+        kind = e[3]
         if kind == ASSISTANT:
-            data = e[DATA]
+            data = e[6]
             mid = data[0]
-            b = open_ids.get(mid) if mid else None
-            if b is not None:
-                b.merge(data)
+            if mid:
+                parts = open_ids.get(mid)
+                if parts is None:
+                    parts = open_ids[mid] = [e[2], data]
+                    out_append(parts)
+                else:
+                    parts.append(data)
             else:
-                b = _Assistant(data, e[O])
-                out.append(b)
-                if mid:
-                    open_ids[mid] = b
+                out_append([e[2], data])
             for c in data[4]:
                 names[c.id] = c.name
         elif kind == USER:
-            results, text, flags, uuid = e[DATA]
-            origin = _origin(e[O])
+            results, text, flags, uuid = e[6]
+            origin = e[2]
+            if type(origin) is not str:
+                origin = "line " + str(origin)
             for tool_use_id, rtext, is_error in results:
                 name = names.get(tool_use_id)
                 if name is None:
                     unlinked += 1
-                out.append(make_message("tool", rtext, tool_use_id, (), None, name, None, None, False, origin,
-                                        uuid, {"is_error": True} if is_error else {}))
+                out_append(new_message("tool", rtext, tool_use_id, (), None, name, None, None, False, origin, uuid,
+                                       {"is_error": True} if is_error else {}))
             if text is not None and (text or not results):
                 injected = bool(flags & 3) or is_reminder_only(text)
                 if flags & 2:
                     summary_at.add(len(out))
-                out.append(make_message("user", text, None, (), None, None, None, None, injected, origin, uuid,
-                                        {"compact_summary": True} if flags & 2 else {}))
+                out_append(new_message("user", text, None, (), None, None, None, None, injected, origin, uuid,
+                                       {"compact_summary": True} if flags & 2 else {}))
         elif kind == BOUNDARY or kind == MICRO:
             boundaries.append((len(out), e))
-    messages = [m.message() if type(m) is _Assistant else m for m in out]
+    messages = [m if type(m) is not list else _assistant_message(m) for m in out]
     specs = []
     for index, e in boundaries:
         if e[KIND] == MICRO:
@@ -522,7 +567,7 @@ def _conversation(name: str, chain: list[tuple], warnings: list[str]) -> Convers
 
 def build(scan: _Scan, name_main: str = "main", all_main: bool = False) -> tuple[list[Conversation], list[str]]:
     warnings: list[str] = []
-    main, sides = _groups(scan.entries, all_main)
+    main, sides = _groups(scan.entries, all_main or not scan.sided)
     convs = []
     if main or not sides:
         convs.append(_conversation(name_main, _chain(main, scan.branched or bool(sides)), warnings))
@@ -547,21 +592,19 @@ def _scan_warnings(scan: _Scan, name: str) -> list[str]:
 def _scan_lines(inp: Input, lenient: bool) -> tuple[_Scan, LineReader]:
     reader = LineReader(inp, EXPECTED, lenient)
     scan = _Scan()
-    scan.run(reader)
+    scan.run_lines(reader)
     return scan, reader
 
 
-def _records_of(doc: Any, name: str) -> Iterator[tuple[str, Any]]:
+def _records_of(doc: Any, name: str) -> tuple[list, str | None]:
+    """The records of a JSON document, and the JSON pointer their index follows (None: one record, line 1)."""
     if isinstance(doc, dict) and isinstance(doc.get("loglines"), list):
-        for i, rec in enumerate(doc["loglines"]):
-            yield f"/loglines/{i}", rec
-    elif isinstance(doc, list):
-        for i, rec in enumerate(doc):
-            yield f"/{i}", rec
-    elif isinstance(doc, dict):
-        yield 1, doc
-    else:
-        raise LoadError(name, "expected an object with \"loglines\" or one record per line", expected=EXPECTED)
+        return doc["loglines"], "/loglines/"
+    if isinstance(doc, list):
+        return doc, "/"
+    if isinstance(doc, dict):
+        return [doc], None
+    raise LoadError(name, "expected an object with \"loglines\" or one record per line", expected=EXPECTED)
 
 
 def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
@@ -576,7 +619,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         if doc is None:
             doc = load_document(inp, EXPECTED)
         scan = _Scan()
-        scan.run(_records_of(doc, inp.name))
+        scan.run(*_records_of(doc, inp.name))
     if not any(e[KIND] <= ASSISTANT for e in scan.entries):
         raise LoadError(inp.name, "no user or assistant records found", expected=EXPECTED)
     convs, w = build(scan)

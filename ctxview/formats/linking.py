@@ -8,7 +8,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..model import Message, ToolCall, Usage
 
 __all__ = ["compaction_events", "last_model", "link_tool_results", "make_message",
-           "make_tool_call", "make_usage", "unlinked_warning"]
+           "make_tool_call", "make_usage", "new_message", "unlinked_warning"]
 
 
 def link_tool_results(messages: Sequence[Message]) -> tuple[list[Message], int]:
@@ -79,44 +79,45 @@ def compaction_events(messages: Sequence[Message], specs: Iterable[dict]) -> lis
 
 
 # Loaders build hundreds of thousands of messages; the dataclass __init__ (with its
-# validation) costs twice as much as setting the slots. The loaders pass values of
-# the right types, so they build through these.
-_set = object.__setattr__
-_new = object.__new__
+# validation) costs several times as much as filling the slots. The loaders pass
+# values of the right types, so they build through these. Each value class has a
+# plain twin with the same slots: its __init__ fills them with ordinary attribute
+# stores, then the object becomes the frozen class (CPython allows __class__
+# assignment between classes of identical layout, and refuses it otherwise). This
+# is a third of the cost of twelve object.__setattr__ calls.
+
+
+def _twin(cls: type) -> type:
+    names = cls.__slots__
+    src = (f"def __init__(self, {', '.join(names)}):\n"
+           + "".join(f"    self.{n} = {n}\n" for n in names)
+           + f"    self.__class__ = _cls\n")
+    ns: dict[str, Any] = {"_cls": cls}
+    exec(src, ns)
+    return type(f"_{cls.__name__}Slots", (), {"__slots__": names, "__init__": ns["__init__"]})
+
+
+_MessageSlots = _twin(Message)
+_ToolCallSlots = _twin(ToolCall)
+_UsageSlots = _twin(Usage)
 
 
 def make_message(role: str, content: Any, tool_call_id: str | None = None, tool_calls: tuple = (),
                  model_id: str | None = None, tool_name: str | None = None, usage: Any = None,
                  thinking: str | None = None, injected: bool = False, origin: str | None = None,
                  id: str | None = None, meta: Mapping[str, Any] | None = None) -> Message:
-    m = _new(Message)
-    _set(m, "role", role)
-    _set(m, "content", content)
-    _set(m, "tool_call_id", tool_call_id)
-    _set(m, "tool_calls", tool_calls)
-    _set(m, "model_id", model_id)
-    _set(m, "tool_name", tool_name)
-    _set(m, "usage", usage)
-    _set(m, "thinking", thinking)
-    _set(m, "injected", injected)
-    _set(m, "origin", origin)
-    _set(m, "id", id)
-    _set(m, "meta", {} if meta is None else meta)  # a dict of its own, as Message's default
-    return m
+    # meta: a dict of its own, as Message's default
+    return _MessageSlots(role, content, tool_call_id, tool_calls, model_id, tool_name, usage, thinking, injected,
+                         origin, id, {} if meta is None else meta)
+
+
+# Positional, every field given: the loaders' hot paths call the twins directly.
+new_message = _MessageSlots
 
 
 def make_tool_call(id: str, name: str, arguments: Mapping[str, Any]) -> ToolCall:
-    c = _new(ToolCall)
-    _set(c, "id", id)
-    _set(c, "name", name)
-    _set(c, "arguments", arguments)
-    return c
+    return _ToolCallSlots(id, name, arguments)
 
 
 def make_usage(input_tokens: int, output_tokens: int, cache_read_tokens: int, cache_write_tokens: int) -> Usage:
-    u = _new(Usage)
-    _set(u, "input_tokens", input_tokens)
-    _set(u, "output_tokens", output_tokens)
-    _set(u, "cache_read_tokens", cache_read_tokens)
-    _set(u, "cache_write_tokens", cache_write_tokens)
-    return u
+    return _UsageSlots(input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
