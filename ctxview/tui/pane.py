@@ -177,6 +177,7 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
                 row_pos=row,
                 search=self.search,
                 console=self.app.console,
+                pending=layout.is_pending,
             )
         base = self.rich_style
         ghost = folded or (row_obj.stored if self.side == "stored" else row_obj.prepared) is None

@@ -89,7 +89,7 @@ def _role_style(role: str, styles: PaneStyles) -> Style:
     return getattr(styles, role) if role in ("user", "assistant", "tool", "system") else _BOLD
 
 
-def header_line(row: Row, side: Side, styles: PaneStyles) -> Text:
+def header_line(row: Row, side: Side, styles: PaneStyles, pending: bool = False) -> Text:
     """` #12 tool Read · 1,234 tok  [compressed t3 age 27]`."""
     message = row.stored if side == "stored" else row.prepared
     text = Text(no_wrap=True, end="")
@@ -101,6 +101,9 @@ def header_line(row: Row, side: Side, styles: PaneStyles) -> Text:
     if tool and message.role not in ("user", "assistant", "system"):
         text.append(" ")
         text.append(make_visible(tool), _BOLD)
+    if pending:  # counted by the pipeline run under way
+        text.append(" · … tok", styles.tokens)
+        return text
     tokens = row.tokens_stored if side == "stored" else row.tokens_prepared
     text.append(f" · {tokens:,} tok", styles.tokens)
     if side == "prepared":
@@ -280,12 +283,13 @@ def block_lines(
     row_pos: int = 0,
     search: str = "",
     console: Console | None = None,
+    pending: bool = False,
 ) -> list[Text]:
     """Every line of one row's block on one side (before padding to the block height)."""
     message = row.stored if side == "stored" else row.prepared
     if message is None:
         return [ghost_line(row, side, run, row_pos, styles)]
-    lines = [header_line(row, side, styles)]
+    lines = [header_line(row, side, styles, pending)]
     lines.extend(message_lines(row, side, message, styles, width, expanded, search, console))
     return lines
 

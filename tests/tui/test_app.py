@@ -578,7 +578,7 @@ async def test_stored_side_shows_while_the_first_view_computes_and_keys_are_kept
         layout = app.row_layout
         assert layout.is_pending and app.view is None
         assert "computing" in app.prepared_pane.block(0)[0].text
-        assert app.stored_pane.block(0)[0].text.startswith("#0 user")
+        assert app.stored_pane.block(0)[0].text.startswith("#0 user · … tok")
         await pilot.press("plus")  # a change while the first view is computing
         release.set()
         await settle(pilot)
