@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any, Iterable
 from rich.style import Style
 from rich.text import Text
 from textual import on, work
+from textual.worker import get_current_worker
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -126,6 +128,7 @@ class CtxviewApp(App[int]):
         self._cache: Any = None            # PipelineCache, created with the first recompute
         self._compute_lock = threading.Lock()
         self._syncing_scroll = False
+        self._searching = False
         self._stored_heights: tuple[Conversation, list[int]] | None = None
 
     # -- layout -----------------------------------------------------------------
@@ -379,7 +382,7 @@ class CtxviewApp(App[int]):
                 linked=self.linked,
                 cursor=self.cursor,
                 rows=len(self.row_layout) if self.row_layout else 0,
-                busy=self.generation != self.applied_generation,
+                busy=self.generation != self.applied_generation or self._searching,
                 search=self.search_term,
             )
         )
@@ -696,16 +699,18 @@ class CtxviewApp(App[int]):
                 event.stop()
                 self._close_search()
 
-    def search_matches(self, row) -> bool:
+    def search_matches(self, row, pattern: re.Pattern[str] | None = None) -> bool:
         """Whether the term is in either side's text or tool calls (case-insensitive)."""
-        term = self.search_term.lower()
+        if pattern is None:
+            pattern = re.compile(re.escape(self.search_term), re.IGNORECASE)
+        search = pattern.search
         for message in (row.stored, row.prepared):
             if message is None:
                 continue
-            if term in make_visible(message.text).lower():
+            if search(message.text):  # raw text: no copy of a 100k-message session per search
                 return True
             for call in message.tool_calls:
-                if term in make_visible(f"{call.name} {dict(call.arguments)}").lower():
+                if search(call.name) or search(str(dict(call.arguments))):
                     return True
         return False
 
@@ -713,11 +718,37 @@ class CtxviewApp(App[int]):
         if not self.search_term:
             self.action_search()
             return
-        if include_current and self.row_layout and len(self.row_layout):
-            if self.search_matches(self.row_layout.view.rows[self.cursor]):
-                self.set_cursor(self.cursor)
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        self._searching = True
+        self._refresh_chrome()
+        self._search(layout, self.search_term, direction, self.cursor, include_current)
+
+    @work(thread=True, exclusive=True, group="search", description="search")
+    def _search(self, layout: Layout, term: str, direction: int, start: int, include_current: bool) -> None:
+        """Scan for the next matching row off the UI thread (a miss reads every message)."""
+        worker = get_current_worker()
+        pattern = re.compile(re.escape(term), re.IGNORECASE)
+        rows, heights = layout.view.rows, layout.heights
+        n = len(rows)
+        first = 0 if include_current else 1
+        for step in range(first, n + 1):
+            if worker.is_cancelled:
                 return
-        self._jump(self._find_row(self.search_matches, direction), f"match for {self.search_term!r}")
+            i = (start + direction * step) % n
+            if heights[i] and self.search_matches(rows[i], pattern):
+                self.call_from_thread(self._search_done, layout, term, i)
+                return
+        self.call_from_thread(self._search_done, layout, term, None)
+
+    def _search_done(self, layout: Layout, term: str, row: int | None) -> None:
+        self._searching = False
+        if layout is not self.row_layout or term != self.search_term:
+            self._refresh_chrome()
+            return  # the view or the term changed meanwhile
+        self._jump(row, f"match for {term!r}")
+        self._refresh_chrome()
 
     # -- reports and export ---------------------------------------------------------
 

@@ -144,7 +144,7 @@ async def test_search_next_and_previous():
         box = app.query_one("#search", Input)
         assert box.display and box.has_focus
         await pilot.press(*"file5.py", "enter")
-        await pilot.pause()
+        await settle(pilot)
         assert not box.display
         assert app.search_term == "file5.py"
         first = app.cursor
@@ -152,18 +152,31 @@ async def test_search_next_and_previous():
         assert app.view.rows[first].stored.tool_calls[0].arguments["file_path"] == "/src/file5.py"
         await pilot.press("/")
         await pilot.pause()
-        box.value = "line 3 of file"
+        box.value = "line 3 of FILE"  # case-insensitive
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(pilot)
         hits = [i for i, r in enumerate(app.view.rows) if app.search_matches(r)]
         assert app.cursor in hits and len(hits) > 2
         pos = hits.index(app.cursor)
         await pilot.press("n")
-        await pilot.pause()
+        await settle(pilot)
         assert app.cursor == hits[(pos + 1) % len(hits)]
-        await pilot.press("N", "N")
-        await pilot.pause()
+        await pilot.press("N")
+        await settle(pilot)
+        await pilot.press("N")
+        await settle(pilot)
         assert app.cursor == hits[(pos - 1) % len(hits)]
+
+
+async def test_search_without_a_match_says_so_and_keeps_the_cursor():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down")
+        await pilot.press("slash", *"no-such-text", "enter")
+        await settle(pilot)
+        assert app.cursor == 2
+        assert any("no match for 'no-such-text'" in n.message for n in app._notifications)
 
 
 async def test_next_reminder_and_next_changed():
