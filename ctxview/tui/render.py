@@ -67,16 +67,27 @@ class PaneStyles:
     badge_ephemeral: Style = Style(color="black", bgcolor="green")
 
 
-def badge_label(change: Change) -> str:
-    """The short badge for one change: what the pipeline did, tier and age."""
+_SHORT = {"ephemeral": "+eph", "cleared": "clr", "excerpted": "exc", "summarised": "sum", "removed": "rm",
+          "dropped": "drop"}
+
+
+def badge_label(change: Change, short: bool = False) -> str:
+    """The badge for one change: what the pipeline did, tier and age.
+
+    `short` (narrow panes): "t3·27" for compressed at tier 3, age 27.
+    """
     action = change.action
     if action == "compressed":
+        if short:
+            return f"t{'' if change.tier is None else change.tier}·{'' if change.age is None else change.age}"
         parts = ["compressed"]
         if change.tier is not None:
             parts.append(f"t{change.tier}")
         if change.age is not None:
             parts.append(f"age {change.age}")
         return " ".join(parts)
+    if short:
+        return _SHORT.get(action, action)
     if action == "ephemeral":
         return "+ephemeral"
     return action
@@ -89,7 +100,11 @@ def _role_style(role: str, styles: PaneStyles) -> Style:
     return getattr(styles, role) if role in ("user", "assistant", "tool", "system") else _BOLD
 
 
-def header_line(row: Row, side: Side, styles: PaneStyles, pending: bool = False) -> Text:
+# Below this pane width badges take their short forms.
+SHORT_BADGES_BELOW = 60
+
+
+def header_line(row: Row, side: Side, styles: PaneStyles, pending: bool = False, width: int = 200) -> Text:
     """` #12 tool Read · 1,234 tok  [compressed t3 age 27]`."""
     message = row.stored if side == "stored" else row.prepared
     text = Text(no_wrap=True, end="")
@@ -108,12 +123,12 @@ def header_line(row: Row, side: Side, styles: PaneStyles, pending: bool = False)
     text.append(f" · {tokens:,} tok", styles.tokens)
     if side == "prepared":
         saved = row.tokens_stored - row.tokens_prepared
-        if saved and row.stored is not None:
+        if saved and row.stored is not None and width >= SHORT_BADGES_BELOW:
             text.append(f" ({-saved:+,})", styles.tokens)
         for change in row.changes:
             style = styles.badge_ephemeral if change.action == "ephemeral" else styles.badge
             text.append(" ")
-            text.append(f" {badge_label(change)} ", style)
+            text.append(f" {badge_label(change, short=width < SHORT_BADGES_BELOW)} ", style)
     return text
 
 
@@ -289,7 +304,7 @@ def block_lines(
     message = row.stored if side == "stored" else row.prepared
     if message is None:
         return [ghost_line(row, side, run, row_pos, styles)]
-    lines = [header_line(row, side, styles, pending)]
+    lines = [header_line(row, side, styles, pending, width)]
     lines.extend(message_lines(row, side, message, styles, width, expanded, search, console))
     return lines
 

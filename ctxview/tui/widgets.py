@@ -45,15 +45,19 @@ def gauge(share: float, width: int) -> Text:
     return text
 
 
-def meters_text(view: PreparedView | None, gauge_width: int = 30) -> Text:
-    """`stored 12,345 → prepared 8,765 tok (-29%)   window ▕███│░░▏ 4% of 200,000   recorded 9,001`."""
+def meters_text(view: PreparedView | None, gauge_width: int = 30, compact: bool = False) -> Text:
+    """`stored 12,345 → prepared 8,765 tok (-29%)   window ▕███│░░▏ 4% of 200,000   recorded 9,001`.
+
+    `compact` (narrow terminals) drops the labels and shortens the gauge.
+    """
     text = Text(end="", no_wrap=True, overflow="ellipsis")
     if view is None:
         text.append("computing…", Style(dim=True))
         return text
-    text.append("stored ", Style(dim=True))
+    if not compact:
+        text.append("stored ", Style(dim=True))
     text.append(f"{view.tokens_stored:,}", Style(bold=True))
-    text.append(" → prepared ", Style(dim=True))
+    text.append(" → " if compact else " → prepared ", Style(dim=True))
     text.append(f"{view.tokens_prepared:,}", Style(bold=True))
     text.append(" tok", Style(dim=True))
     if view.tokens_stored:
@@ -61,19 +65,21 @@ def meters_text(view: PreparedView | None, gauge_width: int = 30) -> Text:
         text.append(f" ({change:+.0%})", Style(dim=True))
     if view.budget_shortfall:
         text.append(f"  {view.budget_shortfall:,} over budget", Style(color="red", bold=True))
-    text.append("   window ", Style(dim=True))
+    text.append("  " if compact else "   window ", Style(dim=True))
     share = view.window_share
     if share is None:
-        text.append("unknown", Style(dim=True))
+        text.append("window unknown" if compact else "unknown", Style(dim=True))
     else:
         text.append("▕")
-        text.append_text(gauge(share, gauge_width))
+        text.append_text(gauge(share, 12 if compact else gauge_width))
         text.append("▏")
-        text.append(f" {share:.0%} of {view.context_window:,}", Style(bold=share >= 0.8))
+        window = f"{view.context_window // 1000:,}k" if compact else f"{view.context_window:,}"
+        text.append(f" {share:.0%} of {window}", Style(bold=share >= 0.8))
     if view.recorded_input_tokens is not None:
-        text.append("   recorded ", Style(dim=True))
+        text.append("  rec " if compact else "   recorded ", Style(dim=True))
         text.append(f"{view.recorded_input_tokens:,}", Style(bold=True))
-        text.append(f" (estimate {view.tokens_prepared:,})", Style(dim=True))
+        if not compact:
+            text.append(f" (estimate {view.tokens_prepared:,})", Style(dim=True))
     return text
 
 
@@ -155,8 +161,18 @@ class HeaderBar(Line):
 class Meters(Line):
     """Token totals and the context-window gauge."""
 
+    COMPACT_BELOW = 110  # terminal columns
+
     def show(self, view: PreparedView | None) -> None:
-        self.update(meters_text(view))
+        self.view = view
+        self.update(meters_text(view, compact=self._compact()))
+
+    def _compact(self) -> bool:
+        return 0 < self.size.width < self.COMPACT_BELOW
+
+    def on_resize(self) -> None:
+        if hasattr(self, "view"):
+            self.update(meters_text(self.view, compact=self._compact()))
 
 
 class StatusBar(Line):

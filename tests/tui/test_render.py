@@ -169,3 +169,12 @@ def test_cached_heights_match_a_fresh_build():
         fresh = Layout.build(view)
         assert cached.heights == fresh.heights and cached.offsets == fresh.offsets
         first = cached
+
+
+def test_narrow_panes_use_short_badges():
+    change = Change("compressed", "compression", "tier 3", tier=3, age=27)
+    r = row(Message("tool", "x" * 50), Message("tool", "x"), changes=(change, Change("ephemeral", "ephemeral", "")),
+            tokens_stored=20, tokens_prepared=2)
+    header = block_lines(r, "prepared", STYLES, 40, False)[0].plain
+    assert "t3·27" in header and "+eph" in header and "compressed" not in header
+    assert len(header) <= 40
