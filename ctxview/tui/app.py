@@ -22,7 +22,6 @@ from rich.text import Text
 from textual import on, work
 from textual.worker import get_current_worker
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input
@@ -34,6 +33,7 @@ from .controls import ControlsPanel
 from .layout import Layout, display_text, stored_heights_of
 from .pane import MessagePane
 from .render import block_lines, header_line
+from .keys import APP_BINDINGS, KEYS, key_list
 from .screens import (
     BloatScreen,
     ConversationPicker,
@@ -41,6 +41,7 @@ from .screens import (
     HelpScreen,
     TierEditor,
     WriteScreen,
+    bloat_text,
 )
 from .widgets import HeaderBar, Line, Meters, StatusBar, status_text
 
@@ -52,38 +53,6 @@ HUGE_LINES = 1_500
 # Runs of at least this many removed messages fold into one line on each side.
 FOLD_MIN = 2
 
-KEYS: list[Binding] = [
-    Binding("plus,equals_sign", "keep_recent(1)", "keep_recent +1", key_display="+", id="ctxview.keep_recent_up"),
-    Binding("minus", "keep_recent(-1)", "keep_recent −1", key_display="-", id="ctxview.keep_recent_down"),
-    Binding("t", "next_tiers", "Next tier preset", id="ctxview.next_tiers"),
-    Binding("c", "toggle_compression", "Compression on/off", id="ctxview.toggle_compression"),
-    Binding("e", "edit_tiers", "Edit tiers", id="ctxview.edit_tiers"),
-    Binding("a", "switch_conversation", "Switch conversation", id="ctxview.switch_conversation"),
-    Binding("left_square_bracket", "request(-1)", "Previous request", key_display="[", id="ctxview.prev_request"),
-    Binding("right_square_bracket", "request(1)", "Next request", key_display="]", id="ctxview.next_request"),
-    Binding("slash", "search", "Search", key_display="/", id="ctxview.search"),
-    Binding("n", "search_next(1)", "Next match", id="ctxview.search_next"),
-    Binding("N", "search_next(-1)", "Previous match", id="ctxview.search_prev"),
-    Binding("r", "next_reminder", "Next system reminder", id="ctxview.next_reminder"),
-    Binding("x", "next_changed", "Next changed message", id="ctxview.next_changed"),
-    Binding("b", "bloat", "Bloat report", id="ctxview.bloat"),
-    Binding("w", "write", "Write prepared messages", id="ctxview.write"),
-    Binding("s", "toggle_link", "Link/unlink scrolling", id="ctxview.toggle_link"),
-    Binding("question_mark", "help", "Help", key_display="?", id="ctxview.help"),
-    Binding("q", "quit", "Quit", id="ctxview.quit"),
-]
-
-# Shown in the footer; the rest are in the help screen and the palette.
-FOOTER_IDS = {
-    "ctxview.keep_recent_up", "ctxview.keep_recent_down", "ctxview.next_tiers", "ctxview.toggle_compression",
-    "ctxview.search", "ctxview.next_changed", "ctxview.help", "ctxview.quit",
-}
-
-
-def _binding(b: Binding) -> Binding:
-    return dataclasses.replace(b, show=b.id in FOOTER_IDS)
-
-
 class LoadFailed(Exception):
     """Loading or the first recompute failed before the app was usable."""
 
@@ -94,7 +63,7 @@ class CtxviewApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "ctxview"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
-    BINDINGS = [_binding(b) for b in KEYS]
+    BINDINGS = APP_BINDINGS
 
     def __init__(
         self,
@@ -821,24 +790,11 @@ class CtxviewApp(App[int]):
 
     # -- help / palette ---------------------------------------------------------------
 
-    def key_list(self) -> list[tuple[str, str]]:
-        rows = [(b.key_display or b.key, b.description) for b in KEYS]
-        rows[0:0] = [
-            ("↑/↓ j/k", "Previous / next message"),
-            ("PgUp/PgDn", "Scroll a page"),
-            ("Home/End", "First / last message"),
-            ("Enter", "Expand / collapse the message (huge ones open the detail view)"),
-            ("o", "Open the message in the detail view"),
-            ("z", "Fold / unfold a run of removed messages (Enter unfolds too)"),
-            ("Tab", "Move focus (panes, controls)"),
-        ]
-        return rows
-
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             self.pop_screen()
             return
-        self.push_screen(HelpScreen(self.key_list(), self.stored_pane.styles_for_render))
+        self.push_screen(HelpScreen(key_list(), self.stored_pane.styles_for_render))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -849,50 +805,6 @@ class CtxviewApp(App[int]):
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(0)
-
-
-def bloat_text(report: Any, name: str) -> Text:
-    """A BloatReport as Text: verdict, where the tokens go, what to do."""
-    bold, dim = Style(bold=True), Style(dim=True)
-    text = Text(end="")
-    text.append("Context bloat: ", bold)
-    text.append(make_visible(name), bold)
-    text.append("\n\n")
-    verdict = "BLOATED" if report.bloated else "not bloated"
-    text.append(verdict, Style(bold=True, color="red" if report.bloated else "green"))
-    share = report.share
-    text.append(f"  {report.total_tokens:,} tokens")
-    if share is not None:
-        text.append(f" = {share:.0%} of {report.context_window:,}")
-    text.append(f"  (threshold {report.threshold:.0%}, counter {make_visible(report.counter)})\n", dim)
-    text.append(f"tool results {report.tool_result_tokens:,} tokens · reminders: "
-                f"{report.reminder_tokens_stored:,} stored in history, "
-                f"{report.reminder_tokens_ephemeral:,} ephemeral\n")
-
-    def table(title: str, rows: list[tuple[str, str]]) -> None:
-        if not rows:
-            return
-        text.append(f"\n{title}\n", bold)
-        width = max(len(a) for a, _ in rows)
-        for a, b in rows:
-            text.append(f"  {a:<{width}}  ", dim)
-            text.append(f"{b}\n")
-
-    table("By role", [(make_visible(k), f"{v:,}") for k, v in report.by_role.items()])
-    table("By tool", [(make_visible(k), f"{v:,}") for k, v in list(report.by_tool.items())[:10]])
-    table("Largest messages", [
-        (f"#{x['index']}", f"{make_visible(str(x['role']))} {make_visible(str(x.get('tool') or ''))}"
-                           f"  {x['tokens']:,}") for x in report.largest])
-    table("Repeated tool results", [
-        (make_visible(str(x["tool"])), f"{x['kind']}: {len(x['indices'])} copies, {x['wasted_tokens']:,} wasted")
-        for x in report.repeated[:10]])
-    if report.stale:
-        tokens = sum(x["tokens"] for x in report.stale)
-        text.append(f"\nStale large tool results: {len(report.stale):,} ({tokens:,} tokens)\n", bold)
-    table("Recommendations", [
-        (make_visible(r.setting), f"{make_visible(r.action)} (saves {r.saves:,})") for r in report.recommendations])
-    text.append("\nEscape closes.", dim)
-    return text
 
 
 def _one_line(exc: BaseException) -> str:

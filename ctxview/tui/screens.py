@@ -8,7 +8,7 @@ pieces; labels that are ours are plain strings without markup.
 from __future__ import annotations
 
 from array import array
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from rich.style import Style
 from rich.text import Text
@@ -34,6 +34,7 @@ __all__ = [
     "HelpScreen",
     "TierEditor",
     "WriteScreen",
+    "bloat_text",
 ]
 
 
@@ -328,3 +329,47 @@ class BloatScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="bloat-body"):
             yield Static(self.report, id="bloat-text")
+
+
+def bloat_text(report: Any, name: str) -> Text:
+    """A BloatReport as Text: verdict, where the tokens go, what to do."""
+    bold, dim = Style(bold=True), Style(dim=True)
+    text = Text(end="")
+    text.append("Context bloat: ", bold)
+    text.append(make_visible(name), bold)
+    text.append("\n\n")
+    verdict = "BLOATED" if report.bloated else "not bloated"
+    text.append(verdict, Style(bold=True, color="red" if report.bloated else "green"))
+    share = report.share
+    text.append(f"  {report.total_tokens:,} tokens")
+    if share is not None:
+        text.append(f" = {share:.0%} of {report.context_window:,}")
+    text.append(f"  (threshold {report.threshold:.0%}, counter {make_visible(report.counter)})\n", dim)
+    text.append(f"tool results {report.tool_result_tokens:,} tokens · reminders: "
+                f"{report.reminder_tokens_stored:,} stored in history, "
+                f"{report.reminder_tokens_ephemeral:,} ephemeral\n")
+
+    def table(title: str, rows: list[tuple[str, str]]) -> None:
+        if not rows:
+            return
+        text.append(f"\n{title}\n", bold)
+        width = max(len(a) for a, _ in rows)
+        for a, b in rows:
+            text.append(f"  {a:<{width}}  ", dim)
+            text.append(f"{b}\n")
+
+    table("By role", [(make_visible(k), f"{v:,}") for k, v in report.by_role.items()])
+    table("By tool", [(make_visible(k), f"{v:,}") for k, v in list(report.by_tool.items())[:10]])
+    table("Largest messages", [
+        (f"#{x['index']}", f"{make_visible(str(x['role']))} {make_visible(str(x.get('tool') or ''))}"
+                           f"  {x['tokens']:,}") for x in report.largest])
+    table("Repeated tool results", [
+        (make_visible(str(x["tool"])), f"{x['kind']}: {len(x['indices'])} copies, {x['wasted_tokens']:,} wasted")
+        for x in report.repeated[:10]])
+    if report.stale:
+        tokens = sum(x["tokens"] for x in report.stale)
+        text.append(f"\nStale large tool results: {len(report.stale):,} ({tokens:,} tokens)\n", bold)
+    table("Recommendations", [
+        (make_visible(r.setting), f"{make_visible(r.action)} (saves {r.saves:,})") for r in report.recommendations])
+    text.append("\nEscape closes.", dim)
+    return text

@@ -9,7 +9,8 @@ from sessions import make_session
 from textual.widgets import Input
 
 from ctxview.model import Conversation, Message, Session
-from ctxview.tui.app import KEYS, CtxviewApp
+from ctxview.tui.app import CtxviewApp
+from ctxview.tui.keys import KEYS
 from ctxview.tui.layout import Layout
 from ctxview.tui.screens import BloatScreen, ConversationPicker, DetailScreen, HelpScreen, TierEditor, WriteScreen
 from ctxview.tui.widgets import StatusBar

@@ -163,8 +163,8 @@ def test_cached_heights_match_a_fresh_build():
     cache = PipelineCache()
     first = Layout.build(prepare(conv, Settings(keep_recent=4), cache=cache))
     stored = stored_heights_of(conv.messages)
-    for settings in (Settings(keep_recent=5), Settings(keep_recent=2, tiers="aggressive"), Settings(request=5)):
-        view = prepare(conv, settings, cache=cache)
+    for chosen in (Settings(keep_recent=5), Settings(keep_recent=2, tiers="aggressive"), Settings(request=5)):
+        view = prepare(conv, chosen, cache=cache)
         cached = Layout.build(view, first, stored)
         fresh = Layout.build(view)
         assert cached.heights == fresh.heights and cached.offsets == fresh.offsets
