@@ -597,3 +597,27 @@ async def test_stored_side_shows_while_the_first_view_computes_and_keys_are_kept
         release.set()
         await settle(pilot)
         assert app.view.settings.keep_recent == 5 and not app.row_layout.is_pending
+
+
+async def test_page_keys_and_detail_view_side_switch():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.stored_pane
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert pane.scroll_y > 0 and app.prepared_pane.scroll_y == pane.scroll_y
+        assert app.cursor == app.row_layout.row_at(int(pane.scroll_y))
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert pane.scroll_y == 0
+        app.set_cursor(2)
+        await pilot.press("o")
+        await pilot.pause()
+        assert isinstance(app.screen, DetailScreen) and app.screen.side == "stored"
+        lines = app.screen.query_one("DetailView").line_count
+        assert lines == app.view.rows[2].stored.text.count("\n") + 1
+        await pilot.press("tab")
+        await pilot.pause()
+        assert app.screen.side == "prepared"
+        assert app.screen.query_one("DetailView").line_count == app.view.rows[2].prepared.text.count("\n") + 1
