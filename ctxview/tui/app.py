@@ -186,6 +186,7 @@ class CtxviewApp(App[int]):
             pending = Layout.pending(conversation.messages, settings, stored_heights)
             generation = self.call_from_thread(self._show_stored, session, index, pending)
             view = self._prepare(conversation, settings)
+            assert view is not None
             layout = Layout.build(view, stored_heights=stored_heights)
         except Exception as exc:  # noqa: BLE001 - any failure becomes one line, never a traceback
             self.call_from_thread(self._load_failed, exc)
@@ -232,10 +233,15 @@ class CtxviewApp(App[int]):
 
     # -- recompute --------------------------------------------------------------
 
-    def _prepare(self, conversation: Conversation, settings: Settings) -> PreparedView:
+    def _prepare(self, conversation: Conversation, settings: Settings,
+                 generation: int | None = None) -> PreparedView | None:
+        """One pipeline run at a time on the shared cache; None if `generation`
+        went stale while waiting for the one before."""
         from ..pipeline import prepare
 
-        with self._compute_lock:  # one prepare at a time on the shared cache
+        with self._compute_lock:
+            if generation is not None and generation != self.generation:
+                return None
             return prepare(conversation, settings, cache=self._cache)
 
     def recompute(self) -> None:
@@ -252,8 +258,8 @@ class CtxviewApp(App[int]):
         if generation != self.generation:
             return
         try:
-            view = self._prepare(conversation, settings)
-            if generation != self.generation:
+            view = self._prepare(conversation, settings, generation)
+            if view is None or generation != self.generation:
                 return
             layout = Layout.build(view, self.row_layout, self._stored_heights_for(conversation))
         except Exception as exc:  # noqa: BLE001 - shown on screen, never a traceback

@@ -577,11 +577,11 @@ async def test_stored_side_shows_while_the_first_view_computes_and_keys_are_kept
     class SlowApp(CtxviewApp):
         calls = 0
 
-        def _prepare(self, conversation, settings):
+        def _prepare(self, *args):
             SlowApp.calls += 1
             if SlowApp.calls == 1:
                 release.wait(10)
-            return super()._prepare(conversation, settings)
+            return super()._prepare(*args)
 
     app = SlowApp("test.json", Settings(keep_recent=4), session=make_session(1))
     async with app.run_test(size=SIZE) as pilot:
