@@ -621,3 +621,21 @@ async def test_page_keys_and_detail_view_side_switch():
         await pilot.pause()
         assert app.screen.side == "prepared"
         assert app.screen.query_one("DetailView").line_count == app.view.rows[2].prepared.text.count("\n") + 1
+
+
+async def test_hostile_markup_is_inert_when_clicked():
+    app = CtxviewApp(str(HOSTILE), Settings(keep_recent=2))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.stored_pane
+        # Row 0, line 2 reads "[bold]not bold[/bold] [$accent]... [@click=app.quit]click me[/] ..."
+        line = pane.block(0)[2].text
+        assert "[@click=a" in line
+        for x in range(0, min(len(line), pane.size.width), 3):
+            await pilot.click(pane, offset=(x, 2))
+        await pilot.pause()
+        assert app.is_running and app.return_code is None
+        assert app.title == "ctxview"
+        # The conversation name (it holds markup and a bidi override) is shown escaped in the header.
+        header = str(app.query_one("#header").render())
+        assert "agent [@click=app.quit]<U+202E>evil" in header and "\u202e" not in header
