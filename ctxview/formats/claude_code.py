@@ -72,25 +72,8 @@ K, P, O, KIND, SIDE, AGENT, DATA = range(7)
 USER, ASSISTANT, BOUNDARY, NODE, MICRO = range(5)
 
 
-class _Restart(Exception):
-    """The file needs its chain walked: scan it again keeping every entry."""
-
-
 class _Scan:
-    """One pass over the records.
-
-    Most transcripts are one unbranched chain, whose messages are the records
-    in file order. In `direct` mode the scan assumes that and folds each record
-    into the messages as it goes (no entry kept per line: that halves the
-    work); at the first sign of a branch, or of a side chain (unless the whole
-    file is one, `all_main`), it raises _Restart and the caller scans again
-    without `direct`, keeping the entries for the chain walk.
-    """
-
-    def __init__(self, direct: bool = False, all_main: bool = False) -> None:
-        self.fold: _Fold | None = _Fold() if direct else None
-        self.all_main = all_main
-        self.has_messages = False
+    def __init__(self) -> None:
         self.entries: list[tuple] = []
         self.seen: set[str] = set()
         self.duplicates = 0
@@ -112,14 +95,8 @@ class _Scan:
 
     def _run(self, items: Iterable[Any], loads: Any, bad_line: Any, pointer: str | None) -> None:
         # Speed matters here (one iteration per line of a 100 MB file): names are bound
-        # locally, present keys are read by subscript, and the common line shapes are
-        # handled inline; anything unusual goes through the general code below them.
+        # locally and message lines are handled first.
         entries_append = self.entries.append
-        fold = self.fold
-        direct = fold is not None
-        if direct:
-            fold_assistant, fold_user, fold_boundary = fold.assistant, fold.user, fold.boundary
-        side_restarts = direct and not self.all_main
         seen = self.seen
         seen_add = seen.add
         unknown = self.unknown
@@ -187,31 +164,18 @@ class _Scan:
                         parent = str(parent)
                     if kind == ASSISTANT or data[1] is not None or not data[0]:
                         if parent in parented:
-                            if direct:
-                                raise _Restart
                             branched = True
                         else:
                             parented_add(parent)
                 if rec.get("isSidechain") is True:
-                    if side_restarts:
-                        raise _Restart
                     sided = True
-                    if direct:
-                        (fold_assistant if kind == ASSISTANT else fold_user)(origin, data)
-                    else:
-                        entries_append((key, parent, origin, kind, True, rec.get("agentId"), data))
-                elif direct:
-                    (fold_assistant if kind == ASSISTANT else fold_user)(origin, data)
+                    entries_append((key, parent, origin, kind, True, rec.get("agentId"), data))
                 else:
                     entries_append((key, parent, origin, kind, False, None, data))
                 if uuid is not None:
                     seen_add(uuid)
                 continue
-            # Not a message: kept as an entry (rare lines; direct mode folds boundaries at once).
-            # A NODE only links the chain, which direct mode never walks.
             side = rec.get("isSidechain") is True
-            if side and side_restarts:
-                raise _Restart
             if rtype == "progress" or rtype == "system":
                 subtype = rec.get("subtype") if rtype == "system" else None
                 if subtype == "compact_boundary":
@@ -222,13 +186,10 @@ class _Scan:
                     parent = _key(rec.get("parentUuid") or rec.get("logicalParentUuid"))
                     if parent is not None:
                         if parent in parented:
-                            if direct:
-                                raise _Restart
                             branched = True
                         else:
                             parented_add(parent)
-                    entry = (key, parent, origin, BOUNDARY, side, rec.get("agentId"), data)
-                    fold_boundary(entry) if direct else entries_append(entry)
+                    entries_append((key, parent, origin, BOUNDARY, side, rec.get("agentId"), data))
                     sided = sided or side
                 elif subtype == "microcompact_boundary":
                     # Old tool results cleared in place; not a break in the chain.
@@ -238,13 +199,10 @@ class _Scan:
                     data = (meta.get("trigger") if type(meta.get("trigger")) is str else None,
                             tokens if type(tokens) is int else None, saved if type(saved) is int else None,
                             tuple(i for i in ids if type(i) is str) if type(ids) is list else ())
-                    entry = (key, _key(rec.get("parentUuid")), origin, MICRO, side, rec.get("agentId"), data)
-                    fold_boundary(entry) if direct else entries_append(entry)
+                    entries_append((key, _key(rec.get("parentUuid")), origin, MICRO, side, rec.get("agentId"), data))
                     sided = sided or side
                 elif uuid is not None:  # progress and system lines sit inside the parent chain
-                    if not direct:
-                        entries_append((key, _key(rec.get("parentUuid")), origin, NODE, side, rec.get("agentId"),
-                                        None))
+                    entries_append((key, _key(rec.get("parentUuid")), origin, NODE, side, rec.get("agentId"), None))
                     sided = sided or side
                 if uuid is not None:
                     seen_add(uuid)
@@ -254,9 +212,7 @@ class _Scan:
                 elif rtype == "custom-title" and type(rec.get("customTitle")) is str:
                     self.metadata["title"] = rec["customTitle"]
                 if uuid is not None:
-                    if not direct:
-                        entries_append((key, _key(rec.get("parentUuid")), origin, NODE, side, rec.get("agentId"),
-                                        None))
+                    entries_append((key, _key(rec.get("parentUuid")), origin, NODE, side, rec.get("agentId"), None))
                     sided = sided or side
                     seen_add(uuid)
             else:
@@ -264,7 +220,6 @@ class _Scan:
                 unknown[name] = unknown.get(name, 0) + 1
         self.branched = self.branched or branched
         self.sided = self.sided or sided
-        self.has_messages = self.has_messages or last_rec is not None
         if last_rec is not None:
             if isinstance(last_rec.get("timestamp"), str):
                 self.metadata["ended_at"] = last_rec["timestamp"]
@@ -361,10 +316,10 @@ def _assistant(rec: dict, msg: dict, uuid: str | None):
     mid = msg.get("id")
     model = msg.get("model")
     usage = msg.get("usage")
-    # Held until the end: the usage as a Usage (its dict is freed now), and the model name
-    # shared (every line repeats it).
+    # The model name is shared (every line repeats it); the usage becomes a Usage only for
+    # the last line of a response, the one that counts.
     return (mid if type(mid) is str else None, _intern(model) if type(model) is str else None, texts, thinking,
-            calls, _usage(usage) if type(usage) is dict else None, uuid, rec.get("isApiErrorMessage") is True)
+            calls, usage if type(usage) is dict else None, uuid, rec.get("isApiErrorMessage") is True)
 
 
 def _usage(u: dict) -> Usage:
@@ -524,102 +479,75 @@ def _assistant_message(parts: list) -> Message:
             error = error or data[7]
     return new_message(
         "assistant", (texts[0] if len(texts) == 1 else "\n".join(texts)) if texts else "",
-        None, calls if type(calls) is tuple else tuple(calls), model, None, usage,
+        None, calls if type(calls) is tuple else tuple(calls), model, None, None if usage is None else _usage(usage),
         "\n\n".join(thinking) if thinking else None, False,
         origin if type(origin) is str else "line " + str(origin),
         mid or uuid, {"api_error": True} if error else {},
     )
 
 
-class _Fold:
-    """Messages in model order, from the message and boundary entries given in that order.
-
-    Tool results are named after their calls; the lines of one response
-    (same message.id) join into one assistant message, wherever they sit.
-    """
-
-    __slots__ = ("out", "open_ids", "names", "boundaries", "summary_at", "unlinked")
-
-    def __init__(self) -> None:
-        self.out: list[Any] = []          # a Message, or an assistant message's parts (a list) to join at the end
-        self.open_ids: dict[str, list] = {}
-        self.names: dict[str, str] = {}
-        self.boundaries: list[tuple[int, tuple]] = []
-        self.summary_at: set[int] = set()
-        self.unlinked = 0
-
-    def assistant(self, origin: Any, data: tuple) -> None:
-        mid = data[0]
-        if mid:
-            parts = self.open_ids.get(mid)
-            if parts is None:
-                parts = self.open_ids[mid] = [origin, data]
-                self.out.append(parts)
-            else:
-                parts.append(data)
-        else:
-            self.out.append([origin, data])
-        if data[4]:
-            names = self.names
-            for c in data[4]:
-                names[c.id] = c.name
-
-    def user(self, origin: Any, data: tuple) -> None:
-        results, text, flags, uuid = data
-        if type(origin) is not str:
-            origin = "line " + str(origin)
-        out = self.out
-        for tool_use_id, rtext, is_error in results:
-            name = self.names.get(tool_use_id)
-            if name is None:
-                self.unlinked += 1
-            out.append(new_message("tool", rtext, tool_use_id, (), None, name, None, None, False, origin, uuid,
-                                   {"is_error": True} if is_error else {}))
-        if text is not None and (text or not results):
-            injected = bool(flags & 3) or is_reminder_only(text)
-            if flags & 2:
-                self.summary_at.add(len(out))
-            out.append(new_message("user", text, None, (), None, None, None, None, injected, origin, uuid,
-                                   {"compact_summary": True} if flags & 2 else {}))
-
-    def boundary(self, entry: tuple) -> None:
-        self.boundaries.append((len(self.out), entry))
-
-    def finish(self) -> tuple[list[Message], list[dict], int]:
-        """The messages, compaction specs, and how many tool results name no call made before them."""
-        messages = [m if type(m) is not list else _assistant_message(m) for m in self.out]
-        specs = []
-        for index, e in self.boundaries:
-            if e[KIND] == MICRO:
-                trigger, tokens, saved, ids = e[DATA]
-                specs.append({"kind": "microcompaction", "index": index, "trigger": trigger, "tokens_before": tokens,
-                              "origin": _origin(e[O]), "tool_ids": ids,
-                              "meta": {"tokens_saved": saved, "tool_ids": list(ids)}})
-                continue
-            trigger, tokens, ts = e[DATA]
-            specs.append({"index": index, "trigger": trigger, "tokens_before": tokens, "origin": _origin(e[O]),
-                          "summary": messages[index].text if index in self.summary_at else None,
-                          "meta": {"timestamp": ts} if ts else {}})
-        return messages, specs, self.unlinked
-
-
 def _messages(chain: list[tuple]) -> tuple[list[Message], list[dict], int]:
     """Messages in model order (tool results named after their calls), compaction specs, unlinked count."""
-    fold = _Fold()
-    assistant, user, boundary = fold.assistant, fold.user, fold.boundary
+    out: list[Any] = []            # a Message, or an assistant message's parts (a list) to join at the end
+    out_append = out.append
+    open_ids: dict[str, list] = {}
+    names: dict[str, str] = {}
+    boundaries: list[tuple[int, tuple]] = []
+    summary_at: set[int] = set()
+    unlinked = 0
     for e in chain:
-        kind = e[KIND]
+        kind = e[3]
         if kind == ASSISTANT:
-            assistant(e[O], e[DATA])
+            data = e[6]
+            mid = data[0]
+            if mid:
+                parts = open_ids.get(mid)
+                if parts is None:
+                    parts = open_ids[mid] = [e[2], data]
+                    out_append(parts)
+                else:
+                    parts.append(data)
+            else:
+                out_append([e[2], data])
+            for c in data[4]:
+                names[c.id] = c.name
         elif kind == USER:
-            user(e[O], e[DATA])
+            results, text, flags, uuid = e[6]
+            origin = e[2]
+            if type(origin) is not str:
+                origin = "line " + str(origin)
+            for tool_use_id, rtext, is_error in results:
+                name = names.get(tool_use_id)
+                if name is None:
+                    unlinked += 1
+                out_append(new_message("tool", rtext, tool_use_id, (), None, name, None, None, False, origin, uuid,
+                                       {"is_error": True} if is_error else {}))
+            if text is not None and (text or not results):
+                injected = bool(flags & 3) or is_reminder_only(text)
+                if flags & 2:
+                    summary_at.add(len(out))
+                out_append(new_message("user", text, None, (), None, None, None, None, injected, origin, uuid,
+                                       {"compact_summary": True} if flags & 2 else {}))
         elif kind == BOUNDARY or kind == MICRO:
-            boundary(e)
-    return fold.finish()
+            boundaries.append((len(out), e))
+    messages = [m if type(m) is not list else _assistant_message(m) for m in out]
+    specs = []
+    for index, e in boundaries:
+        if e[KIND] == MICRO:
+            trigger, tokens, saved, ids = e[DATA]
+            specs.append({"kind": "microcompaction", "index": index, "trigger": trigger, "tokens_before": tokens,
+                          "origin": _origin(e[O]), "tool_ids": ids,
+                          "meta": {"tokens_saved": saved, "tool_ids": list(ids)}})
+            continue
+        trigger, tokens, ts = e[DATA]
+        specs.append({"index": index, "trigger": trigger, "tokens_before": tokens, "origin": _origin(e[O]),
+                      "summary": messages[index].text if index in summary_at else None,
+                      "meta": {"timestamp": ts} if ts else {}})
+    return messages, specs, unlinked
 
 
-def _conversation(name: str, folded: tuple[list[Message], list[dict], int], warnings: list[str]) -> Conversation:
-    messages, specs, unlinked = folded
+def _conversation(name: str, chain: list[tuple], warnings: list[str]) -> Conversation:
+    messages, specs, unlinked = _messages(chain)
     w = unlinked_warning(name, unlinked)
     if w:
         warnings.append(w)
@@ -638,14 +566,12 @@ def _conversation(name: str, folded: tuple[list[Message], list[dict], int], warn
 
 def build(scan: _Scan, name_main: str = "main", all_main: bool = False) -> tuple[list[Conversation], list[str]]:
     warnings: list[str] = []
-    if scan.fold is not None:  # scanned in direct mode: one unbranched chain, already folded
-        return [_conversation(name_main, scan.fold.finish(), warnings)], warnings
     main, sides = _groups(scan.entries, all_main or not scan.sided)
     convs = []
     if main or not sides:
-        convs.append(_conversation(name_main, _messages(_chain(main, scan.branched or bool(sides))), warnings))
+        convs.append(_conversation(name_main, _chain(main, scan.branched or bool(sides)), warnings))
     for gid, group in sides:
-        convs.append(_conversation(f"sidechain {gid}", _messages(_chain(group)), warnings))
+        convs.append(_conversation(f"sidechain {gid}", _chain(group), warnings))
     return convs, warnings
 
 
@@ -662,27 +588,11 @@ def _scan_warnings(scan: _Scan, name: str) -> list[str]:
     return out
 
 
-def _scan_lines(inp: Input, lenient: bool, all_main: bool = False) -> tuple[_Scan, LineReader]:
-    try:
-        reader = LineReader(inp, EXPECTED, lenient)
-        scan = _Scan(direct=True, all_main=all_main)
-        scan.run_lines(reader)
-    except _Restart:
-        reader = LineReader(inp, EXPECTED, lenient)
-        scan = _Scan(all_main=all_main)
-        scan.run_lines(reader)
+def _scan_lines(inp: Input, lenient: bool) -> tuple[_Scan, LineReader]:
+    reader = LineReader(inp, EXPECTED, lenient)
+    scan = _Scan()
+    scan.run_lines(reader)
     return scan, reader
-
-
-def _scan_records(doc: Any, name: str) -> _Scan:
-    records, pointer = _records_of(doc, name)
-    try:
-        scan = _Scan(direct=True)
-        scan.run(records, pointer)
-    except _Restart:
-        scan = _Scan()
-        scan.run(records, pointer)
-    return scan
 
 
 def _records_of(doc: Any, name: str) -> tuple[list, str | None]:
@@ -707,8 +617,9 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     else:
         if doc is None:
             doc = load_document(inp, EXPECTED)
-        scan = _scan_records(doc, inp.name)
-    if not scan.has_messages:
+        scan = _Scan()
+        scan.run(*_records_of(doc, inp.name))
+    if not any(e[KIND] <= ASSISTANT for e in scan.entries):
         raise LoadError(inp.name, "no user or assistant records found", expected=EXPECTED)
     convs, w = build(scan)
     warnings.extend(_scan_warnings(scan, inp.name))
@@ -726,7 +637,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
                         raise
                     warnings.append(f"{sub.name}: sub-agent file is empty")
                     continue
-                sub_scan, sub_reader = _scan_lines(sub_inp, lenient, all_main=True)
+                sub_scan, sub_reader = _scan_lines(sub_inp, lenient)
                 skipped += sub_reader.skipped + sub_scan.malformed + sum(sub_scan.unknown.values())
                 if sub_reader.skipped_warning():
                     warnings.append(f"{sub.name}: {sub_reader.skipped_warning()}")
