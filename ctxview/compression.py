@@ -39,6 +39,7 @@ __all__ = [
     "compress_text",
     "compress_tool_message",
     "compress_tool_results",
+    "compress_tool_results_between",
     "describe_tier",
     "detect_tool_name",
     "format_tiers",
@@ -524,19 +525,45 @@ def compress_tool_results(
     return out
 
 
+def compress_tool_results_between(
+    messages: Sequence[Message],
+    keep_recent: int,
+    policy: CompressionPolicy,
+    start: int,
+    stop: int,
+) -> list[Message]:
+    """`compress_tool_results(messages, keep_recent, policy)[start:stop]`, computing only that range.
+
+    Ages still count from the end of `messages`; the results come from the
+    same cache, so they are the very objects a full call returns.
+    """
+    start = max(start, 0)
+    part = list(messages[start:stop])
+    end = min(stop, len(messages) - keep_recent)
+    if not policy.enabled or end <= start:
+        return part
+    out = list(messages)
+    plan = _plan(policy)
+    names = _LINKS.get(id(messages)) if type(messages) is tuple else None
+    names = names[1] if names is not None and names[0] is messages else None
+    _compress_into(out, end, plan, names, start)
+    return out[start:stop]
+
+
 # {id(messages tuple): (messages, {call id: tool name})}
 _LINKS: dict[int, tuple[tuple, Mapping[str, str]]] = {}
 
 
-def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[str, str] | None) -> Mapping[str, str] | None:
-    """Compress out[:stop] in place; returns the call-id map if one was built or given."""
+def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[str, str] | None,
+                   start: int = 0) -> Mapping[str, str] | None:
+    """Compress out[start:stop] in place; returns the call-id map if one was built or given."""
     n = len(out)
     limits, n_limits, limit_of = plan.limits, len(plan.limits), plan.limit
     cache = plan.msgs
     by_content = plan.by_content
     name = None
     current, entries = None, None
-    for i in range(stop):
+    for i in range(start, stop):
         msg = out[i]
         if msg.role != "tool":
             continue

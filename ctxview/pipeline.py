@@ -62,7 +62,8 @@ _VIEWS_KEPT = 8
 class _ConversationData:
     """What depends only on the conversation (and a counter): computed once."""
 
-    __slots__ = ("conversation", "requests", "names", "tool_indices", "counts", "prefix", "base_rows", "units")
+    __slots__ = ("conversation", "requests", "names", "tool_indices", "counts", "prefix", "base_rows", "units",
+                 "ephemeral")
 
     def __init__(self, conversation: Conversation) -> None:
         msgs = conversation.messages
@@ -74,6 +75,14 @@ class _ConversationData:
         self.prefix: dict[str, list[int]] = {}      # counter name -> prefix sums of counts
         self.base_rows: dict[str, list[Row]] = {}   # counter name -> the unchanged row of each message
         self.units: dict[int, list[list[int]]] = {}  # n -> grouping.units(messages[:n])
+        self.ephemeral: dict[int, Sequence[str]] | None = None
+
+    def valid_ephemeral(self) -> dict[int, Sequence[str]]:
+        """The conversation's ephemeral reminders that get embedded: int index, some text."""
+        if self.ephemeral is None:
+            self.ephemeral = {i: texts for i, texts in (self.conversation.ephemeral or {}).items()
+                              if type(i) is int and texts}
+        return self.ephemeral
 
 
 class PipelineCache:
@@ -91,6 +100,9 @@ class PipelineCache:
         self.embeds: dict[tuple, tuple] = {}
         self.blanks: dict[tuple, tuple[Message, Message]] = {}
         self.views: dict[tuple, tuple] = {}   # the last few views, oldest first
+        # (id(conversation), counter name) -> (conversation, the last view computed):
+        # the base a keep_recent change is applied to as a delta.
+        self.last: dict[tuple, tuple[Conversation, PreparedView]] = {}
 
     def clear(self) -> None:
         self.__init__()
@@ -276,8 +288,17 @@ def prepare(
         key, hit = None, None
     if hit is not None and hit[0] is conversation and hit[1] is summarizer:
         return hit[2]
+    base_key = (id(conversation), counter.name)
+    base = cache.last.get(base_key)
     with paused_gc():
-        view = _prepare(conversation, settings, counter, cache, summarizer)
+        view = None
+        if base is not None and base[0] is conversation:
+            view = _prepare_keep_recent_delta(conversation, settings, counter, cache, base[1])
+        if view is None:
+            view = _prepare(conversation, settings, counter, cache, summarizer)
+    if len(cache.last) > 8:
+        cache.last.clear()
+    cache.last[base_key] = (conversation, view)
     if key is not None:
         if len(cache.views) >= _VIEWS_KEPT:
             cache.views.pop(next(iter(cache.views)))
@@ -451,16 +472,8 @@ def _prepare(
         if hit is not None and hit[0] is stored and hit[1] is prepared:
             rows[i] = hit[2]
             continue
-        base = rows[i]
-        row = Row(i, stored, prepared, tuple(_change(s, policy, stored_counts[i], tp, len(stored.text)) for s in spec),
-                  stored_counts[i], tp, base.tool_name, base.stored_reminders,
-                  () if prepared is None else (base.stored_reminders if prepared is stored
-                                                else spans_of(prepared.text)),
-                  eph_spans.get(i, ()) if prepared is not None else ())
-        if len(row_cache) >= _CACHE_LIMIT:
-            row_cache.clear()
-        row_cache[key] = (stored, prepared, row)
-        rows[i] = row
+        rows[i] = _new_row(row_cache, key, rows[i], stored, prepared, spec, policy, stored_counts[i], tp,
+                           eph_spans.get(i, ()), spans_of)
     if inserted is not None and not inserted_dropped:
         total_prepared += inserted_tokens
         verb = "removal marker" if strategy == "remove" else "summary checkpoint"
@@ -487,6 +500,123 @@ def _prepare(
         recorded_input_tokens=recorded,
         requests=data.requests,
         counter_name=counter.name,
+        stats=stats,
+    )
+
+
+def _new_row(row_cache: dict, key: tuple, base: Row, stored: Message, prepared: Message | None, spec: tuple,
+             policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int, eph: tuple,
+             spans_of: Callable[[str], tuple]) -> Row:
+    """The row of a changed message (`base`: its unchanged row), remembered in `row_cache` under `key`."""
+    i = base.index
+    row = Row(i, stored, prepared,
+              tuple(_change(s, policy, stored_tokens, prepared_tokens, len(stored.text)) for s in spec),
+              stored_tokens, prepared_tokens, base.tool_name, base.stored_reminders,
+              () if prepared is None else (base.stored_reminders if prepared is stored
+                                            else spans_of(prepared.text)),
+              eph if prepared is not None else ())
+    if len(row_cache) >= _CACHE_LIMIT:
+        row_cache.clear()
+    row_cache[key] = (stored, prepared, row)
+    return row
+
+
+def _prepare_keep_recent_delta(
+    conversation: Conversation,
+    settings: Settings,
+    counter: TokenCounter,
+    cache: PipelineCache,
+    prev: PreparedView,
+) -> PreparedView | None:
+    """The view for `settings` built from `prev`, when they differ only in keep_recent; else None.
+
+    With no clearing, summarising or budget, keep_recent only decides which
+    tool results compression leaves alone: those at n - keep_recent and
+    later. Every other stage works message by message, so the rows before
+    n - max(old, new) and from n - min(old, new) on are the previous ones;
+    only that range is recomputed, and the totals and counts move by its
+    difference. (Clearing's trigger and minimum saving, the summary's default
+    boundary and the budget's kept part depend on the whole, so those take
+    the full path.)
+    """
+    old = prev.settings
+    k = settings.keep_recent
+    if (k == old.keep_recent or k < 0 or settings.clear is not None or settings.old_messages != "keep"
+            or settings.budget is not None or prev.counter_name != counter.name):
+        return None
+    try:
+        if dataclasses.replace(old, keep_recent=k) != settings:
+            return None
+    except TypeError:
+        return None
+    all_msgs = conversation.messages
+    n = len(all_msgs) if settings.request is None else settings.request
+    if len(prev.rows) != n or len(prev.prepared) != n:  # pragma: no cover - guaranteed by the conditions
+        return None
+    lo = max(n - max(k, old.keep_recent), 0)
+    hi = max(n - min(k, old.keep_recent), 0)
+    stats = dict(prev.stats)
+    if lo == hi:
+        return dataclasses.replace(prev, settings=settings, stats=stats)
+    msgs = all_msgs if n == len(all_msgs) else all_msgs[:n]
+    data = cache.data(conversation)
+    stored_counts, _ = cache.stored_counts(data, counter)
+    base_rows = cache.base_rows(data, counter)
+    policy = cache.policy(settings)
+    if settings.compression and policy.enabled and n - k > lo:
+        part = compression.compress_tool_results_between(msgs, k, policy, lo, hi)
+    else:
+        part = list(msgs[lo:hi])
+    eph = data.valid_ephemeral() if settings.embed_ephemeral else {}
+    count = cache.count
+    row_cache = cache.rows
+    spans_of = cache.reminder_spans
+    name = counter.name
+    rows: list[Row] = []
+    prepared: list[Message] = []
+    delta_tokens = 0
+    delta_compressed = 0
+    prev_rows = prev.rows
+    for off in range(hi - lo):
+        i = lo + off
+        stored = msgs[i]
+        cur = part[off]
+        was = prev_rows[i]
+        delta_tokens -= was.tokens_prepared
+        if was.changes and was.changes[0].action == "compressed":
+            delta_compressed -= 1
+        spec: tuple = ()
+        tp = stored_counts[i]
+        if cur is not stored:
+            tp = count(counter, cur)
+            spec = (("compressed", n - i, id(policy)),)
+            delta_compressed += 1
+        spans: tuple = ()
+        texts = eph.get(i)
+        if texts is not None:
+            cur, spans = cache.embedded(cur, texts)
+            before = tp
+            tp = count(counter, cur)
+            spec += (("ephemeral", len(texts), tp - before),)
+        delta_tokens += tp
+        prepared.append(cur)
+        if not spec:
+            rows.append(base_rows[i])
+            continue
+        key = (i, id(stored), name, spec)
+        hit = row_cache.get(key)
+        if hit is not None and hit[0] is stored and hit[1] is cur:
+            rows.append(hit[2])
+            continue
+        rows.append(_new_row(row_cache, key, base_rows[i], stored, cur, spec, policy, stored_counts[i], tp,
+                             spans, spans_of))
+    stats["compressed"] += delta_compressed
+    return dataclasses.replace(
+        prev,
+        settings=settings,
+        rows=prev_rows[:lo] + tuple(rows) + prev_rows[hi:],
+        prepared=prev.prepared[:lo] + tuple(prepared) + prev.prepared[hi:],
+        tokens_prepared=prev.tokens_prepared + delta_tokens,
         stats=stats,
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -251,3 +252,46 @@ def test_shared_cache_gives_the_same_views_as_a_fresh_one(sequence):
         cold = prepare(CONV, s, counter=counter)
         assert warm == cold
         check_view_invariants(CONV, warm, counter)
+
+
+# Steps that change one setting at a time, as the inspector's controls do;
+# runs of keep_recent steps go through the pipeline's incremental path.
+STEP = st.one_of(
+    st.tuples(st.just("keep_recent"), st.integers(0, 140)),
+    st.tuples(st.just("keep_recent"), st.integers(0, 30)),
+    st.tuples(st.just("tiers"), st.sampled_from(["default", "light", "aggressive", "off", "5:full,15:300,*:50"])),
+    st.tuples(st.just("compression"), st.booleans()),
+    st.tuples(st.just("clear"), st.one_of(st.none(), st.builds(ClearSettings, keep=st.integers(0, 5),
+                                                               clear_inputs=st.booleans()))),
+    st.tuples(st.just("budget"), st.one_of(st.none(), st.integers(1, 20_000))),
+    st.tuples(st.just("old_messages"), st.sampled_from(["keep", "truncate", "remove"])),
+    st.tuples(st.just("request"), st.one_of(st.none(), st.sampled_from([REQUESTS[3], REQUESTS[20], REQUESTS[-1]]))),
+    st.tuples(st.just("embed_ephemeral"), st.booleans()),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(SETTINGS, st.lists(STEP, min_size=1, max_size=12), st.sampled_from([SwarmEstimate(), CharsCounter()]))
+def test_one_setting_at_a_time_matches_a_fresh_cache(start, steps, counter):
+    cache = PipelineCache()
+    s = start
+    prepare(CONV, s, counter=counter, cache=cache)
+    for field_name, value in steps:
+        s = dataclasses.replace(s, **{field_name: value})
+        warm = prepare(CONV, s, counter=counter, cache=cache)
+        cold = prepare(CONV, s, counter=counter)
+        assert warm == cold
+        assert warm.stats == cold.stats
+        check_view_invariants(CONV, warm, counter)
+
+
+def test_keep_recent_steps_reuse_rows_outside_the_changed_range():
+    cache = PipelineCache()
+    n = len(CONV.messages)
+    first = prepare(CONV, Settings(keep_recent=10), counter=C4, cache=cache)
+    second = prepare(CONV, Settings(keep_recent=14), counter=C4, cache=cache)
+    assert second == prepare(CONV, Settings(keep_recent=14), counter=C4)
+    # Rows before n - 14 and from n - 10 on are the very same objects.
+    assert all(a is b for a, b in zip(first.rows[: n - 14], second.rows[: n - 14]))
+    assert all(a is b for a, b in zip(first.rows[n - 10:], second.rows[n - 10:]))
+    assert second.stats is not first.stats
