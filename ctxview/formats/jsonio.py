@@ -41,6 +41,7 @@ MAX_DOCUMENT_BYTES = 2 << 30      # one whole JSON document: 2 GiB
 STREAM_ABOVE = 256 << 20          # JSONL files bigger than this are read in bounded pieces
 CHUNK_BYTES = 16 << 20
 LAYOUT_PROBE = 1 << 20            # detect_layout reads at most this much of a line at first
+READ_BUFFER = 1 << 20
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
@@ -57,7 +58,8 @@ class Input:
         if self.data is not None:
             return io.BytesIO(self.data)
         try:
-            return open(self.path, "rb")  # read-only, always
+            # read-only, always; a 1 MB buffer reads a big file in a tenth of the system calls
+            return open(self.path, "rb", buffering=READ_BUFFER)
         except OSError as exc:  # raced with a delete or chmod
             raise _os_error(self.name, exc) from None
 
