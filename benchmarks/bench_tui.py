@@ -104,16 +104,17 @@ async def run(path: Path, presses: int) -> dict:
         gc.collect()
         figures["rss_growth"] = rss_bytes() - rss_before
 
-        times = []
-        for i in range(presses):
-            # up, down, up, ... and a new value every other time (a cold one for the pipeline)
-            key = "plus" if i % 2 == 0 else "minus"
-            t = time.perf_counter()
-            await pilot.press(key)
-            await wait_applied(app, pilot)
-            await pilot.pause()
-            times.append(repainted_after(t, app))
-        figures["keep_recent"] = times
+        # Up `presses` times (each a keep_recent the pipeline has not seen), then
+        # back down over the values it has.
+        for label, key in (("keep_recent_new", "plus"), ("keep_recent_seen", "minus")):
+            times = []
+            for _ in range(presses):
+                t = time.perf_counter()
+                await pilot.press(key)
+                await wait_applied(app, pilot)
+                await pilot.pause()
+                times.append(repainted_after(t, app))
+            figures[label] = times
 
         scroll = []
         for key in ("end", "home", "end"):
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("n", nargs="?", type=int, default=100_000)
     parser.add_argument("--format", default="ctxview")
-    parser.add_argument("--presses", type=int, default=6)
+    parser.add_argument("--presses", type=int, default=4)
     parser.add_argument("--keep", help="write the session here and keep it")
     args = parser.parse_args(argv)
 
@@ -149,15 +150,17 @@ def main(argv: list[str] | None = None) -> int:
         size = path.stat().st_size
         figures = asyncio.run(run(path, args.presses))
 
-    kr = figures["keep_recent"]
     mb = 1024 * 1024
     print(f"file: {size / mb:.1f} MB ({args.format}), {figures['rows']:,} rows, {figures['lines']:,} pane lines")
     if "stored_side" in figures:
         print(f"stored side on screen (loading included): {figures['stored_side'] * 1000:.0f} ms")
     print(f"first screen with both sides (loading included): {figures['first_screen'] * 1000:.0f} ms"
           "   target ≤ 3000 ms")
-    print(f"keep_recent change repainted: median {statistics.median(kr) * 1000:.0f} ms, "
-          f"max {max(kr) * 1000:.0f} ms over {len(kr)} presses   target ≤ 100 ms")
+    for label, what in (("keep_recent_new", "to a value not computed yet"),
+                        ("keep_recent_seen", "back to a value computed before")):
+        kr = figures[label]
+        print(f"keep_recent change {what}, repainted: median {statistics.median(kr) * 1000:.0f} ms, "
+              f"max {max(kr) * 1000:.0f} ms over {len(kr)} presses   target ≤ 100 ms")
     for key, t in figures["scroll"]:
         print(f"scroll {key}: {t * 1000:.0f} ms   target ≤ 100 ms")
     print(f"at the end after End: {figures['at_end']}")
