@@ -20,20 +20,20 @@ from typing import Any, Iterable
 from rich.style import Style
 from rich.text import Text
 from textual import on, work
-from textual.worker import get_current_worker
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input
+from textual.worker import get_current_worker
 
 from ..model import Conversation, Session
 from ..sanitize import make_visible, sanitize
 from ..view import ClearSettings, PreparedView, Settings
 from .controls import ControlsPanel
+from .keys import APP_BINDINGS, KEYS, key_list
 from .layout import Layout, display_text, stored_heights_of
 from .pane import MessagePane
 from .render import block_lines, header_line
-from .keys import APP_BINDINGS, KEYS, key_list
 from .screens import (
     BloatScreen,
     ConversationPicker,
@@ -52,6 +52,7 @@ HUGE_CHARS = 100_000
 HUGE_LINES = 1_500
 # Runs of at least this many removed messages fold into one line on each side.
 FOLD_MIN = 2
+
 
 class LoadFailed(Exception):
     """Loading or the first recompute failed before the app was usable."""

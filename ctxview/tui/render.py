@@ -100,12 +100,19 @@ def _role_style(role: str, styles: PaneStyles) -> Style:
     return getattr(styles, role) if role in ("user", "assistant", "tool", "system") else _BOLD
 
 
-# Below this pane width badges take their short forms.
-SHORT_BADGES_BELOW = 60
-
-
 def header_line(row: Row, side: Side, styles: PaneStyles, pending: bool = False, width: int = 200) -> Text:
-    """` #12 tool Read · 1,234 tok  [compressed t3 age 27]`."""
+    """` #12 tool Read · 1,234 tok (-1,000)  compressed t3 age 27 `.
+
+    When that does not fit in `width`, the token change is left out and the
+    badges take their short forms (`t3·27`, `+eph`), so they stay visible.
+    """
+    text = _header(row, side, styles, pending, short=False)
+    if text.cell_len > width and row.changes:
+        text = _header(row, side, styles, pending, short=True)
+    return text
+
+
+def _header(row: Row, side: Side, styles: PaneStyles, pending: bool, short: bool) -> Text:
     message = row.stored if side == "stored" else row.prepared
     text = Text(no_wrap=True, end="")
     assert message is not None
@@ -123,12 +130,12 @@ def header_line(row: Row, side: Side, styles: PaneStyles, pending: bool = False,
     text.append(f" · {tokens:,} tok", styles.tokens)
     if side == "prepared":
         saved = row.tokens_stored - row.tokens_prepared
-        if saved and row.stored is not None and width >= SHORT_BADGES_BELOW:
+        if saved and row.stored is not None and not short:
             text.append(f" ({-saved:+,})", styles.tokens)
         for change in row.changes:
             style = styles.badge_ephemeral if change.action == "ephemeral" else styles.badge
             text.append(" ")
-            text.append(f" {badge_label(change, short=width < SHORT_BADGES_BELOW)} ", style)
+            text.append(f" {badge_label(change, short=short)} ", style)
     return text
 
 

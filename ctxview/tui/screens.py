@@ -68,7 +68,7 @@ class HelpScreen(ModalScreen[None]):
             ("...[N chars truncated]", styles.marker, "where compression cut a tool result"),
             ("If you need the full…", styles.hint, "the re-run hint added for re-runnable tools"),
             (" compressed tN age A ", styles.badge, "tier and age of a compressed tool result"),
-            (" t3·27 ", styles.badge, "the same in a narrow pane (also +eph, clr, rm, drop)"),
+            (" t3·27 ", styles.badge, "the same when the long form does not fit (+eph, clr, rm)"),
             (" cleared ", styles.badge, "also excerpted, summarised: what the pipeline did"),
             (" +ephemeral ", styles.badge_ephemeral, "reminders were added to this message"),
             (" removed ", styles.badge_removed, "left out (budget, summarising); on the ghost line"),
