@@ -5,7 +5,7 @@ PipelineCache, the way the inspector recomputes after a control changes.
 Every "warm" figure is a real recompute (the cache's memo of the last few
 views is emptied first), except the one line marked memoised:
 
-    python benchmarks/bench_pipeline.py [N_MESSAGES] [--no-freeze]
+    python benchmarks/bench_pipeline.py [N_MESSAGES [ROUNDS]] [--no-freeze] [--exact]
 
 After each timed step the script calls gc.freeze(), as the inspector does
 after applying a view (ctxview/tui/app.py); with --no-freeze the cyclic GC's
@@ -20,13 +20,16 @@ Read / Grep / Glob shapes).
 from __future__ import annotations
 
 import gc
+import os
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from ctxview import compression  # noqa: E402
 from ctxview.model import Conversation, Message, ToolCall, Usage  # noqa: E402
 from ctxview.pipeline import PipelineCache, prepare  # noqa: E402
 from ctxview.view import ClearSettings, Settings  # noqa: E402
@@ -84,22 +87,22 @@ def load(n: int) -> Conversation:
                         ephemeral=agent.ephemeral, model=agent.model, context_window=agent.context_window)
 
 
-MEMO: list = []   # the caches whose memoised views are dropped before each timing
-
-
 FREEZE = "--no-freeze" not in sys.argv
+TIMES: dict[str, list[tuple[float, float]]] = {}   # label -> (wall, cpu) per round
 
 
-def timed(label: str, fn, *, memo: bool = False) -> object:
+def timed(cache: PipelineCache, label: str, fn, *, memo: bool = False) -> object:
     if not memo:
-        for cache in MEMO:
-            cache.views.clear()  # time a real recompute, not the last-views memo
+        # Time a real recompute, not the memo of the last few views. The
+        # cache's last view (the base a keep_recent delta starts from) stays,
+        # as it does in the inspector.
+        cache.views.clear()
     t = time.perf_counter()
     c = time.process_time()
     out = fn()
     dt = time.perf_counter() - t
     cpu = time.process_time() - c
-    print(f"{label:<44} {dt * 1000:9.1f} ms  (cpu {cpu * 1000:7.1f} ms)")
+    TIMES.setdefault(label, []).append((dt, cpu))
     if FREEZE:
         # As the inspector does after applying a view: long-lived, acyclic
         # objects leave the cyclic GC's full passes (untimed here, as there).
@@ -107,43 +110,96 @@ def timed(label: str, fn, *, memo: bool = False) -> object:
     return out
 
 
+def rss_mb() -> float:
+    """Resident memory now (Linux /proc), in MB."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+    except OSError:  # pragma: no cover - not Linux
+        return float("nan")
+
+
+def one_round(conv: Conversation) -> tuple[PipelineCache, object]:
+    """The inspector's sequence of recomputes, from a fresh cache and empty compression caches."""
+    compression.clear_caches()
+    cache = PipelineCache()
+    base = Settings()
+    view = timed(cache, "cold (default settings, swarm estimate)", lambda: prepare(conv, base, cache=cache))
+    timed(cache, "warm, same settings (full recompute)", lambda: prepare(conv, base, cache=cache))
+    timed(cache, "same settings again (memoised view)", lambda: prepare(conv, base, cache=cache), memo=True)
+    timed(cache, "keep_recent 10 → 11 (new value)", lambda: prepare(conv, Settings(keep_recent=11), cache=cache))
+    timed(cache, "keep_recent 11 → 10", lambda: prepare(conv, base, cache=cache))
+    timed(cache, "keep_recent 10 → 25 (new value)", lambda: prepare(conv, Settings(keep_recent=25), cache=cache))
+    timed(cache, "keep_recent 25 → 10", lambda: prepare(conv, base, cache=cache))
+    timed(cache, "tiers default → aggressive (first time)",
+          lambda: prepare(conv, Settings(tiers="aggressive"), cache=cache))
+    timed(cache, "tiers → light (first time)", lambda: prepare(conv, Settings(tiers="light"), cache=cache))
+    timed(cache, "tiers → default (seen)", lambda: prepare(conv, base, cache=cache))
+    timed(cache, "compression off", lambda: prepare(conv, Settings(compression=False), cache=cache))
+    timed(cache, "clearing keep 3 (first time)", lambda: prepare(conv, Settings(clear=ClearSettings()), cache=cache))
+    timed(cache, "clearing on, keep_recent 10 → 12",
+          lambda: prepare(conv, Settings(clear=ClearSettings(), keep_recent=12), cache=cache))
+    timed(cache, "budget 100k tokens (first time)", lambda: prepare(conv, Settings(budget=100_000), cache=cache))
+    timed(cache, "old_messages=remove (first time)",
+          lambda: prepare(conv, Settings(old_messages="remove"), cache=cache))
+    timed(cache, "request = middle assistant message (switch)",
+          lambda: prepare(conv, Settings(request=view.requests[len(view.requests) // 2]), cache=cache))
+    timed(cache, "request → last call (switch back)", lambda: prepare(conv, base, cache=cache))
+    return cache, view
+
+
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     n = int(args[0]) if args else 100_000
+    rounds = int(args[1]) if len(args) > 1 else 3
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     t = time.perf_counter()
     conv = load(n)
-    print(f"{len(conv.messages):,} messages built in {time.perf_counter() - t:.2f} s")
-    cache = PipelineCache()
-    MEMO.append(cache)
-    base = Settings()
-    view = timed("cold (default settings, swarm estimate)", lambda: prepare(conv, base, cache=cache))
-    timed("warm, same settings", lambda: prepare(conv, base, cache=cache))
-    timed("same settings again (memoised view)", lambda: prepare(conv, base, cache=cache), memo=True)
-    timed("warm after keep_recent 10 → 11", lambda: prepare(conv, Settings(keep_recent=11), cache=cache))
-    timed("warm after keep_recent 11 → 10", lambda: prepare(conv, base, cache=cache))
-    timed("warm after tiers default → aggressive (first)", lambda: prepare(conv, Settings(tiers="aggressive"), cache=cache))
-    timed("warm after tiers → light (first)", lambda: prepare(conv, Settings(tiers="light"), cache=cache))
-    timed("warm after tiers → default", lambda: prepare(conv, base, cache=cache))
-    timed("warm after compression off", lambda: prepare(conv, Settings(compression=False), cache=cache))
-    timed("warm with clearing (keep 3)", lambda: prepare(conv, Settings(clear=ClearSettings()), cache=cache))
-    timed("warm, clearing on, keep_recent 10 → 12",
-          lambda: prepare(conv, Settings(clear=ClearSettings(), keep_recent=12), cache=cache))
-    timed("warm with budget 100k tokens", lambda: prepare(conv, Settings(budget=100_000), cache=cache))
-    timed("warm with old_messages=remove", lambda: prepare(conv, Settings(old_messages="remove"), cache=cache))
-    timed("warm, request = middle assistant message",
-          lambda: prepare(conv, Settings(request=view.requests[len(view.requests) // 2]), cache=cache))
+    print(f"{len(conv.messages):,} messages built in {time.perf_counter() - t:.2f} s; "
+          f"{rounds} rounds, each from a fresh cache; medians (and minima) over the rounds")
+    gc.collect()
+    before = rss_mb()
+    held, sizes = 0.0, {}
+    for r in range(rounds):
+        cache, view = one_round(conv)
+        if r == 0:
+            gc.collect()
+            # Later rounds reuse memory freed by earlier ones, so the first
+            # round's figure is the one that says what a cache holds.
+            held, sizes = rss_mb() - before, cache_sizes(cache)
+        del cache
+        compression.clear_caches()
+        gc.collect()
+    for label, runs in TIMES.items():
+        walls = [w for w, _ in runs]
+        cpus = [c for _, c in runs]
+        print(f"{label:<46} {statistics.median(walls) * 1000:8.1f} ms  (min {min(walls) * 1000:7.1f}, "
+              f"cpu median {statistics.median(cpus) * 1000:7.1f})")
     print(f"tokens stored {view.tokens_stored:,} → prepared {view.tokens_prepared:,}; "
           f"compressed {view.stats['compressed']:,}")
+    print(f"held by the cache and the compression caches after the first round: {held:,.0f} MB RSS "
+          f"({', '.join(f'{k} {v:,}' for k, v in sizes.items())})")
+    del view
+    print(f"after dropping them (RSS, freed arenas may stay mapped): {rss_mb() - before:,.0f} MB above "
+          f"the loaded session")
     from ctxview.tokens import exact_available
 
-    if exact_available():
+    if exact_available() and "--exact" in sys.argv:
         exact = PipelineCache()
-        MEMO.append(exact)
         o200k = Settings(counter="o200k_base")
-        timed("cold, exact o200k_base counter (new cache)", lambda: prepare(conv, o200k, cache=exact))
-        timed("warm o200k after keep_recent 10 → 11",
+        timed(exact, "cold, exact o200k_base counter (new cache)", lambda: prepare(conv, o200k, cache=exact))
+        timed(exact, "o200k after keep_recent 10 → 11",
               lambda: prepare(conv, Settings(counter="o200k_base", keep_recent=11), cache=exact))
+        for label in ("cold, exact o200k_base counter (new cache)", "o200k after keep_recent 10 → 11"):
+            print(f"{label:<46} {TIMES[label][0][0] * 1000:8.1f} ms")
+
+
+def cache_sizes(cache: PipelineCache) -> dict[str, int]:
+    """Entries per table of a PipelineCache (and the compression module's cut cache)."""
+    sizes = {name: len(table) for name, table in vars(cache).items() if isinstance(table, dict)}
+    sizes["counts"] = sum(len(t) for t in cache.counts.values())
+    sizes["compressed cuts"] = sum(len(e) for msgs in compression._SHARED.values() for e in msgs.values())
+    return {k: v for k, v in sizes.items() if v}
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ from .clearing import plan_clearing
 from .gcpause import paused_gc
 from .grouping import units
 from .model import Content, Conversation, Message
-from .tokens import TokenCounter, counter_for
+from .tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, counter_for
 from .view import OLD_MESSAGE_STRATEGIES, Change, PreparedView, Row, Settings
 from .windows import resolve_context_window
 
@@ -57,6 +57,37 @@ __all__ = ["PipelineCache", "prepare", "request_indices"]
 
 _CACHE_LIMIT = 1_000_000  # entries per cache before it is emptied
 _VIEWS_KEPT = 8
+_SHORT_TEXT = 256  # texts up to this long (placeholders, markers) have their counts memoised by value
+
+# Counters whose count_message reads only the role, the text and the tool
+# calls: for them a short message without tool calls is counted once per text.
+_TEXT_ONLY_COUNTERS = (SwarmEstimate, CharsCounter, BpeCounter)
+
+
+def _slot_setter(cls: type, name: str, fixed: dict[str, str], extra: tuple[str, ...] = ()) -> Callable:
+    # A function setting every slot of a frozen, slotted dataclass straight
+    # (no __init__, no frozen __setattr__ per field): rows and changes are
+    # built by the tens of thousands per recompute. `fixed` maps a slot to an
+    # expression over `src` (a value copied from another instance).
+    fields = [f.name for f in dataclasses.fields(cls)]
+    params = [*extra, *(f for f in fields if f not in fixed)]
+    lines = [f"def {name}({', '.join(params)}):", "    new = new_(cls)"]
+    env: dict[str, Any] = {"new_": object.__new__, "cls": cls}
+    for i, f in enumerate(fields):
+        env[f"set{i}"] = cls.__dict__[f].__set__
+        lines.append(f"    set{i}(new, {fixed.get(f, f)})")
+    lines.append("    return new")
+    exec("\n".join(lines), env)  # noqa: S102 - generated from the slot names only
+    return env[name]
+
+
+assert not hasattr(Row, "__post_init__") and not hasattr(Change, "__post_init__")
+_row = _slot_setter(Row, "_row", {})
+_new_change = _slot_setter(Change, "_new_change", {})
+# Message.with_content(content) (model._replace) as straight-line slot copies.
+_with_content = _slot_setter(Message, "_with_content",
+                             {f.name: f"src.{f.name}" for f in dataclasses.fields(Message) if f.name != "content"},
+                             ("src",))
 
 
 class _ConversationData:
@@ -91,6 +122,7 @@ class PipelineCache:
 
     def __init__(self) -> None:
         self.counts: dict[str, dict[int, tuple[Any, int]]] = {}
+        self.short_counts: dict[tuple[str, str, str], int] = {}  # (counter, role, short text) -> tokens
         self.spans: dict[int, tuple[str, tuple]] = {}
         self.tool_names: dict[int, tuple[Message, str | None]] = {}
         self.rows: dict[tuple, tuple[Message, Message | None, Row]] = {}
@@ -132,7 +164,18 @@ class PipelineCache:
         hit = table.get(id(msg))
         if hit is not None and hit[0] is msg:
             return hit[1]
-        n = counter.count_message(msg)
+        short = None
+        if type(counter) in _TEXT_ONLY_COUNTERS and not msg.tool_calls:
+            text = msg.text
+            if len(text) <= _SHORT_TEXT:
+                short = (counter.name, msg.role, text)
+                n = self.short_counts.get(short)
+                if n is None:
+                    if len(self.short_counts) >= 65536:
+                        self.short_counts.clear()
+                    n = self.short_counts[short] = counter.count_message(msg)
+        if short is None:
+            n = counter.count_message(msg)
         if len(table) >= _CACHE_LIMIT:
             table.clear()
         table[id(msg)] = (msg, n)
@@ -144,7 +187,7 @@ class PipelineCache:
         hit = self.blanks.get(key)
         if hit is not None and hit[0] is msg:
             return hit[1]
-        new = msg.with_content(placeholder)
+        new = _with_content(msg, placeholder)
         if len(self.blanks) >= _CACHE_LIMIT:
             self.blanks.clear()
         self.blanks[key] = (msg, new)
@@ -367,11 +410,12 @@ def _prepare(
     if clear is not None:
         result = plan_clearing(current, clear, counter, counts=cur_counts,
                                measure=lambda m: count(counter, m), blank=cache.blanked)
+        inputs = frozenset(result.inputs_cleared)
         for i in (*result.cleared, *result.inputs_cleared):
             new = result.messages[i]
             before = cur_counts[i]
             cur_counts[i] = count(counter, new)
-            specs.setdefault(i, []).append(("cleared", before - cur_counts[i], i in result.inputs_cleared,
+            specs.setdefault(i, []).append(("cleared", before - cur_counts[i], i in inputs,
                                             new.role == "tool", clear.keep))
             current[i] = new
         stats["cleared"] = len(result.cleared)
@@ -509,12 +553,12 @@ def _new_row(row_cache: dict, key: tuple, base: Row, stored: Message, prepared: 
              spans_of: Callable[[str], tuple]) -> Row:
     """The row of a changed message (`base`: its unchanged row), remembered in `row_cache` under `key`."""
     i = base.index
-    row = Row(i, stored, prepared,
-              tuple(_change(s, policy, stored_tokens, prepared_tokens, len(stored.text)) for s in spec),
-              stored_tokens, prepared_tokens, base.tool_name, base.stored_reminders,
-              () if prepared is None else (base.stored_reminders if prepared is stored
-                                            else spans_of(prepared.text)),
-              eph if prepared is not None else ())
+    row = _row(i, stored, prepared,
+               tuple([_change(s, policy, stored_tokens, prepared_tokens, stored) for s in spec]),
+               stored_tokens, prepared_tokens, base.tool_name, base.stored_reminders,
+               () if prepared is None else (base.stored_reminders if prepared is stored
+                                             else spans_of(prepared.text)),
+               eph if prepared is not None else ())
     if len(row_cache) >= _CACHE_LIMIT:
         row_cache.clear()
     row_cache[key] = (stored, prepared, row)
@@ -621,55 +665,60 @@ def _prepare_keep_recent_delta(
     )
 
 
-_TIER_HEADS: dict[int, tuple] = {}
+_TIERS: dict[int, tuple] = {}
+_AGES_TABLED = 4096
 
 
-def _tier_heads(policy: compression.CompressionPolicy) -> tuple[str, ...]:
-    """"tier 3 (ages 21-40 → 500 chars)" for each tier of a policy, memoised by identity."""
-    hit = _TIER_HEADS.get(id(policy))
+def _tiers_of(policy: compression.CompressionPolicy) -> tuple[tuple[str, ...], list[tuple[int, Any]]]:
+    """For a policy, memoised by identity: "tier 3 (ages 21-40 → 500 chars)" per tier,
+    and tier_for_age for ages below _AGES_TABLED."""
+    hit = _TIERS.get(id(policy))
     if hit is None or hit[0] is not policy:
         heads = tuple(f"tier {t + 1} ({compression.describe_tier(policy, t)})" for t in range(len(policy.tiers)))
-        if len(_TIER_HEADS) > 256:
-            _TIER_HEADS.clear()
-        hit = _TIER_HEADS[id(policy)] = (policy, heads)
-    return hit[1]
+        by_age = [compression.tier_for_age(policy, age) for age in range(_AGES_TABLED)]
+        if len(_TIERS) > 256:
+            _TIERS.clear()
+        hit = _TIERS[id(policy)] = (policy, heads, by_age)
+    return hit[1], hit[2]
 
 
 def _change(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,
-            stored_len: int) -> Change:
+            stored: Message) -> Change:
     """The Change a spec tuple stands for, with its one-line detail."""
     kind = spec[0]
     if kind == "compressed":
         age = spec[1]  # spec[2]: the policy's id, so rows of different tiers are cached apart
-        t_index, tier = compression.tier_for_age(policy, age)
+        heads, by_age = _tiers_of(policy)
+        t_index, tier = by_age[age] if 0 <= age < _AGES_TABLED else compression.tier_for_age(policy, age)
+        stored_len = len(stored.text)
         cut = stored_len - (tier.max_chars or stored_len)
-        return Change("compressed", "compression", f"{_tier_heads(policy)[t_index]}, age {age}: {cut:,} chars cut",
-                      tier=t_index, age=age, saved_tokens=stored_tokens - prepared_tokens)
+        return _new_change("compressed", "compression", f"{heads[t_index]}, age {age}: {cut:,} chars cut",
+                           t_index, age, stored_tokens - prepared_tokens)
     if kind == "cleared":
         _, saved, inputs, is_result, keep = spec
         what = "tool result cleared" if is_result else "tool-call inputs cleared"
-        return Change("cleared", "clear",
-                      f"{what} (the {_plural(keep, 'most recent tool result')} kept): {saved:,} tokens saved",
-                      saved_tokens=saved)
+        return _new_change("cleared", "clear",
+                           f"{what} (the {_plural(keep, 'most recent tool result')} kept): {saved:,} tokens saved",
+                           None, None, saved)
     if kind == "ephemeral":
         _, pieces, added = spec
-        return Change("ephemeral", "ephemeral",
-                      f"{_plural(pieces, 'ephemeral reminder')} added for this request (+{added:,} tokens)",
-                      saved_tokens=-added)
+        return _new_change("ephemeral", "ephemeral",
+                           f"{_plural(pieces, 'ephemeral reminder')} added for this request (+{added:,} tokens)",
+                           None, None, -added)
     if kind == "excerpted":
         _, boundary, cut, saved = spec
-        return Change("excerpted", "summarize",
-                      f"cut to a {EXCERPT_CHARS}-char excerpt (before index {boundary}): {cut:,} chars cut",
-                      saved_tokens=saved)
+        return _new_change("excerpted", "summarize",
+                           f"cut to a {EXCERPT_CHARS}-char excerpt (before index {boundary}): {cut:,} chars cut",
+                           None, None, saved)
     if kind in ("removed", "summarised"):
         action, boundary, total, tokens = spec
         into = "a removal marker" if action == "removed" else "a summary checkpoint"
-        return Change(action, "summarize",
-                      f"{action}: the {total:,} messages before index {boundary} are replaced by {into}",
-                      saved_tokens=tokens)
+        return _new_change(action, "summarize",
+                           f"{action}: the {total:,} messages before index {boundary} are replaced by {into}",
+                           None, None, tokens)
     if kind == "dropped":
         _, budget, tokens = spec
-        return Change("dropped", "budget",
-                      f"dropped to fit the budget of {budget:,} tokens (oldest first, calls kept with results)",
-                      saved_tokens=tokens)
+        return _new_change("dropped", "budget",
+                           f"dropped to fit the budget of {budget:,} tokens (oldest first, calls kept with results)",
+                           None, None, tokens)
     raise AssertionError(f"unknown change {kind!r}")  # pragma: no cover
