@@ -34,6 +34,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import make_session  # noqa: E402
+from ctxview.formats.jsonio import READ_BUFFER  # noqa: E402
 
 MSGS_PER_MB = {"claude-code": 533, "codex": 700, "swarm-events": 700}
 
@@ -63,7 +64,7 @@ else:
 
 def baseline(path: Path) -> None:
     loads = orjson.loads
-    with open(path, "rb") as f:
+    with open(path, "rb", buffering=READ_BUFFER) as f:  # read the way the loaders read
         for line in f:
             loads(line)
 
@@ -73,7 +74,7 @@ def keep_texts(path: Path) -> list:
     loads = orjson.loads
     kept: list = []
     keep = kept.append
-    with open(path, "rb") as f:
+    with open(path, "rb", buffering=READ_BUFFER) as f:
         for line in f:
             msg = loads(line).get("message")
             if type(msg) is dict:

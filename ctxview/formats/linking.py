@@ -3,6 +3,7 @@ wrapping up a conversation."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..model import Message, ToolCall, Usage
@@ -88,15 +89,26 @@ def compaction_events(messages: Sequence[Message], specs: Iterable[dict]) -> lis
 
 
 def _twin(cls: type) -> type:
-    names = cls.__slots__
-    src = (f"def __init__(self, {', '.join(names)}):\n"
-           + "".join(f"    self.{n} = {n}\n" for n in names)
-           + f"    self.__class__ = _cls\n")
-    ns: dict[str, Any] = {"_cls": cls}
-    exec(src, ns)
-    return type(f"_{cls.__name__}Slots", (), {"__slots__": names, "__init__": ns["__init__"]})
+    """A plain class with `cls`'s slots whose __init__ (the dataclass fields, in order, with
+    their defaults) fills them and turns the object into a `cls`."""
+    ns: dict[str, Any] = {"_cls": cls, "_missing": _MISSING}
+    params, body = [], []
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            ns[f"_d_{f.name}"] = f.default
+            params.append(f"{f.name}=_d_{f.name}")
+        elif f.default_factory is not dataclasses.MISSING:
+            ns[f"_f_{f.name}"] = f.default_factory
+            params.append(f"{f.name}=_missing")
+            body.append(f"    if {f.name} is _missing: {f.name} = _f_{f.name}()\n")
+        else:
+            params.append(f.name)
+        body.append(f"    self.{f.name} = {f.name}\n")
+    exec(f"def __init__(self, {', '.join(params)}):\n{''.join(body)}    self.__class__ = _cls\n", ns)
+    return type(f"_{cls.__name__}Slots", (), {"__slots__": cls.__slots__, "__init__": ns["__init__"]})
 
 
+_MISSING = object()
 _MessageSlots = _twin(Message)
 _ToolCallSlots = _twin(ToolCall)
 _UsageSlots = _twin(Usage)
@@ -111,7 +123,7 @@ def make_message(role: str, content: Any, tool_call_id: str | None = None, tool_
                          origin, id, {} if meta is None else meta)
 
 
-# Positional, every field given: the loaders' hot paths call the twins directly.
+# Positional, in field order: the loaders' hot paths call the twin directly.
 new_message = _MessageSlots
 
 
