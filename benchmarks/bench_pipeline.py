@@ -25,6 +25,7 @@ import random
 import statistics
 import sys
 import time
+import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -159,7 +160,7 @@ def main() -> None:
           f"{rounds} rounds, each from a fresh cache; medians (and minima) over the rounds")
     gc.collect()
     before = rss_mb()
-    held, sizes = 0.0, {}
+    held, sizes, owned = 0.0, {}, 0
     for r in range(rounds):
         cache, view = one_round(conv)
         if r == 0:
@@ -167,6 +168,9 @@ def main() -> None:
             # Later rounds reuse memory freed by earlier ones, so the first
             # round's figure is the one that says what a cache holds.
             held, sizes = rss_mb() - before, cache_sizes(cache)
+            _, session = deep_size([conv])
+            owned, _ = deep_size([cache, compression._SHARED, compression._NAMES, compression._LINKS], session)
+            del session
         del cache
         compression.clear_caches()
         gc.collect()
@@ -177,7 +181,9 @@ def main() -> None:
               f"cpu median {statistics.median(cpus) * 1000:7.1f})")
     print(f"tokens stored {view.tokens_stored:,} → prepared {view.tokens_prepared:,}; "
           f"compressed {view.stats['compressed']:,}")
-    print(f"held by the cache and the compression caches after the first round: {held:,.0f} MB RSS "
+    print(f"held by the cache and the compression caches after the first round: {owned / 1e6:,.0f} MB of "
+          f"objects ({owned / len(conv.messages):,.0f} bytes per message; the session itself not counted), "
+          f"{held:,.0f} MB RSS "
           f"({', '.join(f'{k} {v:,}' for k, v in sizes.items())})")
     del view
     print(f"after dropping them (RSS, freed arenas may stay mapped): {rss_mb() - before:,.0f} MB above "
@@ -194,10 +200,42 @@ def main() -> None:
             print(f"{label:<46} {TIMES[label][0][0] * 1000:8.1f} ms")
 
 
+def deep_size(roots: list, skip: set[int] | None = None) -> tuple[int, set[int]]:
+    """Bytes (sys.getsizeof) of every object reachable from `roots` once, leaving out ids in `skip`;
+    also returns the ids seen. Follows containers, __slots__ and instance dicts, not classes or functions."""
+    seen: set[int] = set(skip or ())
+    visited: set[int] = set()
+    total = 0
+    stack = list(roots)
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, (type, types.ModuleType, types.FunctionType,
+                                                types.BuiltinFunctionType, types.MethodType)):
+            continue
+        seen.add(id(obj))
+        visited.add(id(obj))
+        total += sys.getsizeof(obj)
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, (tuple, list, set, frozenset)):
+            stack.extend(obj)
+        elif not isinstance(obj, (str, bytes, int, float, bool)):
+            for klass in type(obj).__mro__:
+                for name in getattr(klass, "__slots__", ()):
+                    value = getattr(obj, name, None)
+                    if value is not None:
+                        stack.append(value)
+            if hasattr(obj, "__dict__"):
+                stack.append(vars(obj))
+    return total, visited
+
+
 def cache_sizes(cache: PipelineCache) -> dict[str, int]:
     """Entries per table of a PipelineCache (and the compression module's cut cache)."""
     sizes = {name: len(table) for name, table in vars(cache).items() if isinstance(table, dict)}
     sizes["counts"] = sum(len(t) for t in cache.counts.values())
+    sizes["rows"] = sum(len(t) for t in cache.rows.values())
     sizes["compressed cuts"] = sum(len(e) for msgs in compression._SHARED.values() for e in msgs.values())
     return {k: v for k, v in sizes.items() if v}
 

@@ -42,6 +42,7 @@ __all__ = [
     "compress_tool_results_between",
     "describe_tier",
     "detect_tool_name",
+    "detect_tool_name_cached",
     "format_tiers",
     "get_policy",
     "is_rerunnable",
@@ -323,6 +324,11 @@ def _detect_cached(text: str) -> str | None:
         _NAMES.clear()
     _NAMES[id(text)] = (text, name)
     return name
+
+
+def detect_tool_name_cached(text: str) -> str | None:
+    """detect_tool_name, remembered per text object (the texts of a loaded session do not change)."""
+    return _detect_cached(text)
 
 
 def is_rerunnable(name: str | None, policy: CompressionPolicy = DEFAULT_POLICY) -> bool:

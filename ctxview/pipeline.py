@@ -93,7 +93,7 @@ _with_content = _slot_setter(Message, "_with_content",
 class _ConversationData:
     """What depends only on the conversation (and a counter): computed once."""
 
-    __slots__ = ("conversation", "requests", "names", "tool_indices", "counts", "prefix", "base_rows", "units",
+    __slots__ = ("conversation", "requests", "names", "tool_indices", "counts", "totals", "base_rows", "units",
                  "ephemeral")
 
     def __init__(self, conversation: Conversation) -> None:
@@ -103,7 +103,7 @@ class _ConversationData:
         self.names = compression.tool_names_by_call_id(msgs)
         self.tool_indices = [i for i, m in enumerate(msgs) if m.role == "tool"]
         self.counts: dict[str, list[int]] = {}      # counter name -> tokens per stored message
-        self.prefix: dict[str, list[int]] = {}      # counter name -> prefix sums of counts
+        self.totals: dict[tuple[str, int], int] = {}  # (counter name, n) -> tokens of messages[:n]
         self.base_rows: dict[str, list[Row]] = {}   # counter name -> the unchanged row of each message
         self.units: dict[int, list[list[int]]] = {}  # n -> grouping.units(messages[:n])
         self.ephemeral: dict[int, Sequence[str]] | None = None
@@ -124,8 +124,11 @@ class PipelineCache:
         self.counts: dict[str, dict[int, tuple[Any, int]]] = {}
         self.short_counts: dict[tuple[str, str, str], int] = {}  # (counter, role, short text) -> tokens
         self.spans: dict[int, tuple[str, tuple]] = {}
-        self.tool_names: dict[int, tuple[Message, str | None]] = {}
-        self.rows: dict[tuple, tuple[Message, Message | None, Row]] = {}
+        # counter name -> {(index, change specs): row}; a row holds its stored and
+        # prepared messages, which guard the entry (another conversation's row at
+        # the same index and specs fails the guard and is replaced).
+        self.rows: dict[str, dict[tuple, Row]] = {}
+        self.policy_tags: dict[int, tuple[compression.CompressionPolicy, int]] = {}
         self.per_conversation: dict[int, _ConversationData] = {}
         self.counters: dict[tuple, TokenCounter] = {}
         self.policies: dict[tuple, compression.CompressionPolicy] = {}
@@ -155,7 +158,18 @@ class PipelineCache:
             if p.tool_name_from != settings.tool_name_from:
                 p = dataclasses.replace(p, tool_name_from=settings.tool_name_from)
             self.policies[key] = p
+            self.policy_tags.setdefault(id(p), (p, len(self.policy_tags)))
         return p
+
+    def policy_tag(self, policy: compression.CompressionPolicy) -> int:
+        """A small number naming a policy from policy(), so that rows of different tiers are cached apart."""
+        return self.policy_tags[id(policy)][1]
+
+    def row_table(self, counter: TokenCounter) -> dict[tuple, Row]:
+        table = self.rows.get(counter.name)
+        if table is None:
+            table = self.rows[counter.name] = {}
+        return table
 
     def count(self, counter: TokenCounter, msg: Message) -> int:
         table = self.counts.get(counter.name)
@@ -164,22 +178,25 @@ class PipelineCache:
         hit = table.get(id(msg))
         if hit is not None and hit[0] is msg:
             return hit[1]
-        short = None
-        if type(counter) in _TEXT_ONLY_COUNTERS and not msg.tool_calls:
-            text = msg.text
-            if len(text) <= _SHORT_TEXT:
-                short = (counter.name, msg.role, text)
-                n = self.short_counts.get(short)
-                if n is None:
-                    if len(self.short_counts) >= 65536:
-                        self.short_counts.clear()
-                    n = self.short_counts[short] = counter.count_message(msg)
-        if short is None:
-            n = counter.count_message(msg)
+        n = counter.count_message(msg)
         if len(table) >= _CACHE_LIMIT:
             table.clear()
         table[id(msg)] = (msg, n)
         return n
+
+    def count_cleared(self, counter: TokenCounter, msg: Message) -> int:
+        """count() for clearing's messages: a placeholder is counted once per text, not once per message."""
+        if type(counter) in _TEXT_ONLY_COUNTERS and not msg.tool_calls:
+            text = msg.text
+            if len(text) <= _SHORT_TEXT:
+                key = (counter.name, msg.role, text)
+                n = self.short_counts.get(key)
+                if n is None:
+                    if len(self.short_counts) >= 4096:
+                        self.short_counts.clear()
+                    n = self.short_counts[key] = counter.count_message(msg)
+                return n
+        return self.count(counter, msg)
 
     def blanked(self, msg: Message, placeholder: str) -> Message:
         """`msg` with its content replaced by `placeholder` (clearing), the same object each time."""
@@ -234,29 +251,51 @@ class PipelineCache:
         data = self.per_conversation[id(conversation)] = _ConversationData(conversation)
         return data
 
-    def stored_counts(self, data: _ConversationData, counter: TokenCounter) -> tuple[list[int], list[int]]:
+    def stored_counts(self, data: _ConversationData, counter: TokenCounter) -> list[int]:
         counts = data.counts.get(counter.name)
         if counts is None:
             count = counter.count_message
             counts = data.counts[counter.name] = [count(m) for m in data.conversation.messages]
-            prefix = [0]
-            total = 0
-            for c in counts:
-                total += c
-                prefix.append(total)
-            data.prefix[counter.name] = prefix
-        return counts, data.prefix[counter.name]
+        return counts
+
+    def stored_total(self, data: _ConversationData, counter: TokenCounter, n: int) -> int:
+        """Tokens of the first n stored messages (a handful of n per conversation: the requests viewed)."""
+        key = (counter.name, n)
+        total = data.totals.get(key)
+        if total is None:
+            if len(data.totals) > 256:
+                data.totals.clear()
+            total = data.totals[key] = sum(self.stored_counts(data, counter)[:n])
+        return total
+
+    def system_tokens(self, data: _ConversationData, counter: TokenCounter) -> int:
+        prompt = data.conversation.system_prompt
+        if not prompt:
+            return 0
+        key = (counter.name, -1)  # the system prompt's tokens, beside the totals
+        tokens = data.totals.get(key)
+        if tokens is None:
+            tokens = data.totals[key] = counter.count_message(Message(role="system", content=prompt))
+        return tokens
 
     def base_rows(self, data: _ConversationData, counter: TokenCounter) -> list[Row]:
         rows = data.base_rows.get(counter.name)
         if rows is None:
-            counts, _ = self.stored_counts(data, counter)
-            names = data.names
+            counts = self.stored_counts(data, counter)
+            other = next(iter(data.base_rows.values()), None)  # another counter's: same names and spans
             rows = []
-            for i, msg in enumerate(data.conversation.messages):
-                spans = self.reminder_spans(msg.text)
-                tool = self.tool_name(msg, names) if msg.role == "tool" else None
-                rows.append(Row(i, msg, msg, (), counts[i], counts[i], tool, spans, spans, ()))
+            if other is not None:
+                for i, row in enumerate(other):
+                    rows.append(_row(i, row.stored, row.stored, (), counts[i], counts[i], row.tool_name,
+                                     row.stored_reminders, row.stored_reminders, ()))
+            else:
+                names = data.names
+                find_spans = reminders.spans
+                for i, msg in enumerate(data.conversation.messages):
+                    text = msg.text
+                    spans = tuple(find_spans(text)) if "<system-reminder>" in text else ()
+                    tool = _tool_name(msg, names) if msg.role == "tool" else None
+                    rows.append(_row(i, msg, msg, (), counts[i], counts[i], tool, spans, spans, ()))
             data.base_rows[counter.name] = rows
         return rows
 
@@ -268,17 +307,12 @@ class PipelineCache:
             found = data.units[n] = units(data.conversation.messages[:n])
         return found
 
-    def tool_name(self, msg: Message, names: dict[str, str]) -> str | None:
-        hit = self.tool_names.get(id(msg))
-        if hit is not None and hit[0] is msg:
-            return hit[1]
-        name = msg.tool_name or (names.get(msg.tool_call_id) if msg.tool_call_id else None)
-        if name is None:
-            name = compression.detect_tool_name(msg.text)
-        if len(self.tool_names) >= _CACHE_LIMIT:
-            self.tool_names.clear()
-        self.tool_names[id(msg)] = (msg, name)
-        return name
+
+def _tool_name(msg: Message, names: dict[str, str]) -> str | None:
+    """A tool result's tool: its own field, its call's name, else detected from the text (cached by the
+    compression module, which detects the same texts when it cuts them)."""
+    name = msg.tool_name or (names.get(msg.tool_call_id) if msg.tool_call_id else None)
+    return name if name is not None else compression.detect_tool_name_cached(msg.text)
 
 
 def request_indices(messages: Sequence[Message]) -> list[int]:
@@ -378,7 +412,7 @@ def _prepare(
     else:
         n = len(all_msgs)
     msgs = all_msgs if n == len(all_msgs) else all_msgs[:n]
-    stored_counts, prefix = cache.stored_counts(data, counter)
+    stored_counts = cache.stored_counts(data, counter)
     count = cache.count
 
     current: list[Message] = list(msgs)
@@ -392,6 +426,7 @@ def _prepare(
 
     # 1. compression
     policy = cache.policy(settings)
+    tag = cache.policy_tag(policy)
     if settings.compression and policy.enabled and n - keep_recent > 0:
         compressed = compression.compress_tool_results(msgs, keep_recent, policy)
         stop = n - keep_recent
@@ -402,19 +437,20 @@ def _prepare(
             if new is not current[i]:
                 current[i] = new
                 cur_counts[i] = count(counter, new)
-                specs[i] = [("compressed", n - i, id(policy))]
+                specs[i] = [("compressed", n - i, tag)]
         stats["compressed"] = len(specs)
 
     # 2. clearing
     clear = settings.clear
     if clear is not None:
+        count_cleared = cache.count_cleared
         result = plan_clearing(current, clear, counter, counts=cur_counts,
-                               measure=lambda m: count(counter, m), blank=cache.blanked)
+                               measure=lambda m: count_cleared(counter, m), blank=cache.blanked)
         inputs = frozenset(result.inputs_cleared)
         for i in (*result.cleared, *result.inputs_cleared):
             new = result.messages[i]
             before = cur_counts[i]
-            cur_counts[i] = count(counter, new)
+            cur_counts[i] = count_cleared(counter, new)
             specs.setdefault(i, []).append(("cleared", before - cur_counts[i], i in inputs,
                                             new.role == "tool", clear.keep))
             current[i] = new
@@ -471,7 +507,7 @@ def _prepare(
     inserted_tokens = count(counter, inserted) if inserted is not None else 0
 
     system_prompt = conversation.system_prompt
-    system_tokens = count(counter, Message(role="system", content=system_prompt)) if system_prompt else 0
+    system_tokens = cache.system_tokens(data, counter)
 
     # 5. budget
     shortfall = 0
@@ -499,9 +535,9 @@ def _prepare(
 
     # Rows: start from each message's unchanged row, replace the changed ones.
     rows = cache.base_rows(data, counter)[:n]
-    row_cache = cache.rows
+    row_cache = cache.row_table(counter)
     spans_of = cache.reminder_spans
-    total_stored = system_tokens + prefix[n]
+    total_stored = system_tokens + cache.stored_total(data, counter, n)
     total_prepared = total_stored
     for i, spec_list in specs.items():
         spec = tuple(spec_list)
@@ -511,10 +547,10 @@ def _prepare(
         total_prepared += tp - stored_counts[i]
         # Everything a row depends on: the stored message, the counter, and the
         # spec (which holds whatever the change's text and figures are made of).
-        key = (i, id(stored), counter.name, spec)
+        key = (i, spec)
         hit = row_cache.get(key)
-        if hit is not None and hit[0] is stored and hit[1] is prepared:
-            rows[i] = hit[2]
+        if hit is not None and hit.stored is stored and hit.prepared is prepared:
+            rows[i] = hit
             continue
         rows[i] = _new_row(row_cache, key, rows[i], stored, prepared, spec, policy, stored_counts[i], tp,
                            eph_spans.get(i, ()), spans_of)
@@ -561,7 +597,7 @@ def _new_row(row_cache: dict, key: tuple, base: Row, stored: Message, prepared: 
                eph if prepared is not None else ())
     if len(row_cache) >= _CACHE_LIMIT:
         row_cache.clear()
-    row_cache[key] = (stored, prepared, row)
+    row_cache[key] = row
     return row
 
 
@@ -604,18 +640,18 @@ def _prepare_keep_recent_delta(
         return dataclasses.replace(prev, settings=settings, stats=stats)
     msgs = all_msgs if n == len(all_msgs) else all_msgs[:n]
     data = cache.data(conversation)
-    stored_counts, _ = cache.stored_counts(data, counter)
+    stored_counts = cache.stored_counts(data, counter)
     base_rows = cache.base_rows(data, counter)
     policy = cache.policy(settings)
+    tag = cache.policy_tag(policy)
     if settings.compression and policy.enabled and n - k > lo:
         part = compression.compress_tool_results_between(msgs, k, policy, lo, hi)
     else:
         part = list(msgs[lo:hi])
     eph = data.valid_ephemeral() if settings.embed_ephemeral else {}
     count = cache.count
-    row_cache = cache.rows
+    row_cache = cache.row_table(counter)
     spans_of = cache.reminder_spans
-    name = counter.name
     rows: list[Row] = []
     prepared: list[Message] = []
     delta_tokens = 0
@@ -633,7 +669,7 @@ def _prepare_keep_recent_delta(
         tp = stored_counts[i]
         if cur is not stored:
             tp = count(counter, cur)
-            spec = (("compressed", n - i, id(policy)),)
+            spec = (("compressed", n - i, tag),)
             delta_compressed += 1
         spans: tuple = ()
         texts = eph.get(i)
@@ -647,10 +683,10 @@ def _prepare_keep_recent_delta(
         if not spec:
             rows.append(base_rows[i])
             continue
-        key = (i, id(stored), name, spec)
+        key = (i, spec)
         hit = row_cache.get(key)
-        if hit is not None and hit[0] is stored and hit[1] is cur:
-            rows.append(hit[2])
+        if hit is not None and hit.stored is stored and hit.prepared is cur:
+            rows.append(hit)
             continue
         rows.append(_new_row(row_cache, key, base_rows[i], stored, cur, spec, policy, stored_counts[i], tp,
                              spans, spans_of))
@@ -687,7 +723,7 @@ def _change(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: i
     """The Change a spec tuple stands for, with its one-line detail."""
     kind = spec[0]
     if kind == "compressed":
-        age = spec[1]  # spec[2]: the policy's id, so rows of different tiers are cached apart
+        age = spec[1]  # spec[2]: the policy's tag, so rows of different tiers are cached apart
         heads, by_age = _tiers_of(policy)
         t_index, tier = by_age[age] if 0 <= age < _AGES_TABLED else compression.tier_for_age(policy, age)
         stored_len = len(stored.text)
