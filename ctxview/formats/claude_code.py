@@ -218,8 +218,8 @@ class _Scan:
             else:
                 name = str(rtype)
                 unknown[name] = unknown.get(name, 0) + 1
-        self.branched = self.branched or branched
-        self.sided = self.sided or sided
+        self.branched = branched
+        self.sided = sided
         if last_rec is not None:
             if isinstance(last_rec.get("timestamp"), str):
                 self.metadata["ended_at"] = last_rec["timestamp"]
@@ -496,24 +496,24 @@ def _messages(chain: list[tuple]) -> tuple[list[Message], list[dict], int]:
     summary_at: set[int] = set()
     unlinked = 0
     for e in chain:
-        kind = e[3]
+        kind = e[KIND]
         if kind == ASSISTANT:
-            data = e[6]
+            data = e[DATA]
             mid = data[0]
             if mid:
                 parts = open_ids.get(mid)
                 if parts is None:
-                    parts = open_ids[mid] = [e[2], data]
+                    parts = open_ids[mid] = [e[O], data]
                     out_append(parts)
                 else:
                     parts.append(data)
             else:
-                out_append([e[2], data])
+                out_append([e[O], data])
             for c in data[4]:
                 names[c.id] = c.name
         elif kind == USER:
-            results, text, flags, uuid = e[6]
-            origin = e[2]
+            results, text, flags, uuid = e[DATA]
+            origin = e[O]
             if type(origin) is not str:
                 origin = "line " + str(origin)
             for tool_use_id, rtext, is_error in results:
