@@ -93,11 +93,13 @@ async def run(path: Path, presses: int) -> dict:
     gc.collect()
     rss_before = rss_bytes()
     t0 = time.perf_counter()
+    c0 = time.process_time()
     app = TimedApp(str(path), Settings())
     figures: dict = {}
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_applied(app, pilot)
         figures["first_screen"] = app.paints[-1] - t0
+        figures["first_screen_cpu"] = time.process_time() - c0
         if TimedApp.stored_shown is not None:
             figures["stored_side"] = repainted_after_first(TimedApp.stored_shown, app) - t0
         figures["rows"] = len(app.view.rows)
@@ -155,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     if "stored_side" in figures:
         print(f"stored side on screen (loading included): {figures['stored_side'] * 1000:.0f} ms")
     print(f"first screen with both sides (loading included): {figures['first_screen'] * 1000:.0f} ms"
+          f" (process CPU {figures['first_screen_cpu'] * 1000:.0f} ms; wall time grows when the box is busy)"
           "   target ≤ 3000 ms")
     for label, what in (("keep_recent_new", "to a value not computed yet"),
                         ("keep_recent_seen", "back to a value computed before")):

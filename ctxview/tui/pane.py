@@ -143,7 +143,11 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
     # -- rendering -----------------------------------------------------------
 
     def block(self, row: int) -> list[Strip]:
-        """The strips of one row's block on this side (cached).
+        """The strips of one row's block on this side (cached), without the gutter."""
+        return self._entry(row)[1]
+
+    def _entry(self, row: int) -> tuple:
+        """(Row, strips, painted strips, padding strip) for one row, cached.
 
         Keyed by the Row object's identity rather than the generation: the
         pipeline hands back the same Row for an unchanged message, so a
@@ -151,16 +155,22 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
         """
         layout = self.row_layout
         assert layout is not None
+        row_obj = layout.view.rows[row]
         width = self.text_width
         expanded = row in layout.expanded
         is_cursor = row == self.cursor
-        row_obj = layout.view.rows[row]
         run = layout.runs.get(row)
         folded = row in layout.folded
         key = (id(row_obj), row, width, expanded, self.search, is_cursor, run, folded, layout.is_pending)
         cached = self._blocks.get(key)
         if cached is not None and cached[0] is row_obj:
-            return cached[1]
+            return cached
+        return self._build_block(key, row, row_obj, width, expanded, is_cursor, run, folded)
+
+    def _build_block(self, key: tuple, row: int, row_obj, width: int, expanded: bool, is_cursor: bool,
+                     run: tuple[int, int] | None, folded: bool) -> tuple:
+        layout = self.row_layout
+        assert layout is not None
         styles = self.styles_for_render
         if layout.is_pending and self.side == "prepared":
             texts = [Text("⋯ computing the prepared messages ⋯", styles.ghost, end="")]
@@ -183,8 +193,17 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
         ghost = folded or (row_obj.stored if self.side == "stored" else row_obj.prepared) is None
         header = styles.cursor if is_cursor else (None if ghost else styles.header)
         strips = [self._strip(text, width, base, header if i == 0 else None) for i, text in enumerate(texts)]
-        self._blocks[key] = (row_obj, strips)
-        return strips
+        # The lines as painted: gutter (cursor bar) joined once, here, so that
+        # repainting a cached row builds no new Strip.
+        if is_cursor:
+            gutter = Strip([Segment("▌", self.get_component_rich_style("pane--gutter"))], 1)
+        else:
+            gutter = Strip([Segment(" ", base)], 1)
+        painted = [Strip.join([gutter, strip]) for strip in strips]
+        pad = Strip.join([gutter, Strip.blank(width, base)])
+        entry = (row_obj, strips, painted, pad)
+        self._blocks[key] = entry
+        return entry
 
     def _strip(self, text: Text, width: int, base: Style, line_style: Style | None) -> Strip:
         if line_style is not None:
@@ -203,13 +222,9 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
             return Strip.blank(width, base)
         row = layout.row_at(line_y)
         line = line_y - layout.offsets[row]
-        strips = self.block(row)
-        strip = strips[line] if line < len(strips) else Strip.blank(self.text_width, base)
-        if row == self.cursor:
-            gutter = Segment("▌", self.get_component_rich_style("pane--gutter"))
-        else:
-            gutter = Segment(" ", base)
-        return Strip.join([Strip([gutter], 1), strip]).crop_extend(0, width, base)
+        _, _, painted, pad = self._entry(row)
+        strip = painted[line] if line < len(painted) else pad
+        return strip if strip.cell_length == width else strip.crop_extend(0, width, base)
 
     # -- input ----------------------------------------------------------------
 
