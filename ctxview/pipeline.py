@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import itertools
 from typing import Any, Callable, Sequence
 
 from . import compression, reminders
@@ -93,7 +94,7 @@ _with_content = _slot_setter(Message, "_with_content",
 class _ConversationData:
     """What depends only on the conversation (and a counter): computed once."""
 
-    __slots__ = ("conversation", "requests", "names", "tool_indices", "counts", "totals", "base_rows", "units",
+    __slots__ = ("conversation", "requests", "names", "tool_indices", "counts", "prefix", "totals", "base_rows", "units",
                  "ephemeral")
 
     def __init__(self, conversation: Conversation) -> None:
@@ -103,6 +104,7 @@ class _ConversationData:
         self.names = compression.tool_names_by_call_id(msgs)
         self.tool_indices = [i for i, m in enumerate(msgs) if m.role == "tool"]
         self.counts: dict[str, list[int]] = {}      # counter name -> tokens per stored message
+        self.prefix: dict[str, list[int]] = {}      # counter name -> prefix sums of counts (for callers)
         self.totals: dict[tuple[str, int], int] = {}  # (counter name, n) -> tokens of messages[:n]
         self.base_rows: dict[str, list[Row]] = {}   # counter name -> the unchanged row of each message
         self.units: dict[int, list[list[int]]] = {}  # n -> grouping.units(messages[:n])
@@ -251,12 +253,21 @@ class PipelineCache:
         data = self.per_conversation[id(conversation)] = _ConversationData(conversation)
         return data
 
-    def stored_counts(self, data: _ConversationData, counter: TokenCounter) -> list[int]:
+    def counts_of(self, data: _ConversationData, counter: TokenCounter) -> list[int]:
+        """Tokens of each stored message, counted once per conversation and counter."""
         counts = data.counts.get(counter.name)
         if counts is None:
             count = counter.count_message
             counts = data.counts[counter.name] = [count(m) for m in data.conversation.messages]
         return counts
+
+    def stored_counts(self, data: _ConversationData, counter: TokenCounter) -> tuple[list[int], list[int]]:
+        """(tokens per stored message, their prefix sums); the sums are built on first request."""
+        counts = self.counts_of(data, counter)
+        prefix = data.prefix.get(counter.name)
+        if prefix is None:
+            prefix = data.prefix[counter.name] = [0, *itertools.accumulate(counts)]
+        return counts, prefix
 
     def stored_total(self, data: _ConversationData, counter: TokenCounter, n: int) -> int:
         """Tokens of the first n stored messages (a handful of n per conversation: the requests viewed)."""
@@ -265,7 +276,7 @@ class PipelineCache:
         if total is None:
             if len(data.totals) > 256:
                 data.totals.clear()
-            total = data.totals[key] = sum(self.stored_counts(data, counter)[:n])
+            total = data.totals[key] = sum(self.counts_of(data, counter)[:n])
         return total
 
     def system_tokens(self, data: _ConversationData, counter: TokenCounter) -> int:
@@ -281,7 +292,7 @@ class PipelineCache:
     def base_rows(self, data: _ConversationData, counter: TokenCounter) -> list[Row]:
         rows = data.base_rows.get(counter.name)
         if rows is None:
-            counts = self.stored_counts(data, counter)
+            counts = self.counts_of(data, counter)
             other = next(iter(data.base_rows.values()), None)  # another counter's: same names and spans
             rows = []
             if other is not None:
@@ -412,7 +423,7 @@ def _prepare(
     else:
         n = len(all_msgs)
     msgs = all_msgs if n == len(all_msgs) else all_msgs[:n]
-    stored_counts = cache.stored_counts(data, counter)
+    stored_counts = cache.counts_of(data, counter)
     count = cache.count
 
     current: list[Message] = list(msgs)
@@ -640,7 +651,7 @@ def _prepare_keep_recent_delta(
         return dataclasses.replace(prev, settings=settings, stats=stats)
     msgs = all_msgs if n == len(all_msgs) else all_msgs[:n]
     data = cache.data(conversation)
-    stored_counts = cache.stored_counts(data, counter)
+    stored_counts = cache.counts_of(data, counter)
     base_rows = cache.base_rows(data, counter)
     policy = cache.policy(settings)
     tag = cache.policy_tag(policy)
