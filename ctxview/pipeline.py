@@ -46,7 +46,7 @@ from typing import Any, Callable, Sequence
 
 from . import compression, reminders
 from .budget import EXCERPT_CHARS, fit_to_budget, plan_summary
-from .clearing import plan_clearing
+from .clearing import plan_clearing, tool_name_of
 from .gcpause import paused_gc
 from .grouping import units
 from .model import Content, Conversation, Message
@@ -137,9 +137,9 @@ class PipelineCache:
         self.embeds: dict[tuple, tuple] = {}
         self.blanks: dict[tuple, tuple[Message, Message]] = {}
         self.views: dict[tuple, tuple] = {}   # the last few views, oldest first
-        # (id(conversation), counter name) -> (conversation, the last view computed):
-        # the base a keep_recent change is applied to as a delta.
-        self.last: dict[tuple, tuple[Conversation, PreparedView]] = {}
+        # (id(conversation), counter name) -> (conversation, the last view computed,
+        # the tokens its clearing saved or None): the base a keep_recent change is applied to.
+        self.last: dict[tuple, tuple[Conversation, PreparedView, int | None]] = {}
 
     def clear(self) -> None:
         self.__init__()
@@ -379,14 +379,15 @@ def prepare(
     base_key = (id(conversation), counter.name)
     base = cache.last.get(base_key)
     with paused_gc():
-        view = None
+        done = None
         if base is not None and base[0] is conversation:
-            view = _prepare_keep_recent_delta(conversation, settings, counter, cache, base[1])
-        if view is None:
-            view = _prepare(conversation, settings, counter, cache, summarizer)
+            done = _prepare_keep_recent_delta(conversation, settings, counter, cache, base[1], base[2])
+        if done is None:
+            done = _prepare(conversation, settings, counter, cache, summarizer)
+    view, clear_saved = done
     if len(cache.last) > 8:
         cache.last.clear()
-    cache.last[base_key] = (conversation, view)
+    cache.last[base_key] = (conversation, view, clear_saved)
     if key is not None:
         if len(cache.views) >= _VIEWS_KEPT:
             cache.views.pop(next(iter(cache.views)))
@@ -400,7 +401,8 @@ def _prepare(
     counter: TokenCounter | None,
     cache: PipelineCache | None,
     summarizer: Callable[[Sequence[Message]], str] | None,
-) -> PreparedView:
+) -> tuple[PreparedView, int | None]:
+    """The full path: the view, and the tokens clearing saved (None when it cleared nothing)."""
     if cache is None:
         cache = PipelineCache()
     if settings.keep_recent < 0:
@@ -453,6 +455,7 @@ def _prepare(
 
     # 2. clearing
     clear = settings.clear
+    clear_saved: int | None = None
     if clear is not None:
         count_cleared = cache.count_cleared
         result = plan_clearing(current, clear, counter, counts=cur_counts,
@@ -466,6 +469,8 @@ def _prepare(
                                             new.role == "tool", clear.keep))
             current[i] = new
         stats["cleared"] = len(result.cleared)
+        if result.cleared:
+            clear_saved = result.saved_tokens
 
     # 3. summarising old messages
     inserted: Message | None = None
@@ -576,7 +581,7 @@ def _prepare(
         ))
 
     stats["tool_results"] = bisect.bisect_left(data.tool_indices, n)
-    return PreparedView(
+    view = PreparedView(
         settings=settings,
         rows=tuple(rows),
         prepared=(tuple(current) if len(seq_index) == n and inserted is None
@@ -593,6 +598,7 @@ def _prepare(
         counter_name=counter.name,
         stats=stats,
     )
+    return view, clear_saved
 
 
 def _new_row(row_cache: dict, key: tuple, base: Row, stored: Message, prepared: Message | None, spec: tuple,
@@ -618,22 +624,29 @@ def _prepare_keep_recent_delta(
     counter: TokenCounter,
     cache: PipelineCache,
     prev: PreparedView,
-) -> PreparedView | None:
+    prev_saved: int | None,
+) -> tuple[PreparedView, int | None] | None:
     """The view for `settings` built from `prev`, when they differ only in keep_recent; else None.
+    Also returns the tokens clearing saved (None: no clearing applied).
 
-    With no clearing, summarising or budget, keep_recent only decides which
-    tool results compression leaves alone: those at n - keep_recent and
-    later. Every other stage works message by message, so the rows before
+    keep_recent only decides which tool results compression leaves alone:
+    those at n - keep_recent and later. With no summary or budget every
+    other stage works message by message, so the rows before
     n - max(old, new) and from n - min(old, new) on are the previous ones;
-    only that range is recomputed, and the totals and counts move by its
-    difference. (Clearing's trigger and minimum saving, the summary's default
-    boundary and the budget's kept part depend on the whole, so those take
-    the full path.)
+    only the tool results in between are recomputed, and the totals and
+    counts move by their difference. Clearing is also per message once it
+    applies, except for its trigger (on the total, so not taken here), its
+    minimum saving (checked on the running saving) and the set of cleared
+    results (a change in it takes the full path). The summary's default
+    boundary and the budget's kept part depend on the whole: full path.
     """
     old = prev.settings
     k = settings.keep_recent
-    if (k == old.keep_recent or k < 0 or settings.clear is not None or settings.old_messages != "keep"
-            or settings.budget is not None or prev.counter_name != counter.name):
+    clear = settings.clear
+    if (k == old.keep_recent or k < 0 or settings.old_messages != "keep" or settings.budget is not None
+            or prev.counter_name != counter.name):
+        return None
+    if clear is not None and (clear.trigger or prev_saved is None):
         return None
     try:
         if dataclasses.replace(old, keep_recent=k) != settings:
@@ -648,7 +661,7 @@ def _prepare_keep_recent_delta(
     hi = max(n - min(k, old.keep_recent), 0)
     stats = dict(prev.stats)
     if lo == hi:
-        return dataclasses.replace(prev, settings=settings, stats=stats)
+        return dataclasses.replace(prev, settings=settings, stats=stats), prev_saved
     msgs = all_msgs if n == len(all_msgs) else all_msgs[:n]
     data = cache.data(conversation)
     stored_counts = cache.counts_of(data, counter)
@@ -661,18 +674,33 @@ def _prepare_keep_recent_delta(
         part = list(msgs[lo:hi])
     eph = data.valid_ephemeral() if settings.embed_ephemeral else {}
     count = cache.count
+    count_cleared = cache.count_cleared
     row_cache = cache.row_table(counter)
     spans_of = cache.reminder_spans
+    clear_below = 0
+    saved = prev_saved
+    names_n: dict[str, str] | None = None
+    if clear is not None:
+        # plan_clearing's "old" results: all but the last `keep` tool results of messages[:n].
+        tools = data.tool_indices
+        in_n = bisect.bisect_left(tools, n)
+        cut = max(in_n - max(clear.keep, 0), 0)
+        clear_below = tools[cut] if cut < in_n else n
     rows: list[Row] = []
     prepared: list[Message] = []
     delta_tokens = 0
     delta_compressed = 0
     prev_rows = prev.rows
+    prev_prepared = prev.prepared
     for off in range(hi - lo):
         i = lo + off
         stored = msgs[i]
-        cur = part[off]
         was = prev_rows[i]
+        if stored.role != "tool":  # neither compression nor clearing touches it here
+            rows.append(was)
+            prepared.append(prev_prepared[i])
+            continue
+        cur = part[off]
         delta_tokens -= was.tokens_prepared
         if was.changes and was.changes[0].action == "compressed":
             delta_compressed -= 1
@@ -682,6 +710,23 @@ def _prepare_keep_recent_delta(
             tp = count(counter, cur)
             spec = (("compressed", n - i, tag),)
             delta_compressed += 1
+        if clear is not None:
+            if stored.tool_calls:  # a result that also holds calls: leave its bookkeeping to the full path
+                return None
+            cleared = i < clear_below and cur.text != clear.placeholder
+            if cleared and clear.exclude:
+                if names_n is None:
+                    names_n = {c.id: c.name for m in msgs for c in m.tool_calls if c.id}
+                cleared = tool_name_of(cur, names_n) not in clear.exclude
+            was_saved = next((c.saved_tokens for c in was.changes if c.action == "cleared"), None)
+            if cleared != (was_saved is not None):
+                return None  # the set of cleared results changes: the full path
+            if cleared:
+                new = cache.blanked(cur, clear.placeholder)
+                after = count_cleared(counter, new)
+                spec += (("cleared", tp - after, False, True, clear.keep),)
+                saved += (tp - after) - was_saved  # type: ignore[operator]
+                cur, tp = new, after
         spans: tuple = ()
         texts = eph.get(i)
         if texts is not None:
@@ -701,15 +746,18 @@ def _prepare_keep_recent_delta(
             continue
         rows.append(_new_row(row_cache, key, base_rows[i], stored, cur, spec, policy, stored_counts[i], tp,
                              spans, spans_of))
+    if clear is not None and saved < clear.min_saving:  # type: ignore[operator]
+        return None  # clearing would not apply at all now
     stats["compressed"] += delta_compressed
-    return dataclasses.replace(
+    view = dataclasses.replace(
         prev,
         settings=settings,
         rows=prev_rows[:lo] + tuple(rows) + prev_rows[hi:],
-        prepared=prev.prepared[:lo] + tuple(prepared) + prev.prepared[hi:],
+        prepared=prev_prepared[:lo] + tuple(prepared) + prev_prepared[hi:],
         tokens_prepared=prev.tokens_prepared + delta_tokens,
         stats=stats,
     )
+    return view, saved
 
 
 _TIERS: dict[int, tuple] = {}

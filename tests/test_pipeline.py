@@ -259,10 +259,15 @@ def test_shared_cache_gives_the_same_views_as_a_fresh_one(sequence):
 STEP = st.one_of(
     st.tuples(st.just("keep_recent"), st.integers(0, 140)),
     st.tuples(st.just("keep_recent"), st.integers(0, 30)),
+    st.tuples(st.just("keep_recent"), st.integers(0, 60)),
+    st.tuples(st.just("keep_recent"), st.integers(5, 15)),
     st.tuples(st.just("tiers"), st.sampled_from(["default", "light", "aggressive", "off", "5:full,15:300,*:50"])),
     st.tuples(st.just("compression"), st.booleans()),
-    st.tuples(st.just("clear"), st.one_of(st.none(), st.builds(ClearSettings, keep=st.integers(0, 5),
-                                                               clear_inputs=st.booleans()))),
+    st.tuples(st.just("clear"), st.one_of(st.none(), st.builds(
+        ClearSettings, keep=st.integers(0, 5), clear_inputs=st.booleans(),
+        exclude=st.sampled_from([(), ("Read",), ("Bash", "Grep")]),
+        trigger=st.sampled_from([0, 0, 5_000]), min_saving=st.sampled_from([0, 0, 300, 10**6]),
+        placeholder=st.sampled_from(["[cleared]", "ok\nok\n"])))),
     st.tuples(st.just("budget"), st.one_of(st.none(), st.integers(1, 20_000))),
     st.tuples(st.just("old_messages"), st.sampled_from(["keep", "truncate", "remove"])),
     st.tuples(st.just("request"), st.one_of(st.none(), st.sampled_from([REQUESTS[3], REQUESTS[20], REQUESTS[-1]]))),
@@ -295,3 +300,31 @@ def test_keep_recent_steps_reuse_rows_outside_the_changed_range():
     assert all(a is b for a, b in zip(first.rows[: n - 14], second.rows[: n - 14]))
     assert all(a is b for a, b in zip(first.rows[n - 10:], second.rows[n - 10:]))
     assert second.stats is not first.stats
+
+
+@pytest.mark.parametrize("clear", [ClearSettings(keep=1), ClearSettings(keep=2, clear_inputs=True),
+                                   ClearSettings(keep=0, exclude=("Read",)), ClearSettings(keep=3, trigger=100)])
+def test_keep_recent_steps_with_clearing_match_a_fresh_cache(clear):
+    cache = PipelineCache()
+    for k in [10, 11, 14, 3, 0, 1, 2, 25, 60, 7, 8, 9, 40, 39, 5, 130, 4]:
+        s = Settings(keep_recent=k, clear=clear)
+        assert prepare(CONV, s, counter=C4, cache=cache) == prepare(CONV, s, counter=C4), k
+
+
+def _cleared_tokens(view) -> int:
+    return sum(c.saved_tokens for r in view.rows for c in r.changes if c.action == "cleared")
+
+
+def test_clearing_minimum_saving_is_checked_again_after_a_keep_recent_step():
+    # Fewer compressed results (a larger keep_recent) leave more to clear, so
+    # a minimum between the two savings lets clearing apply at 60, not at 0.
+    low = _cleared_tokens(prepare(CONV, Settings(keep_recent=0, clear=ClearSettings(keep=0)), counter=C4))
+    high = _cleared_tokens(prepare(CONV, Settings(keep_recent=60, clear=ClearSettings(keep=0)), counter=C4))
+    assert 0 < low < high
+    clear = ClearSettings(keep=0, min_saving=(low + high) // 2)
+    cache = PipelineCache()
+    applied = prepare(CONV, Settings(keep_recent=60, clear=clear), counter=C4, cache=cache)
+    assert applied.stats["cleared"] > 0
+    after = prepare(CONV, Settings(keep_recent=0, clear=clear), counter=C4, cache=cache)
+    assert after.stats["cleared"] == 0
+    assert after == prepare(CONV, Settings(keep_recent=0, clear=clear), counter=C4)
