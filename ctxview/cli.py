@@ -202,7 +202,7 @@ def _run_open(argv: Sequence[str]) -> int:
         from .tui.app import run_app
     except ImportError as exc:
         raise InputError(f"the inspector is not available in this installation ({exc})") from None
-    return run_app(args.file, settings, args.agent, args.fmt, args.lenient)
+    return run_app(args.file, settings, args.agent, args.fmt, args.lenient, overrides=values)
 
 
 def _run_report(argv: Sequence[str]) -> int:

@@ -232,8 +232,8 @@ def opened(monkeypatch):
 
     calls = []
 
-    def fake_run_app(path, settings, agent=None, fmt=None, lenient=False):
-        calls.append((path, settings, agent, fmt, lenient))
+    def fake_run_app(path, settings, agent=None, fmt=None, lenient=False, overrides=None):
+        calls.append((path, settings, agent, fmt, lenient, overrides))
         return 0
 
     monkeypatch.setattr(app, "run_app", fake_run_app)
@@ -244,7 +244,14 @@ def test_open_passes_file_and_settings(opened):
     assert cli.main(["s.jsonl", "--keep-recent", "3", "--tiers", "light", "--budget", "9000",
                      "--context-window", "50000", "--agent", "lead", "--format", "claude-code", "--lenient"]) == 0
     assert opened == [("s.jsonl", Settings(keep_recent=3, tiers="light", budget=9000, context_window=50000),
-                       "lead", "claude-code", True)]
+                       "lead", "claude-code", True,
+                       {"keep_recent": 3, "tiers": "light", "budget": 9000, "context_window": 50000})]
+
+
+def test_open_passes_options_equal_to_the_defaults_as_given(opened):
+    # `--keep-recent 10` must beat a file that saved keep_recent=5, though 10 is the default.
+    assert cli.main(["s.json", "--keep-recent", "10"]) == 0
+    assert opened[0][5] == {"keep_recent": 10}
 
 
 def test_open_without_file_is_the_demo_and_dashdash_opens_a_file_named_report(opened):

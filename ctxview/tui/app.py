@@ -15,7 +15,7 @@ import re
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from rich.style import Style
 from rich.text import Text
@@ -75,10 +75,14 @@ class CtxviewApp(App[int]):
         lenient: bool = False,
         *,
         session: Session | None = None,
+        overrides: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
         self.path = path
         self.settings = settings or Settings()
+        # What the user gave on the command line; None: the fields of
+        # `settings` that differ from the defaults count as given.
+        self.overrides = overrides
         self.agent = agent
         self.fmt = fmt
         self.lenient = lenient
@@ -195,10 +199,12 @@ class CtxviewApp(App[int]):
         self.call_from_thread(self._apply, generation, view, layout)
 
     def _opening_settings(self, conversation: Conversation) -> Settings:
-        """Settings saved with the conversation, overridden by what was given
-        (fields that differ from the defaults), as `ctxview report` does."""
+        """Settings saved with the conversation, overridden by what was given,
+        as `ctxview report` does."""
         from ..report import settings_for
 
+        if self.overrides is not None:
+            return settings_for(conversation, self.overrides)
         defaults = Settings()
         given = {
             f.name: getattr(self.settings, f.name)
@@ -841,8 +847,13 @@ def run_app(
     agent: str | None = None,
     fmt: str | None = None,
     lenient: bool = False,
+    overrides: Mapping[str, Any] | None = None,
 ) -> int:
-    """Open the inspector; the exit status (1 with one line on stderr if opening failed)."""
+    """Open the inspector; the exit status (1 with one line on stderr if opening failed).
+
+    `overrides` (Settings field names) win over the settings saved in the
+    file, even where they equal the defaults; without them, the fields of
+    `settings` that differ from the defaults do."""
     session = None
     if path == "-":
         # The session comes on stdin, and Textual reads keys from stdin: read
@@ -853,7 +864,7 @@ def run_app(
             print(f"ctxview: error: {sanitize(_one_line(exc))}", file=sys.stderr)
             return 1
         path = "<stdin>"
-    app = CtxviewApp(path, settings, agent=agent, fmt=fmt, lenient=lenient, session=session)
+    app = CtxviewApp(path, settings, agent=agent, fmt=fmt, lenient=lenient, session=session, overrides=overrides)
     result = app.run()
     if app.error is not None:
         print(f"ctxview: error: {sanitize(app.error)}", file=sys.stderr)

@@ -431,6 +431,11 @@ async def test_saved_settings_are_defaults_and_given_ones_win(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert app.view.settings.keep_recent == 7 and app.view.settings.tiers == "light"
+    # An option given on the command line wins even when it equals the default.
+    app = CtxviewApp(str(path), Settings(), overrides={"keep_recent": 10})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.view.settings.keep_recent == 10 and app.view.settings.tiers == "light"
 
 
 async def test_removed_runs_fold_into_one_line_and_unfold():
