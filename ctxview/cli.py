@@ -290,6 +290,10 @@ def _report_sections(conv: dict[str, Any], *, ascii_only: bool) -> list[tuple]:
         out.append(("line", f"calibration over {cal['requests']:,} recorded requests: estimate "
                             f"{cal['estimated_total']:,} vs recorded {cal['recorded_total']:,} tokens, mean error "
                             f"{cal['mean_abs_error']:.1%}, correction factor ×{cal['factor']:.3f}", 0))
+        if cal.get("slope") is not None:
+            out.append(("line", f"  fit: recorded ≈ {cal['overhead']:,} + {cal['slope']:.3f} × estimate "
+                                "(the constant is what each request carried that the file does not store: "
+                                "system prompt, tool definitions)", 0))
     b = conv["bloat"]
     verdict = "BLOATED" if b["bloated"] else "not bloated"
     out.append(("line", f"bloat: {verdict} (threshold {b['threshold']:.0%})", 3 if b["bloated"] else 0))

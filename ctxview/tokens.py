@@ -249,9 +249,17 @@ class Calibration:
     mean_abs_error: float | None = None   # mean of |error| over requests
     factor: float | None = None           # recorded_total / estimated_total: multiply estimates by it
     notes: tuple[str, ...] = field(default=())
+    # recorded ≈ overhead + slope × estimated, fitted over the requests (least
+    # squares). The overhead is what every request carried that the file does
+    # not store (system prompt, tool definitions); None with fewer than two
+    # distinct estimates.
+    overhead: int | None = None
+    slope: float | None = None
 
     def corrected(self, tokens: int) -> int:
-        """An estimate corrected by this conversation's factor."""
+        """An estimate corrected by this conversation's fit, or its factor."""
+        if self.slope is not None and self.overhead is not None:
+            return round(self.overhead + tokens * self.slope)
         return round(tokens * self.factor) if self.factor else tokens
 
     def to_dict(self) -> dict:
@@ -262,6 +270,8 @@ class Calibration:
             "recorded_total": self.recorded_total,
             "mean_abs_error": None if self.mean_abs_error is None else round(self.mean_abs_error, 4),
             "factor": None if self.factor is None else round(self.factor, 4),
+            "overhead": self.overhead,
+            "slope": None if self.slope is None else round(self.slope, 4),
         }
 
 
@@ -293,6 +303,7 @@ def calibrate(
         return Calibration(counter.name, notes=("no recorded usage",))
     est = sum(r.estimated for r in rows)
     rec = sum(r.recorded for r in rows)
+    overhead, slope = _fit_line([r.estimated for r in rows], [r.recorded for r in rows])
     return Calibration(
         counter=counter.name,
         requests=tuple(rows),
@@ -300,5 +311,24 @@ def calibrate(
         recorded_total=rec,
         mean_abs_error=sum(abs(r.error) for r in rows) / len(rows),
         factor=(rec / est) if est else None,
+        overhead=overhead,
+        slope=slope,
     )
+
+
+def _fit_line(xs: Sequence[int], ys: Sequence[int]) -> tuple[int | None, float | None]:
+    """Least-squares `y = a + b·x` with a ≥ 0 (an overhead cannot be negative;
+    where the free fit gives a < 0, the line through the origin is used)."""
+    n = len(xs)
+    mean_x = sum(xs) / n
+    sxx = sum((x - mean_x) ** 2 for x in xs)
+    if n < 2 or sxx == 0:
+        return None, None
+    mean_y = sum(ys) / n
+    b = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sxx
+    a = mean_y - b * mean_x
+    if a < 0:
+        sx2 = sum(x * x for x in xs)
+        return 0, sum(x * y for x, y in zip(xs, ys)) / sx2
+    return round(a), b
 

@@ -237,9 +237,44 @@ def test_calibration_error_and_factor():
     assert cal.estimated_total == 360 and cal.recorded_total == 450
     assert cal.factor == pytest.approx(450 / 360)
     assert cal.mean_abs_error == pytest.approx((25 / 150 + 65 / 300) / 2)
-    assert cal.corrected(1000) == 1250
+    # Two requests: the free line has a negative constant, so the fit goes
+    # through the origin: slope = Σxy / Σx².
+    slope = (125 * 150 + 235 * 300) / (125**2 + 235**2)
+    assert cal.overhead == 0 and cal.slope == pytest.approx(slope)
+    assert cal.corrected(1000) == round(1000 * slope)
 
 
 def test_calibration_without_usage():
     cal = calibrate([Message("user", "hi")], SwarmEstimate())
     assert cal.factor is None and cal.requests == () and cal.to_dict()["requests"] == 0
+
+
+def test_calibration_fits_the_overhead_the_file_does_not_store():
+    # Every request carried 5,000 unseen tokens (tool definitions), and the
+    # estimate runs 10% low: the fit recovers both; the plain factor cannot.
+    c = CharsCounter()
+    msgs = []
+    prefix = 0
+    for i in range(6):
+        msgs.append(Message("user", "u" * 400 * (i + 1)))
+        prefix += c.count_message(msgs[-1])
+        msgs.append(Message("assistant", "ok", usage=Usage(input_tokens=5000 + round(prefix * 1.1))))
+        prefix += c.count_message(msgs[-1])
+    cal = calibrate(msgs, c)
+    assert cal.overhead == pytest.approx(5000, abs=2)
+    assert cal.slope == pytest.approx(1.1, abs=1e-3)
+    assert cal.corrected(1000) == pytest.approx(6100, abs=3)
+    assert cal.to_dict()["overhead"] == cal.overhead
+
+
+def test_calibration_fit_needs_two_distinct_estimates_and_never_a_negative_overhead():
+    c = CharsCounter()
+    one = [Message("user", "x" * 40), Message("assistant", "ok", usage=Usage(input_tokens=30))]
+    cal = calibrate(one, c)
+    assert cal.overhead is None and cal.slope is None
+    assert cal.corrected(10) == round(10 * cal.factor)
+    # Recorded below the estimate by a fixed amount: the free fit's constant is < 0.
+    msgs = [Message("user", "x" * 4000), Message("assistant", "a", usage=Usage(input_tokens=500)),
+            Message("user", "x" * 4000), Message("assistant", "b", usage=Usage(input_tokens=1400))]
+    cal = calibrate(msgs, c)
+    assert cal.overhead == 0 and cal.slope > 0
