@@ -327,8 +327,9 @@ def render_report(data: dict[str, Any], stream: Any, *, warnings: Sequence[str] 
 
     tty = hasattr(stream, "isatty") and stream.isatty()
     header = f"{data['source']} ({data['format']})"
-    notes = [f"{skipped:,} malformed lines skipped"] if skipped else []
-    notes.extend(warnings)
+    # The loaders' warnings say what was skipped and why; the bare count only
+    # when they said nothing.
+    notes = list(warnings) or ([f"{skipped:,} lines skipped"] if skipped else [])
     if not tty:
         lines = [sanitize(header)]
         lines.extend(f"note: {sanitize(n)}" for n in notes)
