@@ -186,8 +186,6 @@ def main() -> None:
           f"{held:,.0f} MB RSS "
           f"({', '.join(f'{k} {v:,}' for k, v in sizes.items())})")
     del view
-    print(f"after dropping them (RSS, freed arenas may stay mapped): {rss_mb() - before:,.0f} MB above "
-          f"the loaded session")
     from ctxview.tokens import exact_available
 
     if exact_available() and "--exact" in sys.argv:
@@ -235,7 +233,8 @@ def cache_sizes(cache: PipelineCache) -> dict[str, int]:
     """Entries per table of a PipelineCache (and the compression module's cut cache)."""
     sizes = {name: len(table) for name, table in vars(cache).items() if isinstance(table, dict)}
     sizes["counts"] = sum(len(t) for t in cache.counts.values())
-    sizes["rows"] = sum(len(t) for t in cache.rows.values())
+    if all(isinstance(t, dict) for t in cache.rows.values()):
+        sizes["rows"] = sum(len(t) for t in cache.rows.values())
     sizes["compressed cuts"] = sum(len(e) for msgs in compression._SHARED.values() for e in msgs.values())
     return {k: v for k, v in sizes.items() if v}
 

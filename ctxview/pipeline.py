@@ -344,7 +344,7 @@ def request_indices(messages: Sequence[Message]) -> list[int]:
 
 def _with_text(msg: Message, text: str) -> Message:
     content = Content(text, msg.content.attachments) if isinstance(msg.content, Content) else text
-    return msg.with_content(content)
+    return _with_content(msg, content)
 
 
 def _plural(n: int, word: str) -> str:
@@ -761,16 +761,16 @@ def _prepare_keep_recent_delta(
 
 
 _TIERS: dict[int, tuple] = {}
-_AGES_TABLED = 4096
 
 
 def _tiers_of(policy: compression.CompressionPolicy) -> tuple[tuple[str, ...], list[tuple[int, Any]]]:
-    """For a policy, memoised by identity: "tier 3 (ages 21-40 → 500 chars)" per tier,
-    and tier_for_age for ages below _AGES_TABLED."""
+    """For a policy, memoised by identity: "tier 3 (ages 21-40 → 500 chars)" per tier, and
+    tier_for_age for ages 0 to one past the largest finite tier age (older ages fall where that one does)."""
     hit = _TIERS.get(id(policy))
     if hit is None or hit[0] is not policy:
         heads = tuple(f"tier {t + 1} ({compression.describe_tier(policy, t)})" for t in range(len(policy.tiers)))
-        by_age = [compression.tier_for_age(policy, age) for age in range(_AGES_TABLED)]
+        top = max((t.max_age for t in policy.tiers if t.max_age is not None), default=-1)
+        by_age = [compression.tier_for_age(policy, age) for age in range(max(top, 0) + 2)]
         if len(_TIERS) > 256:
             _TIERS.clear()
         hit = _TIERS[id(policy)] = (policy, heads, by_age)
@@ -784,7 +784,8 @@ def _change(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: i
     if kind == "compressed":
         age = spec[1]  # spec[2]: the policy's tag, so rows of different tiers are cached apart
         heads, by_age = _tiers_of(policy)
-        t_index, tier = by_age[age] if 0 <= age < _AGES_TABLED else compression.tier_for_age(policy, age)
+        t_index, tier = by_age[age] if 0 <= age < len(by_age) else (
+            by_age[-1] if age > 0 else compression.tier_for_age(policy, age))
         stored_len = len(stored.text)
         cut = stored_len - (tier.max_chars or stored_len)
         return _new_change("compressed", "compression", f"{heads[t_index]}, age {age}: {cut:,} chars cut",

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxview.compression import compress_tool_results, get_policy
+from ctxview.compression import compress_tool_results, describe_tier, get_policy, tier_for_age
 from ctxview.model import Content, Conversation, Message, ToolCall, Usage
 from ctxview.pipeline import PipelineCache, prepare, request_indices
 from ctxview.tokens import CharsCounter, SwarmEstimate
@@ -51,6 +51,12 @@ def check_view_invariants(conv: Conversation, view, counter=C4) -> None:
         assert r.tokens_prepared == (counter.count_message(r.prepared) if r.prepared is not None else 0)
         if r.prepared is None or r.stored is None or r.prepared is not r.stored:
             assert r.changes, r
+        for ch in r.changes:
+            if ch.action == "compressed":  # the tier named is the one the policy gives that age
+                policy = get_policy(view.settings.tiers)
+                assert ch.age == n - r.index
+                assert ch.tier == tier_for_age(policy, ch.age)[0]
+                assert ch.detail.startswith(f"tier {ch.tier + 1} ({describe_tier(policy, ch.tier)}), age {ch.age}:")
         for start, end in r.ephemeral_spans:
             assert r.prepared is not None and 0 <= start <= end <= len(r.prepared.text)
         for start, end in r.prepared_reminders:
