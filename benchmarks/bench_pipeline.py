@@ -1,9 +1,14 @@
 """Pipeline recompute speed on a large synthetic conversation.
 
-Prints cold / warm timings of `pipeline.prepare` with one long-lived
-PipelineCache, the way the inspector recomputes after a control changes.
-Every "warm" figure is a real recompute (the cache's memo of the last few
-views is emptied first), except the one line marked memoised:
+Prints timings of `pipeline.prepare` with one long-lived PipelineCache, the
+way the inspector recomputes after a control changes, as medians (and
+minima) over rounds that each start from a fresh cache and empty
+compression caches, so "first time" lines are first times in every round.
+Every line but the one marked memoised is a real recompute: the cache's memo
+of the last few views is emptied first. The cache's last view stays, as in
+the inspector: a keep_recent change is applied to it as a delta.
+Then the size of what the caches hold after one round (objects reached
+from them, the loaded session left out) and the process's resident memory.
 
     python benchmarks/bench_pipeline.py [N_MESSAGES [ROUNDS]] [--no-freeze] [--exact]
 
