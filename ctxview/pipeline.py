@@ -374,9 +374,10 @@ def prepare(
         hit = cache.views.get(key)
     except TypeError:  # unhashable settings (a list where a tuple belongs): no memo
         key, hit = None, None
-    if hit is not None and hit[0] is conversation and hit[1] is summarizer:
-        return hit[2]
     base_key = (id(conversation), counter.name)
+    if hit is not None and hit[0] is conversation and hit[1] is summarizer:
+        cache.last[base_key] = (conversation, hit[2], hit[3])  # the base of the next delta
+        return hit[2]
     base = cache.last.get(base_key)
     with paused_gc():
         done = None
@@ -391,7 +392,7 @@ def prepare(
     if key is not None:
         if len(cache.views) >= _VIEWS_KEPT:
             cache.views.pop(next(iter(cache.views)))
-        cache.views[key] = (conversation, summarizer, view)
+        cache.views[key] = (conversation, summarizer, view, clear_saved)
     return view
 
 

@@ -334,3 +334,19 @@ def test_clearing_minimum_saving_is_checked_again_after_a_keep_recent_step():
     after = prepare(CONV, Settings(keep_recent=0, clear=clear), counter=C4, cache=cache)
     assert after.stats["cleared"] == 0
     assert after == prepare(CONV, Settings(keep_recent=0, clear=clear), counter=C4)
+
+
+def test_a_memoised_view_is_the_base_of_the_next_keep_recent_step(monkeypatch):
+    import ctxview.pipeline as pipeline
+
+    full_runs = []
+    full = pipeline._prepare
+    monkeypatch.setattr(pipeline, "_prepare", lambda *a: full_runs.append(a[1]) or full(*a))
+    cache = PipelineCache()
+    aggressive = prepare(CONV, Settings(tiers="aggressive"), counter=C4, cache=cache)
+    prepare(CONV, Settings(), counter=C4, cache=cache)
+    assert prepare(CONV, Settings(tiers="aggressive"), counter=C4, cache=cache) is aggressive  # memo
+    assert len(full_runs) == 2
+    step = prepare(CONV, Settings(tiers="aggressive", keep_recent=12), counter=C4, cache=cache)
+    assert len(full_runs) == 2  # a delta from the memoised view, not a full run
+    assert step == prepare(CONV, Settings(tiers="aggressive", keep_recent=12), counter=C4)
