@@ -31,10 +31,13 @@ No stage before the budget moves a message: removed ones are marked, not
 shifted, so position i is stored index i until the rows are built.
 
 Speed: a long-lived `PipelineCache` (pass the same one to every call) keeps
-per-message token counts, reminder spans, tool names and finished rows keyed
-by object identity; compressed texts are cached by the compression module per
-(message, tier limit). Changing one setting on 100k messages recomputes only
-what that setting touches (see benchmarks/bench_pipeline.py).
+per-message token counts, reminder spans and finished rows, keyed by object
+identity or by (index, change specs); compressed texts are cached by the
+compression module per (message, tier limit). It also keeps the last view:
+a keep_recent change with no summary or budget is applied to it as a delta
+(only the tool results between the old and new boundary are recomputed, see
+_prepare_keep_recent_delta). Other changes run the full path, which reuses
+every cached piece (see benchmarks/bench_pipeline.py).
 """
 
 from __future__ import annotations
