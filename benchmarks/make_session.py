@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import sys
 import uuid as uuidlib
 from dataclasses import dataclass, field
@@ -36,94 +37,354 @@ if str(ROOT) not in sys.path:
 
 from ctxview.model import Conversation, Message, Session, ToolCall, Usage  # noqa: E402
 
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+import shop_api  # noqa: E402  (the fictional repository the sessions work on)
+
 FORMATS = ("ctxview", "claude-code", "codex", "openai", "openai-responses", "anthropic",
            "swarm-snapshot", "swarm-events")
 
-# --- text material -------------------------------------------------------------------------
+# --- text material: tool results cut from the fictional repository in shop_api.py ---------------
 
-_FILES = [
-    "app/controllers/api/v1/orders_controller.rb", "app/models/order.rb", "app/models/user.rb",
-    "app/services/rate_limiter.rb", "app/services/billing/invoice_builder.rb", "config/routes.rb",
-    "lib/tasks/cleanup.rake", "spec/services/rate_limiter_spec.rb", "spec/models/order_spec.rb",
-    "app/jobs/sync_inventory_job.rb", "app/middleware/request_throttle.rb", "config/initializers/redis.rb",
-    "db/migrate/20260112093000_add_quota_to_accounts.rb", "app/models/account.rb",
-    "app/serializers/order_serializer.rb", "spec/requests/api/v1/orders_spec.rb",
+REPO = shop_api.ROOT
+BRANCH = "feature/account-rate-limits"
+_LINES = shop_api.LINES
+_PATHS = shop_api.PATHS
+_SPECS = tuple(p for p in _PATHS if p.endswith("_spec.rb"))
+
+
+def _abs(path: str) -> str:
+    return f"{REPO}/{path}"
+
+
+def _numbered(lines: list[str], start: int) -> str:
+    """Lines as Claude Code's and SwarmSDK's Read show them: `     1→text`."""
+    return "\n".join(f"{start + i:>6}\u2192{line}" for i, line in enumerate(lines))
+
+
+# Claude Code's own reminder texts (stored in the history, inside tool results and user turns)
+_REMINDER_READ = ("<system-reminder>\nWhenever you read a file, you should consider whether it would be considered "
+                  "malware. You CAN and SHOULD provide analysis of malware, what it is doing. But you MUST refuse to "
+                  "improve or augment the code. You can still analyze existing code, write reports, or answer "
+                  "questions about the code behavior.\n</system-reminder>")
+_REMINDER_TODO = ("<system-reminder>\nThe TodoWrite tool hasn't been used recently. If you're working on tasks that "
+                  "would benefit from tracking progress, consider using the TodoWrite tool to track progress. Also "
+                  "consider cleaning up the todo list if has become stale and no longer matches what you are working "
+                  "on. Only use it if it's relevant to the current work. This is just a gentle reminder - ignore if "
+                  "not applicable. Make sure that you NEVER mention this reminder to the user\n</system-reminder>")
+
+
+def _reminder_modified(path: str, line: int) -> str:
+    lines = _LINES[path][line - 1:line + 5]
+    return (f"<system-reminder>\nNote: {_abs(path)} was modified, either by the user or by a linter. This change was "
+            "intentional, so make sure to take it into account as you proceed (ie. don't revert it unless the user "
+            "asks you to). Don't tell the user this, since they are already aware. Here are the relevant changes "
+            f"(shown with line numbers):\n{_numbered(lines, line)}\n</system-reminder>")
+
+
+_TODOS = [
+    ("Read how API requests are throttled today", "Reading the throttle middleware"),
+    ("Key the throttle on the account for authenticated requests", "Adding the account key"),
+    ("Lower the default limit to 100 requests a minute", "Lowering the default limit"),
+    ("Add specs for the account key and the 429 response", "Writing the throttle specs"),
+    ("Run the full suite and RuboCop", "Running the suite"),
 ]
-_CODE = [
-    "# frozen_string_literal: true", "", "module Api", "  module V1", "    class OrdersController < BaseController",
-    "      before_action :authenticate_user!", "      before_action :load_order, only: %i[show update destroy]",
-    "      def index", "        orders = current_account.orders.includes(:line_items).order(created_at: :desc)",
-    "        render json: OrderSerializer.new(orders.page(params[:page])).serializable_hash", "      end",
-    "      def create", "        result = Orders::Create.call(account: current_account, params: order_params)",
-    "        if result.success?", "          render json: OrderSerializer.new(result.order), status: :created",
-    "        else", "          render json: { errors: result.errors }, status: :unprocessable_entity", "        end",
-    "      private", "      def order_params", "        params.require(:order).permit(:currency, line_items: %i[sku quantity])",
-    "    end", "  end", "end", "class RateLimiter", "  WINDOW = 60", "  def initialize(redis: Redis.current, limit: 100)",
-    "    @redis = redis", "    @limit = limit", "  def allow?(key)", "    count = @redis.incr(bucket(key))",
-    "    @redis.expire(bucket(key), WINDOW) if count == 1", "    count <= @limit", "  def bucket(key)",
-    "    \"rl:#{key}:#{Time.now.to_i / WINDOW}\"", "RSpec.describe RateLimiter do",
-    "  let(:redis) { MockRedis.new }", "  it 'allows requests under the limit' do",
-    "    expect(described_class.new(redis: redis, limit: 2).allow?('a')).to be(true)",
-    "  validates :email, presence: true, uniqueness: { case_sensitive: false }",
-    "  has_many :orders, dependent: :destroy", "  belongs_to :account", "  scope :active, -> { where(archived_at: nil) }",
-    "    Rails.logger.info(\"[sync] #{items.size} items in #{elapsed.round(2)}s\")",
-    "  def perform(account_id)", "    account = Account.find(account_id)", "    return unless account.inventory_sync_enabled?",
+
+
+def _todo_list(done: int) -> list[dict]:
+    return [{"content": c, "status": "completed" if i < done else "in_progress" if i == done else "pending",
+             "activeForm": a} for i, (c, a) in enumerate(_TODOS)]
+
+
+# Ephemeral reminders (SwarmSDK adds these to the prepared request only; they are never stored)
+def _ephemeral(rng: random.Random, pct: int, window: int) -> str:
+    kind = rng.randrange(3)
+    if kind == 0:
+        return (f"<system-reminder>\nContext usage: {pct}% of {window:,} tokens. Prefer targeted reads "
+                "(offset/limit) over whole files.\n</system-reminder>")
+    if kind == 1:
+        done = rng.randint(0, len(_TODOS) - 1)
+        items = "\n".join(f"{i + 1}. [{t['status']}] {t['content']}" for i, t in enumerate(_todo_list(done)))
+        return f"<system-reminder>\nYour todo list ({done} of {len(_TODOS)} completed):\n{items}\n</system-reminder>"
+    return (f"<system-reminder>\nWorking directory: {REPO}\nGit branch: {BRANCH}\nToday's date: 2026-03-02\n"
+            "</system-reminder>")
+
+
+def _read(path: str, want: int, rng: random.Random) -> tuple[dict, str]:
+    """A Read call and its result: the whole file, or `want` lines of it from a random offset."""
+    lines = _LINES[path]
+    if want >= len(lines):
+        return {"file_path": _abs(path)}, _numbered(lines, 1)
+    start = rng.randint(1, len(lines) - want + 1)
+    return ({"file_path": _abs(path), "offset": start, "limit": want},
+            _numbered(lines[start - 1:start - 1 + want], start))
+
+
+def _grep(pattern: str, under: str = ".") -> str:
+    """`path:line:text` for every line of the repository under `under` that matches."""
+    rx = re.compile(pattern)
+    hits, files = [], set()
+    for path in _PATHS:
+        if under not in (".", "") and path != under and not path.startswith(under.rstrip("/") + "/"):
+            continue
+        for no, line in enumerate(_LINES[path], 1):
+            if rx.search(line):
+                hits.append(f"{path}:{no}:{line.rstrip()}")
+                files.add(path)
+    if not hits:
+        return "No matches found"
+    return (f"Found {len(hits)} match{'es' if len(hits) != 1 else ''} in {len(files)} "
+            f"file{'s' if len(files) != 1 else ''} for /{pattern}/:\n\n" + "\n".join(hits))
+
+
+def _glob_rx(pattern: str) -> re.Pattern:
+    out, i = "", 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out, i = out + "(?:.*/)?", i + 3
+        elif pattern[i] == "*":
+            out, i = out + "[^/]*", i + 1
+        else:
+            out, i = out + re.escape(pattern[i]), i + 1
+    return re.compile(out + r"\Z")
+
+
+def _glob(pattern: str) -> str:
+    rx = _glob_rx(pattern)
+    found = [_abs(p) for p in _PATHS if rx.match(p)]
+    if not found:
+        return "No files found"
+    return f"Found {len(found)} file{'s' if len(found) != 1 else ''} matching {pattern}:\n" + "\n".join(found)
+
+
+def _spec_tree(path: str) -> list[tuple[int, str, int, bool]]:
+    """(depth, title, line, is an example) for the describe/context/it lines of a spec file."""
+    out = []
+    for no, line in enumerate(_LINES[path], 1):
+        m = re.match(r'(\s*)(?:RSpec\.)?(describe|context|it) "?([^"]+?)"? do$', line)
+        if m:
+            out.append((len(m.group(1)) // 2, m.group(3), no, m.group(2) == "it"))
+    return out
+
+
+def _with_extra(path: str, extra: tuple[tuple[str, str], ...]) -> list[tuple[int, str, int, bool]]:
+    # an example an edit added sits before "does not throttle paths outside /api" (see EDITS[2])
+    tree = _spec_tree(path)
+    for p, title in extra:
+        if p == path:
+            at = next(i for i, t in enumerate(tree) if t[1] == "does not throttle paths outside /api")
+            tree.insert(at, (1, title, tree[at][2], True))
+    return tree
+
+
+def _failing_line(path: str, example_line: int, failure: str) -> int:
+    """The line of the example (from `example_line` on) that the Failure/Error line quotes."""
+    code = failure.removeprefix("Failure/Error: ")
+    lines = _LINES[path]
+    for no in range(example_line, min(len(lines), example_line + 12) + 1):
+        if lines[no - 1].strip() == code:
+            return no
+    return example_line + 2  # an example an edit added: its failing line is its third
+
+
+def _rspec(paths: tuple[str, ...], rng: random.Random, fail: tuple[str, str, list[str]] | None = None,
+           extra: tuple[tuple[str, str], ...] = ()) -> str:
+    """`rspec --format documentation` output for spec files of the repository.
+
+    `fail` is (spec path, example title, failure lines); `extra` adds (path, title)
+    examples that an edit put into a file.
+    """
+    out, examples, failed = [], 0, None
+    for path in paths:
+        tree = _with_extra(path, extra)
+        for depth, title, no, is_example in tree:
+            hit = fail is not None and fail[:2] == (path, title)
+            out.append("  " * depth + title + (" (FAILED - 1)" if hit else ""))
+            examples += is_example
+            if hit:  # RSpec names an example by its enclosing groups' titles and its own
+                names, want = [title], depth
+                for d, t, n_, _ in reversed(tree[:tree.index((depth, title, no, is_example))]):
+                    if d < want:
+                        names.insert(0, t)
+                        want = d
+                failed = (path, " ".join(names), no)
+        out.append("")
+    if failed and fail:
+        path, full, no = failed
+        out += ["Failures:", "", f"  1) {full}", *[f"     {x}" if x else "" for x in fail[2]],
+                f"     # ./{path}:{_failing_line(path, no, fail[2][0])}:in `block (2 levels) in <top (required)>'", ""]
+    out.append(f"Finished in {rng.uniform(0.3, 4.5):.2f} seconds (files took {rng.uniform(1.8, 3.1):.2f} seconds to load)")
+    out.append(f"{examples} examples, {1 if failed else 0} failure{'' if failed else 's'}")
+    if failed:
+        path, full, no = failed
+        out += ["", "Failed examples:", "", f"rspec ./{path}:{no} # {full}"]
+    return "\n".join(out)
+
+
+_ROUTES = """\
+                  Prefix Verb   URI Pattern                                              Controller#Action
+   cancel_api_v1_order POST   /api/v1/orders/:id/cancel(.:format)                      api/v1/orders#cancel
+   refund_api_v1_order POST   /api/v1/orders/:id/refund(.:format)                      api/v1/orders#refund
+api_v1_order_line_items GET    /api/v1/orders/:order_id/line_items(.:format)            api/v1/line_items#index
+                        POST   /api/v1/orders/:order_id/line_items(.:format)            api/v1/line_items#create
+ api_v1_order_line_item DELETE /api/v1/orders/:order_id/line_items/:id(.:format)        api/v1/line_items#destroy
+          api_v1_orders GET    /api/v1/orders(.:format)                                 api/v1/orders#index
+                        POST   /api/v1/orders(.:format)                                 api/v1/orders#create
+           api_v1_order GET    /api/v1/orders/:id(.:format)                             api/v1/orders#show
+                        PATCH  /api/v1/orders/:id(.:format)                             api/v1/orders#update
+                        PUT    /api/v1/orders/:id(.:format)                             api/v1/orders#update
+                        DELETE /api/v1/orders/:id(.:format)                             api/v1/orders#destroy"""
+
+# Edits the agents make: (path, old text, new text, what the assistant says first)
+EDITS = [
+    ("app/middleware/request_throttle.rb",
+     '  # One bucket per client address. Clients behind the same NAT share it.\n  def throttle_key(request)\n'
+     '    "ip:#{request.remote_ip}"\n  end',
+     '  # Authenticated clients get a bucket per account; anonymous ones one per address.\n'
+     '  def throttle_key(request)\n    account_id = account_id_for(request)\n'
+     '    account_id ? "account:#{account_id}" : "ip:#{request.remote_ip}"\n  end\n\n'
+     '  # The middleware runs before authentication, so it resolves the token itself.\n'
+     '  def account_id_for(request)\n    token = request.authorization.to_s.delete_prefix("Bearer ")\n'
+     '    return if token.empty?\n\n'
+     '    ApiToken.active.joins(:user).where(digest: ApiToken.digest(token)).pick("users.account_id")\n  end',
+     "The limiter keys on IP only; I'll add an account key for authenticated requests and keep the IP key for "
+     "anonymous ones."),
+    ("app/middleware/request_throttle.rb", "  DEFAULT_LIMIT = 300\n  WINDOW = 60",
+     '  DEFAULT_LIMIT = 100\n  PLAN_LIMITS = { "free" => 60, "pro" => 600, "enterprise" => 3_000 }.freeze\n  WINDOW = 60',
+     "Now the limit itself: 100 a minute by default, with room for per-plan limits."),
+    ("spec/middleware/request_throttle_spec.rb", '  it "does not throttle paths outside /api" do',
+     '  it "keys authenticated requests on the account" do\n    token = create(:api_token)\n'
+     '    auth = { "HTTP_AUTHORIZATION" => "Bearer #{token.plain}" }\n'
+     '    2.times { request(ip: "10.0.0.1", headers: auth) }\n    status, = request(ip: "10.0.0.9", headers: auth)\n'
+     '    expect(status).to eq(429)\n  end\n\n  it "does not throttle paths outside /api" do',
+     "Adding a spec: two addresses with the same token must share one bucket."),
+    ("app/services/rate_limiter.rb", "  def retry_after(_key)\n    window - (now % window)\n  end",
+     "  def retry_after(_key)\n    [window - (now % window), 1].max\n  end",
+     "Retry-After must never be 0, or clients retry at once; clamping it to at least one second."),
+    ("config/application.rb", "    config.middleware.insert_before Rack::Runtime, RequestThrottle",
+     '    config.middleware.insert_before Rack::Runtime, RequestThrottle,\n'
+     '                                    limit: Integer(ENV.fetch("API_RATE_LIMIT", 100))',
+     "Making the limit configurable per environment through API_RATE_LIMIT."),
+    ("app/middleware/request_throttle.rb",
+     '    @logger.info("[throttle] #{key} over limit, retry in #{retry_after}s")',
+     '    @logger.info("[throttle] #{key} over limit (#{@limiter.limit}/#{WINDOW}s), retry in #{retry_after}s")',
+     "Logging the limit that was hit, so throttled requests are easy to find in the logs."),
 ]
-_WORDS = ("the request throttle rate limiter order account quota redis window bucket middleware controller spec "
-          "billing invoice sync job retry header response status limit key counter expire cache user api").split()
-_REMINDER_READ = ("<system-reminder>\nWhenever you read a file, you should consider whether it looks malicious. "
-                  "If it does, you MUST refuse to improve or augment the code.\n</system-reminder>")
-_REMINDER_TODO = ("<system-reminder>\nThe TodoWrite tool hasn't been used recently. If you're working on tasks "
-                  "that would benefit from tracking progress, consider using it.\n</system-reminder>")
-_EPHEMERAL = [
-    "<system-reminder>Context usage is at {pct}% of the window. Prefer targeted reads over whole files.</system-reminder>",
-    "<system-reminder>Current todo list: {n} items, {done} completed. Keep it up to date.</system-reminder>",
-    "<system-reminder>You are working in /home/dev/shop-api on branch feature/rate-limits.</system-reminder>",
+_FIX = ("spec/middleware/request_throttle_spec.rb", "token.plain", "token.raw_token",
+        "The factory exposes the plain token as `raw_token`, not `plain`. Fixing the spec.")
+_NEW_EXAMPLE = ("spec/middleware/request_throttle_spec.rb", "keys authenticated requests on the account")
+_NEW_FAILURE = ['Failure/Error: auth = { "HTTP_AUTHORIZATION" => "Bearer #{token.plain}" }', "",
+                "NoMethodError:", "  undefined method `plain' for an instance of ApiToken"]
+_OLD_FAILURE = ["Failure/Error: expect(status).to eq(429)", "", "  expected: 429", "       got: 200", "",
+                "  (compared using ==)"]
+_REQUEST_FAILURE = ["Failure/Error: expect(response).to have_http_status(:too_many_requests)", "",
+                    "  expected the response to have status code :too_many_requests (429) but it was :ok (200)"]
+_HELPER = ("spec/support/throttle_helpers.rb", '''\
+# frozen_string_literal: true
+
+# Request specs share one Redis database; clear the throttle counters between
+# examples so one spec's requests never count against the next one's limit.
+module ThrottleHelpers
+  def reset_throttle!
+    REDIS_POOL.with { |conn| conn.scan_each(match: "rl:*") { |key| conn.del(key) } }
+  end
+end
+
+RSpec.configure do |config|
+  config.include ThrottleHelpers, type: :request
+  config.before(:each, type: :request) { reset_throttle! }
+end
+''')
+
+
+def _edit_result(path: str, old: str, new: str) -> str:
+    text = shop_api.FILES[path]
+    at = text.find(old)
+    line = text.count("\n", 0, max(at, 0)) + 1
+    lines = text.replace(old, new, 1).splitlines()
+    lo, hi = max(1, line - 4), min(len(lines), line + new.count("\n") + 5)
+    return (f"The file {_abs(path)} has been updated. Here's the result of running `cat -n` on a snippet of the "
+            f"edited file:\n" + _numbered(lines[lo - 1:hi], lo))
+
+
+_GREPS = [("RateLimiter", "."), (r"allow\?", "."), (r"REDIS_POOL|Redis\.current", "."), ("def perform", "app"),
+          ("throttle", "."), ("current_account", "app"), ("retry_after", "."), ("account_id", "app"),
+          (r"have_http_status", "spec"), ("Retry-After", "."), (r"\.limit\b", "app"), ("plan", "app"),
+          ("def ", "app"), ("Redis|redis", "."), ("account", "app"), ("status", "app"), ("limit", ".")]
+_GLOBS = ["**/*.rb", "app/**/*.rb", "spec/**/*_spec.rb", "config/**/*.rb", "app/models/*.rb", "**/*throttle*"]
+_BASH = ["rspec", "rspec", "rspec", "git status --short", "git diff --stat", "bin/rails routes -g orders",
+         "bundle exec rubocop app/middleware app/services spec/middleware"]
+_SAY = {
+    "Read": ["Let me look at {path} to see how it is wired today.",
+             "I'll read {path} before changing anything, so the edit fits the existing style.",
+             "Let me check {name} as well; the change must not break what it expects.",
+             "Reading {path} for the surrounding code."],
+    "Grep": ["Let me find where `{pat}` is used, so nothing that depends on it breaks.",
+             "Searching for `{pat}` across the code to see every caller.",
+             "Where else does `{pat}` appear? A change here may need to reach those places too."],
+    "Glob": ["Let me list the files matching {pat} to get the lay of the land.",
+             "Which files match {pat}? I want to be sure no spec or initializer is missed."],
+    "Bash": ["Running `{cmd}` to check the change before moving on.", "Let me run `{cmd}` to see where we stand.",
+             "Checking with `{cmd}`; it should be green after the last edit."],
+    "TodoWrite": ["Updating the todo list.", "Let me mark progress on the todo list."],
+    "Write": ["I'll add a spec helper that clears the throttle counters between request specs."],
+    "Delegate": ["The limiter's Redis side belongs to backend; I'll hand that part over."],
+}
+# the same, for a second call in one step
+_ALSO = {"Read": "I'll also read {path}.", "Grep": "And I'll search for `{pat}`.", "Glob": "Also listing {pat}.",
+         "Bash": "And running `{cmd}`.", "TodoWrite": "And updating the todo list.", "Write": "And adding the spec helper."}
+_THINK = [
+    "The throttle runs as Rack middleware, before the controllers authenticate, so there is no current_account "
+    "there yet. Resolving the API token in the middleware costs one indexed query per request; acceptable.",
+    "Fixed windows allow a burst of 2x the limit across a window boundary. The task asks for 100 a minute, not a "
+    "smooth rate, so a fixed window is fine; a sliding log would need a sorted set per key.",
+    "Keys: 'account:<id>' for authenticated requests, 'ip:<addr>' otherwise. Counters expire with their window, "
+    "so changing the key format needs no migration of old counters.",
+    "The request spec stubs DEFAULT_LIMIT; with the limit passed in from config/application.rb that stub no longer "
+    "reaches the middleware instance. Check the spec still exercises the 429 path.",
+    "MockRedis supports MULTI, INCR and EXPIRE, so the limiter spec can stay in memory; only the request specs "
+    "touch the test Redis database.",
 ]
+_ORDERS_SPEC = "spec/requests/api/v1/orders_spec.rb"
+# (what the user says, the steps that answer it)
+_FOLLOW_UPS: list[tuple[str, list[tuple[str, list[tuple[str, Any]]]]]] = [
+    ("Looks good so far. Also make the limit configurable per plan (free: 60, pro: 600).",
+     [("Per-plan limits need the account's plan at the point where the key is resolved. Let me read Account first.",
+       [("Read", "app/models/account.rb")])]),
+    ("The CI run failed on the request spec; can you look at it?",
+     [("Let me reproduce it with the request spec alone.",
+       [("Bash", ("rspec", (_ORDERS_SPEC,), (_ORDERS_SPEC, "answers 429 once the account is over its limit",
+                                              _REQUEST_FAILURE), ()))]),
+      ("The spec stubs RequestThrottle::DEFAULT_LIMIT, but the middleware now gets its limit from "
+       "config/application.rb when the app boots, so the stub never reaches it. Let me look at that example.",
+       [("Read", _ORDERS_SPEC)])]),
+    ("Please don't touch the billing code, it belongs to another team.",
+     [("Understood, I'll leave app/services/billing alone. None of the changes so far touch it:",
+       [("Bash", "git status --short")])]),
+    ("Can you also log when a request is throttled?", [(EDITS[5][3], [("Edit", EDITS[5])])]),
+]
+_SUMMARY = ("Done. Per-account rate limiting is in place:\n\n"
+            "- `RequestThrottle` keys authenticated requests on `account:<id>` (resolved from the API token) and "
+            "anonymous ones on the client IP.\n"
+            "- The default limit is 100 requests a minute (`API_RATE_LIMIT` overrides it); over the limit the API "
+            "answers 429 with `Retry-After` (never 0) and logs the key and limit.\n"
+            "- `RateLimiter` (backend's part) counts per key in a fixed Redis window.\n"
+            "- Specs: a new middleware example for the account key, and `spec/support/throttle_helpers.rb` clears "
+            "the counters between request specs. The full suite and RuboCop pass.\n\n"
+            "Per-plan limits (`PLAN_LIMITS`) are defined but not wired in yet.")
 
+_SUMMARIES = {
+    "backend": ("The app uses redis-rb 5.1 (with redis-client 0.20) through a connection_pool 2.4 pool. It is "
+                "configured in config/initializers/redis.rb: `REDIS_POOL` (size RAILS_MAX_THREADS, 0.5 s timeouts, "
+                "REDIS_URL or redis://localhost:6379/0; database 15 in test). `Redis.current` is patched to borrow a "
+                "pooled connection for legacy callers (SHOP-412). Sidekiq has its own pool."),
+    "backend@lead": ("RateLimiter is in app/services/rate_limiter.rb: `RateLimiter.new(limit:, window: 60)`; "
+                     "`allow?(key)` counts the request (INCR + EXPIRE in one MULTI) and returns false once `limit` "
+                     "requests hit the same key inside the window; `remaining(key)` and `retry_after(key)` (now at "
+                     "least 1 s) feed the headers; `reset!(key)` clears a key. Spec: "
+                     "spec/services/rate_limiter_spec.rb (10 examples, green)."),
+}
 
-def _sentence(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choice(_WORDS) for _ in range(n)).capitalize() + "."
-
-
-def _read_result(rng: random.Random, path: str, lines: int) -> str:
-    start = rng.randint(1, 40)
-    body = [f"{start + i:>6}\u2192{_CODE[(start + i * 7) % len(_CODE)]}" for i in range(lines)]
-    return "\n".join(body)
-
-
-def _grep_result(rng: random.Random, pattern: str) -> str:
-    files = rng.sample(_FILES, rng.randint(2, 7))
-    hits = []
-    for f in files:
-        for _ in range(rng.randint(1, 6)):
-            hits.append(f"{f}:{rng.randint(3, 220)}:{_CODE[rng.randrange(len(_CODE))].strip()}")
-    return f"Found {len(hits)} matches in {len(files)} files for /{pattern}/:\n\n" + "\n".join(hits)
-
-
-def _glob_result(rng: random.Random, pattern: str) -> str:
-    files = sorted(rng.sample(_FILES, rng.randint(3, 12)))
-    return f"Found {len(files)} files matching {pattern}:\n" + "\n".join(files)
-
-
-def _bash_result(rng: random.Random, cmd: str) -> str:
-    if "rspec" in cmd:
-        n = rng.randint(20, 240)
-        dots = "".join(rng.choice("......F*") for _ in range(n))
-        fails = dots.count("F")
-        lines = [dots, "", f"Finished in {rng.uniform(0.8, 19):.2f} seconds (files took 1.21 seconds to load)",
-                 f"{n} examples, {fails} failures, {dots.count('*')} pending"]
-        for k in range(fails):
-            lines[1:1] = [f"  {k + 1}) RateLimiter allows requests under the limit",
-                          "     Failure/Error: expect(limiter.allow?('a')).to be(true)",
-                          f"       expected true\n            got false\n     # ./spec/services/rate_limiter_spec.rb:{rng.randint(5, 60)}"]
-        return "\n".join(lines)
-    if "git" in cmd:
-        return "\n".join(f" M {f}" for f in rng.sample(_FILES, rng.randint(1, 5)))
-    return "\n".join(_sentence(rng, rng.randint(4, 12)) for _ in range(rng.randint(1, 8)))
-
-
-# --- the conversation generator ----------------------------------------------------------------
 
 @dataclass
 class Agent:
@@ -135,53 +396,157 @@ class Agent:
     context_window: int = 200_000
 
 
-def _tool_step(rng: random.Random, call_id: Callable[[], str], tools: tuple[str, ...], big: bool) -> tuple[ToolCall, str]:
-    tool = rng.choice(tools)
+# A step is (tool, argument): ("Read", path), ("Grep", (pattern, under)), ("Glob", pattern),
+# ("Bash", command or ("rspec", paths, fail, extra)), ("Edit", edit), ("TodoWrite", done),
+# ("Write", None), ("Delegate", None).
+
+_LEAD_SCRIPT: list[tuple[str, list[tuple[str, Any]]]] = [
+    ("I'll track the work first, then look at how requests are throttled today.", [("TodoWrite", 0)]),
+    ("Let me look at how requests are throttled today.", [("Grep", ("throttle|RateLimiter", "."))]),
+    ("The throttle is a Rack middleware. Let me read it and the limiter it uses.",
+     [("Read", "app/middleware/request_throttle.rb"), ("Read", "app/services/rate_limiter.rb")]),
+    ("Now the Redis configuration, as you asked.", [("Read", "config/initializers/redis.rb")]),
+    ("Where is the middleware inserted into the stack?", [("Grep", ("RequestThrottle", "config")),
+                                                          ("Read", "config/application.rb")]),
+    ("The limiter keys on IP only, and it runs before authentication. Let me see how controllers resolve the "
+     "token so the middleware can do the same.", [("Read", "app/controllers/api/v1/base_controller.rb"),
+                                                  ("Read", "app/models/user.rb")]),
+    ("", [("TodoWrite", 1)]),
+    (EDITS[0][3], [("Edit", EDITS[0])]),
+    (EDITS[1][3], [("Edit", EDITS[1])]),
+    ("Let me read the middleware spec before adding to it.", [("Read", "spec/middleware/request_throttle_spec.rb")]),
+    (EDITS[2][3], [("Edit", EDITS[2])]),
+    ("Running the middleware spec.", [("Bash", ("rspec", ("spec/middleware/request_throttle_spec.rb",),
+                                                (*_NEW_EXAMPLE, _NEW_FAILURE), (_NEW_EXAMPLE,)))]),
+    (_FIX[3], [("Edit", _FIX)]),
+    ("Again:", [("Bash", ("rspec", ("spec/middleware/request_throttle_spec.rb",), None, (_NEW_EXAMPLE,)))]),
+    ("", [("TodoWrite", 3)]),
+    (_SAY["Delegate"][0], [("Delegate", None)]),
+    (EDITS[4][3], [("Edit", EDITS[4])]),
+    (_SAY["Write"][0], [("Write", None)]),
+    ("Now the whole suite.", [("Bash", ("rspec", _SPECS, None, (_NEW_EXAMPLE,)))]),
+    ("", [("TodoWrite", 4)]),
+]
+_BACKEND_SCRIPT = [
+    ("Let me find where Redis is used.", [("Grep", (r"REDIS_POOL|Redis\.current", "."))]),
+    ("It is configured in one initializer.", [("Read", "config/initializers/redis.rb")]),
+    ("And the client gem versions:", [("Grep", ("redis|connection_pool", "Gemfile.lock"))]),
+]
+_LIMITER_SCRIPT = [
+    ("Let me read the limiter and its spec.", [("Read", "app/services/rate_limiter.rb"),
+                                               ("Read", "spec/services/rate_limiter_spec.rb")]),
+    (EDITS[3][3], [("Edit", EDITS[3])]),
+    ("Running the limiter spec.", [("Bash", ("rspec", ("spec/services/rate_limiter_spec.rb",), None, ()))]),
+]
+_SCRIPTS = {"backend": _BACKEND_SCRIPT, "backend@lead": _LIMITER_SCRIPT}
+
+
+def _random_step(rng: random.Random, tool: str) -> tuple[str, Any]:
     if tool == "Read":
-        path = rng.choice(_FILES)
-        n = rng.randint(60, 420) if big else rng.randint(8, 60)
-        text = _read_result(rng, path, n)
+        return "Read", None
+    if tool == "Grep":
+        return "Grep", rng.choice(_GREPS)
+    if tool == "Glob":
+        return "Glob", rng.choice(_GLOBS)
+    if tool == "Bash":
+        cmd = rng.choice(_BASH)
+        if cmd != "rspec":
+            return "Bash", cmd
+        paths = _SPECS if rng.random() < 0.5 else tuple(sorted(rng.sample(_SPECS, rng.randint(1, len(_SPECS)))))
+        fail = None
+        if rng.random() < 0.2 and "spec/middleware/request_throttle_spec.rb" in paths:
+            fail = ("spec/middleware/request_throttle_spec.rb", "answers 429 with Retry-After over the limit",
+                    _OLD_FAILURE)
+        return "Bash", ("rspec", paths, fail, ())
+    if tool == "Edit":
+        return "Edit", rng.choice(EDITS)
+    if tool == "TodoWrite":
+        return "TodoWrite", rng.randint(0, len(_TODOS))
+    return "Write", None
+
+
+def _run_step(rng: random.Random, step: tuple[str, Any], call_id: Callable[[], str], big: bool
+              ) -> tuple[ToolCall, str, str]:
+    """(call, result, what the assistant says before it) for one step."""
+    tool, arg = step
+    if tool == "Read":
+        if arg is None:  # a random read: big files are read more often, as agents do
+            path = rng.choices(_PATHS, weights=[len(_LINES[p]) ** 2 for p in _PATHS])[0]
+            # big: the whole file half the time (Read's default), else a window of it
+            want = (2000 if rng.random() < 0.5 else rng.randint(60, 420)) if big else rng.randint(10, 80)
+        else:
+            path, want = arg, 2000
+        args, text = _read(path, want, rng)
         if rng.random() < 0.3:
             text += "\n\n" + _REMINDER_READ
-        return ToolCall(call_id(), "Read", {"file_path": f"/home/dev/shop-api/{path}"}), text
+        say = rng.choice(_SAY["Read"]).format(path=path, name=path.rsplit("/", 1)[-1].removesuffix(".rb"))
+        return ToolCall(call_id(), "Read", args), text, say
     if tool == "Grep":
-        pat = rng.choice(["rate_limit", "allow\\?", "Redis.current", "def perform", "throttle", "quota"])
-        return ToolCall(call_id(), "Grep", {"pattern": pat, "path": "app", "output_mode": "content"}), _grep_result(rng, pat)
+        pat, under = arg
+        say = rng.choice(_SAY["Grep"]).format(pat=pat)
+        return (ToolCall(call_id(), "Grep", {"pattern": pat, "path": under, "output_mode": "content", "-n": True}),
+                _grep(pat, under), say)
     if tool == "Glob":
-        pat = rng.choice(["**/*.rb", "app/services/**/*.rb", "spec/**/*_spec.rb", "config/**/*.rb"])
-        return ToolCall(call_id(), "Glob", {"pattern": pat}), _glob_result(rng, pat)
+        return ToolCall(call_id(), "Glob", {"pattern": arg}), _glob(arg), rng.choice(_SAY["Glob"]).format(pat=arg)
     if tool == "Bash":
-        cmd = rng.choice(["bundle exec rspec spec/services", "git status --short", "bin/rails routes | grep orders",
-                          "bundle exec rspec"])
-        return ToolCall(call_id(), "Bash", {"command": cmd, "description": "Run " + cmd.split()[0]}), _bash_result(rng, cmd)
+        if isinstance(arg, tuple):
+            _, paths, fail, extra = arg
+            cmd = "bundle exec rspec" + ("" if paths == _SPECS else " " + " ".join(paths)) + " --format documentation"
+            text = _rspec(paths, rng, fail, extra)
+        else:
+            cmd = arg
+            if cmd.startswith("git status"):
+                text = "\n".join(f" M {p}" for p in sorted({e[0] for e in EDITS})) + "\n?? " + _HELPER[0]
+            elif cmd.startswith("git diff"):
+                text = (" app/middleware/request_throttle.rb       | 19 +++++++++++++++----\n"
+                        " config/application.rb                    |  3 ++-\n"
+                        " spec/middleware/request_throttle_spec.rb |  8 ++++++++\n"
+                        " 3 files changed, 26 insertions(+), 4 deletions(-)")
+            elif cmd.startswith("bin/rails routes"):
+                text = _ROUTES
+            else:
+                text = "Inspecting 4 files\n....\n\n4 files inspected, no offenses detected"
+        say = rng.choice(_SAY["Bash"]).format(cmd=cmd)
+        return ToolCall(call_id(), "Bash", {"command": cmd, "description": "Run " + cmd.split()[0]}), text, say
     if tool == "Edit":
-        path = rng.choice(_FILES)
-        old, new = rng.choice(_CODE).strip(), rng.choice(_CODE).strip()
-        return (ToolCall(call_id(), "Edit", {"file_path": f"/home/dev/shop-api/{path}", "old_string": old, "new_string": new}),
-                f"The file /home/dev/shop-api/{path} has been updated. Here's the result of running `cat -n` on a snippet "
-                f"of the edited file:\n" + _read_result(rng, path, rng.randint(4, 12)))
+        path, old, new, say = arg
+        args = {"file_path": _abs(path), "old_string": old, "new_string": new}
+        if shop_api.FILES[path].count(old) > 1 or old == "token.plain":
+            args["replace_all"] = True
+        if old == "token.plain":  # the fix edits the example added by EDITS[2]
+            return (ToolCall(call_id(), "Edit", args),
+                    f"The file {_abs(path)} has been updated. All occurrences of 'token.plain' were successfully "
+                    f"replaced with 'token.raw_token'.", say)
+        return ToolCall(call_id(), "Edit", args), _edit_result(path, old, new), say
     if tool == "TodoWrite":
-        todos = [{"content": _sentence(rng, 5), "status": rng.choice(["pending", "in_progress", "completed"]),
-                  "activeForm": _sentence(rng, 4)} for _ in range(rng.randint(2, 6))]
-        return (ToolCall(call_id(), "TodoWrite", {"todos": todos}),
+        return (ToolCall(call_id(), "TodoWrite", {"todos": _todo_list(arg)}),
                 "Todos have been modified successfully. Ensure that you continue to use the todo list to track your "
-                "progress. Please proceed with the current tasks if applicable")
-    path = rng.choice(_FILES)
-    return (ToolCall(call_id(), "Write", {"file_path": f"/home/dev/shop-api/{path}", "content": _read_result(rng, path, 5)}),
-            f"File created successfully at: /home/dev/shop-api/{path}")
+                "progress. Please proceed with the current tasks if applicable", rng.choice(_SAY["TodoWrite"]))
+    return (ToolCall(call_id(), "Write", {"file_path": _abs(_HELPER[0]), "content": _HELPER[1]}),
+            f"File created successfully at: {_abs(_HELPER[0])}", _SAY["Write"][0])
 
 
 _TOOLS = ("Read", "Read", "Read", "Grep", "Grep", "Glob", "Bash", "Bash", "Edit", "Edit", "TodoWrite", "Write")
+_READ_ONLY = ("Read", "Read", "Grep", "Glob")  # agents that only answer a question
+DELEGATED_TASK = ("Review RateLimiter (app/services/rate_limiter.rb)"
+                  " for per-account keys: Retry-After must never be 0; keep its spec green and report the public API.")
 
 
 def generate(n: int, seed: int = 0, name: str = "main", *, big_reads: bool = True, prompt: str | None = None,
              delegate: Callable[[str], str] | None = None, delegate_tool: str = "",
              ephemeral_every: int = 0) -> Agent:
-    """An agent conversation of exactly `n` messages (n >= 2)."""
+    """An agent conversation of exactly `n` messages (n >= 2).
+
+    It opens with a scripted piece of the task (the lead's, or the one for
+    `name`), then goes on with steps drawn at random from the same repository.
+    """
     rng = random.Random(f"{seed}:{name}")
     agent = Agent(name)
     msgs = agent.messages
     counter = [0]
+    script = list(_SCRIPTS.get(name, _LEAD_SCRIPT))
+    if delegate is None:
+        script = [s for s in script if s[1][0][0] != "Delegate"]
 
     def call_id() -> str:
         counter[0] += 1
@@ -209,57 +574,81 @@ def generate(n: int, seed: int = 0, name: str = "main", *, big_reads: bool = Tru
     while len(msgs) < n - 1:
         steps += 1
         room = n - 1 - len(msgs)
-        if steps % 17 == 0 and room >= 2:
-            text = rng.choice([
-                "Looks good so far. Also make the limit configurable per plan (free: 60, pro: 600).",
-                "The CI run failed on the request spec; can you look at it?",
-                "Please don't touch the billing code, it belongs to another team.",
-                "Can you also log when a request is throttled?",
-            ])
-            if rng.random() < 0.5:
+        if room == 1 and msgs[-1].role != "user":  # no room for a call and its result: the user wraps up
+            msgs.append(Message(role="user", content="Thanks. Please wrap up with a short summary."))
+            continue
+        if steps % 17 == 0 and room >= 3:
+            text, answer = rng.choice(_FOLLOW_UPS)
+            script[:0] = answer
+            r = rng.random()
+            if r < 0.35:
                 text += "\n\n" + _REMINDER_TODO
+            elif r < 0.6:
+                path = rng.choice(_PATHS)
+                text += "\n\n" + _reminder_modified(path, rng.randint(1, max(1, len(_LINES[path]) - 6)))
             msgs.append(Message(role="user", content=text))
             pending += len(text) // 4
             continue
-        k = min(rng.choice((1, 1, 1, 2, 2, 3)), max(1, (room - 1) // 2))
+        planned_by_script = bool(script)
+        if script:
+            say, planned = script.pop(0)
+            planned = planned[:max(1, (room - 1) // 2)]
+        else:
+            k = min(rng.choice((1, 1, 1, 2, 2, 3)), max(1, (room - 1) // 2))
+            tools = _READ_ONLY if name in ("backend", "explore") else _TOOLS
+            planned = []
+            for _ in range(k):  # distinct steps: an agent does not run the same call twice at once
+                step = _random_step(rng, rng.choice(tools))
+                if step[0] == "Read" or step not in planned:
+                    planned.append(step)
+            say = None
+            if delegate is not None and steps % 23 == 5:
+                planned[0] = ("Delegate", None)
         calls, results = [], []
-        use_delegate = delegate is not None and steps % 23 == 5
-        for _ in range(k):
-            if use_delegate:
-                task = "Implement the RateLimiter service with Redis and its spec; report the public API."
-                tc = ToolCall(call_id(), delegate_tool, {"task": task})
-                calls.append(tc)
-                results.append(delegate(task))
-                use_delegate = False
-                continue
-            tc, res = _tool_step(rng, call_id, _TOOLS, big_reads)
+        for step in planned:
+            if step[0] == "Delegate":
+                task = DELEGATED_TASK
+                tc, res, first = ToolCall(call_id(), delegate_tool, {"task": task}), delegate(task), _SAY["Delegate"][0]
+            else:
+                tc, res, first = _run_step(rng, step, call_id, big_reads)
             calls.append(tc)
             results.append(res)
-        text = _sentence(rng, rng.randint(6, 30)) if rng.random() < 0.7 else ""
-        out_tokens = len(text) // 4 + 40 * k
+            if say is None:
+                say = first if rng.random() < 0.8 else ""
+            elif len(calls) > 1 and say and step[0] != "Delegate" and not planned_by_script:
+                say += " " + (step[1][3] if step[0] == "Edit" else _ALSO[step[0]].format(
+                    path=tc.arguments.get("file_path", "").removeprefix(REPO + "/"), pat=tc.arguments.get("pattern"),
+                    cmd=tc.arguments.get("command")))
+        text = say or ""
+        out_tokens = len(text) // 4 + 40 * len(calls)
         usage = record(out_tokens)
         msgs.append(Message(role="assistant", content=text, tool_calls=tuple(calls), model_id=agent.model,
-                            usage=usage, thinking=_sentence(rng, 20) if rng.random() < 0.3 else None))
+                            usage=usage, thinking=rng.choice(_THINK) if rng.random() < 0.3 else None))
         for tc, res in zip(calls, results):
             if len(msgs) >= n - 1:
                 break
             msgs.append(Message(role="tool", content=res, tool_call_id=tc.id, tool_name=tc.name))
             pending += len(res) // 4
         if ephemeral_every and steps % ephemeral_every == 0:
-            tmpl = rng.choice(_EPHEMERAL)
-            agent.ephemeral[len(msgs) - 1] = (tmpl.format(pct=min(95, (cached + pending) * 100 // agent.context_window),
-                                                          n=rng.randint(3, 8), done=rng.randint(0, 3)),)
+            pct = min(95, (cached + pending) * 100 // agent.context_window)
+            agent.ephemeral[len(msgs) - 1] = (_ephemeral(rng, pct, agent.context_window),)
     # never end on an assistant message whose calls have no results
     last = msgs[-1]
     if last.role == "assistant" and last.tool_calls:
         msgs[-1] = last.replace(tool_calls=())
-    msgs.append(Message(role="assistant", content="Done. " + _sentence(rng, 25), model_id=agent.model,
-                        usage=record(180)))
+    summary = _SUMMARIES.get(name, _SUMMARY)
+    if name == "explore":
+        summary = "Every read of Redis.current:\n" + _grep(r"Redis\.current").split("\n\n", 1)[-1]
+    msgs.append(Message(role="assistant", content=summary, model_id=agent.model, usage=record(180)))
     # calls answered only partly (cut by n) lose the unanswered ones
     answered = {m.tool_call_id for m in msgs if m.role == "tool"}
     for i, m in enumerate(msgs):
         if m.tool_calls and any(c.id not in answered for c in m.tool_calls):
             msgs[i] = m.replace(tool_calls=tuple(c for c in m.tool_calls if c.id in answered))
+    # a step whose calls were all cut has nothing left to say: every format would drop it
+    for i, m in enumerate(msgs):
+        if m.role == "assistant" and not m.tool_calls and not m.text:
+            msgs[i] = m.replace(content="That covers everything; let me sum up.")
     return agent
 
 
@@ -271,12 +660,9 @@ BACKEND_PROMPT = "You are a backend engineer. Implement Ruby services with specs
 
 
 def demo_agents(seed: int = 0) -> list[Agent]:
-    inst = generate(46, seed, "backend@lead", big_reads=True, ephemeral_every=4,
-                    prompt="Implement the RateLimiter service with Redis and its spec; report the public API.")
+    inst = generate(46, seed, "backend@lead", big_reads=True, ephemeral_every=4, prompt=DELEGATED_TASK)
     inst.system_prompt = BACKEND_PROMPT
-    report = ("RateLimiter is in app/services/rate_limiter.rb: `RateLimiter.new(limit:, window:).allow?(key)` "
-              "returns false once `limit` requests hit the same key inside `window` seconds; "
-              "`retry_after(key)` gives the seconds left. Spec: spec/services/rate_limiter_spec.rb (12 examples, green).")
+    report = inst.messages[-1].text
     lead = generate(184, seed, "lead", big_reads=True, ephemeral_every=3,
                     delegate=lambda task: report, delegate_tool="DelegateTaskToBackend")
     lead.system_prompt = LEAD_PROMPT
@@ -366,7 +752,8 @@ def claude_code_lines(agent: Agent, seed: int = 0, *, compact_at: int | None = N
                "snapshot": {"trackedFileBackups": {}, "timestamp": next(clock)}, "isSnapshotUpdate": False}
     while i < len(msgs):
         m = msgs[i]
-        if compact_at is not None and i == compact_at:
+        if compact_at is not None and i >= compact_at:  # at the first turn from there on
+            compact_at = None
             bid = new_uuid()
             yield {"parentUuid": None, "logicalParentUuid": parent, **base, "type": "system",
                    "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
