@@ -565,6 +565,7 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
     """Compress out[start:stop] in place; returns the call-id map if one was built or given."""
     n = len(out)
     limits, n_limits, limit_of = plan.limits, len(plan.limits), plan.limit
+    top, last_limit = plan.top, plan.last_limit
     cache = plan.msgs
     by_content = plan.by_content
     name = None
@@ -574,7 +575,8 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
         if msg.role != "tool":
             continue
         age = n - i
-        limit = limits[age] if age < n_limits else limit_of(age)
+        # (plan.limit inlined: past the last finite tier age every age has the last limit)
+        limit = limits[age] if age < n_limits else (last_limit if age > top else limit_of(age))
         if limit is None:
             continue
         if limit != current:  # ages run in long stretches of one tier

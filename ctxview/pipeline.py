@@ -447,13 +447,15 @@ def _prepare(
     if settings.compression and policy.enabled and n - keep_recent > 0:
         compressed = compression.compress_tool_results(msgs, keep_recent, policy)
         stop = n - keep_recent
+        known = cache.counts.get(counter.name, {})
         for i in data.tool_indices:
             if i >= stop:
                 break
             new = compressed[i]
             if new is not current[i]:
                 current[i] = new
-                cur_counts[i] = count(counter, new)
+                hit = known.get(id(new))  # cache.count inlined: most are known
+                cur_counts[i] = hit[1] if hit is not None and hit[0] is new else count(counter, new)
                 specs[i] = [("compressed", n - i, tag)]
         stats["compressed"] = len(specs)
 
@@ -559,10 +561,11 @@ def _prepare(
     spans_of = cache.reminder_spans
     total_stored = system_tokens + cache.stored_total(data, counter, n)
     total_prepared = total_stored
+    gone = removed_rows | dropped_rows
     for i, spec_list in specs.items():
         spec = tuple(spec_list)
         stored = msgs[i]
-        prepared = None if (i in removed_rows or i in dropped_rows) else current[i]
+        prepared = None if gone and i in gone else current[i]
         tp = 0 if prepared is None else cur_counts[i]
         total_prepared += tp - stored_counts[i]
         # Everything a row depends on: the stored message, the counter, and the
