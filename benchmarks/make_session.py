@@ -97,8 +97,8 @@ def _todo_list(done: int) -> list[dict]:
 
 
 # Ephemeral reminders (SwarmSDK adds these to the prepared request only; they are never stored)
-def _ephemeral(rng: random.Random, pct: int, window: int) -> str:
-    kind = rng.randrange(3)
+def _ephemeral(rng: random.Random, pct: int, window: int, kind: int | None = None) -> str:
+    kind = rng.randrange(3) if kind is None else kind
     if kind == 0:
         return (f"<system-reminder>\nContext usage: {pct}% of {window:,} tokens. Prefer targeted reads "
                 "(offset/limit) over whole files.\n</system-reminder>")
@@ -588,6 +588,8 @@ def generate(n: int, seed: int = 0, name: str = "main", *, big_reads: bool = Tru
                 text += "\n\n" + _reminder_modified(path, rng.randint(1, max(1, len(_LINES[path]) - 6)))
             msgs.append(Message(role="user", content=text))
             pending += len(text) // 4
+            if ephemeral_every:  # SwarmSDK adds the current todo list to each user prompt, for that request only
+                agent.ephemeral[len(msgs) - 1] = (_ephemeral(rng, 0, agent.context_window, kind=1),)
             continue
         planned_by_script = bool(script)
         if script:

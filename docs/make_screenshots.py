@@ -17,22 +17,30 @@ sys.path.insert(0, str(HERE.parent))
 from ctxview.tui.app import CtxviewApp  # noqa: E402
 from ctxview.view import Settings  # noqa: E402
 
+def reminder_row(app: CtxviewApp) -> int:
+    """The last row whose message holds a stored reminder and gets an ephemeral one (a user turn of the demo)."""
+    rows = app.row_layout.view.rows
+    return max(i for i, r in enumerate(rows) if r.stored_reminders and r.ephemeral_spans)
+
+
 SHOTS = {
-    # name: (settings, keys pressed after loading, terminal size)
+    # name: (settings, keys pressed after loading, or a row to put the cursor on and expand; terminal size)
     "inspector-demo": (Settings(counter="swarm"), (), (160, 45)),
-    "inspector-reminders": (Settings(counter="swarm"),
-                            ("end", "up", "up", "up", "enter", "up", "up", "up", "up", "enter"), (160, 45)),
+    "inspector-reminders": (Settings(counter="swarm"), reminder_row, (160, 45)),
     "inspector-budget": (Settings(counter="swarm", budget=8000, keep_recent=6), (), (160, 45)),
 }
 
 
-async def shoot(name: str, settings: Settings, keys: tuple[str, ...], size: tuple[int, int]) -> Path:
+async def shoot(name: str, settings: Settings, keys, size: tuple[int, int]) -> Path:
     app = CtxviewApp(None, settings)
     async with app.run_test(size=size) as pilot:
         while app.view is None or app.generation != app.applied_generation:
             if app.error:
                 raise SystemExit(app.error)
             await pilot.pause(0.05)
+        if callable(keys):
+            app.set_cursor(keys(app))
+            keys = ("enter",)
         for key in keys:
             await pilot.press(key)
             await app.workers.wait_for_complete()
