@@ -133,8 +133,9 @@ def _grep(pattern: str, under: str = ".") -> str:
                 files.add(path)
     if not hits:
         return "No matches found"
-    return (f"Found {len(hits)} match{'es' if len(hits) != 1 else ''} in {len(files)} "
-            f"file{'s' if len(files) != 1 else ''} for /{pattern}/:\n\n" + "\n".join(hits))
+    # "matches" even for one: the form SwarmSDK's Grep writes and ContextManager recognises
+    return (f"Found {len(hits)} matches in {len(files)} file{'s' if len(files) != 1 else ''} "
+            f"for /{pattern}/:\n\n" + "\n".join(hits))
 
 
 def _glob_rx(pattern: str) -> re.Pattern:
@@ -438,7 +439,12 @@ _LIMITER_SCRIPT = [
     (EDITS[3][3], [("Edit", EDITS[3])]),
     ("Running the limiter spec.", [("Bash", ("rspec", ("spec/services/rate_limiter_spec.rb",), None, ()))]),
 ]
-_SCRIPTS = {"backend": _BACKEND_SCRIPT, "backend@lead": _LIMITER_SCRIPT}
+_EXPLORE_SCRIPT = [
+    ("Searching the whole repository for Redis.current.", [("Grep", (r"Redis\.current", "."))]),
+    ("The initializer patches it; let me read that part.", [("Read", "config/initializers/redis.rb")]),
+    ("And the request spec that calls it:", [("Grep", (r"flushdb|REDIS_POOL", "spec"))]),
+]
+_SCRIPTS = {"backend": _BACKEND_SCRIPT, "backend@lead": _LIMITER_SCRIPT, "explore": _EXPLORE_SCRIPT}
 
 
 def _random_step(rng: random.Random, tool: str) -> tuple[str, Any]:
@@ -880,13 +886,15 @@ def codex_lines(agent: Agent, seed: int = 0, *, compact_at: int | None = None) -
                     "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": m.text}]}}
             for tc in m.tool_calls:
                 if tc.name == "Edit":
-                    patch = (f"*** Begin Patch\n*** Update File: {tc.arguments.get('file_path')}\n@@\n"
-                             f"-{tc.arguments.get('old_string')}\n+{tc.arguments.get('new_string')}\n*** End Patch")
+                    old = "\n".join("-" + x for x in str(tc.arguments.get("old_string")).split("\n"))
+                    new = "\n".join("+" + x for x in str(tc.arguments.get("new_string")).split("\n"))
+                    patch = f"*** Begin Patch\n*** Update File: {tc.arguments.get('file_path')}\n@@\n{old}\n{new}\n*** End Patch"
                     yield {"timestamp": ts, "type": "response_item", "payload": {
                         "type": "custom_tool_call", "status": "completed", "call_id": tc.id, "name": "apply_patch",
                         "input": patch}}
                 else:
-                    cmd = {"Read": lambda a: f"sed -n '1,400p' {a.get('file_path')}",
+                    cmd = {"Read": lambda a: f"sed -n '{a.get('offset', 1)},"
+                                             f"{a.get('offset', 1) + a.get('limit', 2000) - 1}p' {a.get('file_path')}",
                            "Grep": lambda a: f"rg -n '{a.get('pattern')}' {a.get('path', '.')}",
                            "Glob": lambda a: f"rg --files -g '{a.get('pattern')}'",
                            "Bash": lambda a: str(a.get("command"))}.get(tc.name, lambda a: f"echo {tc.name}")(tc.arguments)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import ctxview
-from ctxview import Session, load_session
+from ctxview import Conversation, Session, load_session
 from ctxview.formats import DEMO_PATH, FORMATS, LoadError, detect_format
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,3 +143,98 @@ def test_loaded_messages_are_plain_values():
             for m in conv.messages[:40]:
                 json.dumps(dataclasses.asdict(m), default=str)
                 assert type(m.meta) is dict
+
+
+# --- the demo reads like a real session: its tool results are true to one fictional repository ----
+
+import shop_api  # noqa: E402  (benchmarks/, on sys.path above)
+
+from ctxview.compression import detect_tool_name  # noqa: E402
+
+_REMINDER = re.compile(r"\n*<system-reminder>.*?</system-reminder>", re.S)
+
+
+def _calls(conv):
+    return {c.id: c for m in conv.messages for c in m.tool_calls}
+
+
+def _check_read(call, text):
+    path = call.arguments["file_path"].removeprefix(shop_api.ROOT + "/")
+    lines = _REMINDER.sub("", text).split("\n")
+    numbers = []
+    for line in lines:
+        m = re.fullmatch(r" {0,5}(\d{1,6})\u2192(.*)", line)
+        assert m and len(line.split("\u2192")[0]) == 6, line
+        numbers.append(int(m.group(1)))
+        assert shop_api.LINES[path][int(m.group(1)) - 1] == m.group(2), (path, line)
+    assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+    assert numbers[0] == call.arguments.get("offset", 1)
+    assert len(numbers) == call.arguments.get("limit", len(shop_api.LINES[path]))
+
+
+def _check_grep(call, text):
+    if text == "No matches found":
+        return
+    head, body = text.split("\n\n", 1)
+    hits = body.split("\n")
+    files = {h.split(":", 1)[0] for h in hits}
+    m = re.fullmatch(r"Found (\d+) matches in (\d+) files? for /(.+)/:", head)
+    assert m and int(m.group(1)) == len(hits) and int(m.group(2)) == len(files) and m.group(3) == call.arguments["pattern"]
+    rx = re.compile(call.arguments["pattern"])
+    for h in hits:
+        path, no, line = h.split(":", 2)
+        assert shop_api.LINES[path][int(no) - 1] == line and rx.search(line)
+
+
+def _check_glob(call, text):
+    head, *paths = text.split("\n")
+    assert head == f"Found {len(paths)} file{'s' if len(paths) != 1 else ''} matching {call.arguments['pattern']}:"
+    assert paths and all(p.removeprefix(shop_api.ROOT + "/") in shop_api.FILES for p in paths)
+
+
+CHECKS = {"Read": _check_read, "Grep": _check_grep, "Glob": _check_glob}
+
+
+def test_demo_tool_results_are_true_to_the_repository():
+    seen = set()
+    for conv in load_session(DEMO_PATH).conversations:
+        calls = _calls(conv)
+        for m in conv.messages:
+            if m.role == "tool" and m.tool_name in CHECKS:
+                CHECKS[m.tool_name](calls[m.tool_call_id], m.text)
+                assert detect_tool_name(m.text) == m.tool_name or m.text == "No matches found"
+                seen.add(m.tool_name)
+    assert seen == set(CHECKS)
+
+
+def test_synthetic_sessions_are_true_to_the_repository_too():
+    agent = make_session.generate(600, 5, big_reads=True)
+    calls = _calls(Conversation(name="x", messages=tuple(agent.messages)))
+    kinds = {m.tool_name for m in agent.messages if m.role == "tool"}
+    assert {"Read", "Grep", "Glob", "Bash", "Edit", "TodoWrite", "Write"} <= kinds
+    for m in agent.messages:
+        if m.role == "tool" and m.tool_name in CHECKS:
+            CHECKS[m.tool_name](calls[m.tool_call_id], m.text)
+        if m.role == "tool" and m.tool_name == "Edit" and "cat -n" in m.text:
+            call = calls[m.tool_call_id]
+            assert call.arguments["old_string"] in shop_api.FILES[call.arguments["file_path"].removeprefix(shop_api.ROOT + "/")]
+
+
+def test_demo_tells_a_task_with_a_failing_run_fixed_and_delegated():
+    lead = load_session(DEMO_PATH).conversations[0]
+    assert "rate limiting" in lead.messages[0].text
+    runs = [m.text for m in lead.messages if m.role == "tool" and m.tool_name == "Bash" and "examples, " in m.text]
+    first_fail = next(i for i, t in enumerate(runs) if ", 1 failure" in t)
+    assert "Failures:" in runs[first_fail] and "0 failures" in runs[first_fail + 1]
+    assert lead.messages[-1].role == "assistant" and lead.messages[-1].text.startswith("Done.")
+    # the delegate's report is the delegation instance's own final answer
+    instance = load_session(DEMO_PATH).conversations[2]
+    report = next(m.text for m in lead.messages if m.role == "tool" and m.tool_name.startswith("DelegateTask"))
+    assert report == instance.messages[-1].text
+
+
+def test_demo_has_a_turn_with_a_stored_and_an_ephemeral_reminder():
+    # what the README's reminders screenshot shows
+    lead = load_session(DEMO_PATH).conversations[0]
+    assert any(m.role == "user" and "<system-reminder>" in m.text and i in lead.ephemeral
+               for i, m in enumerate(lead.messages))
