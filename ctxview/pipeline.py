@@ -784,6 +784,27 @@ def _tiers_of(policy: compression.CompressionPolicy) -> tuple[tuple[str, ...], l
     return hit[1], hit[2]
 
 
+_DETAILS: dict[tuple, str] = {}
+
+
+def _shared_detail(kind: str, *figures: int) -> str:
+    """The detail line of a change that reads the same on every row it marks (a removal, a budget
+    drop): formatted once and shared, as tens of thousands of rows may carry it."""
+    key = (kind, *figures)
+    detail = _DETAILS.get(key)
+    if detail is None:
+        if kind == "dropped":
+            detail = f"dropped to fit the budget of {figures[0]:,} tokens (oldest first, calls kept with results)"
+        else:
+            boundary, total = figures
+            into = "a removal marker" if kind == "removed" else "a summary checkpoint"
+            detail = f"{kind}: the {total:,} messages before index {boundary} are replaced by {into}"
+        if len(_DETAILS) > 1024:
+            _DETAILS.clear()
+        _DETAILS[key] = detail
+    return detail
+
+
 def _change(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,
             stored: Message) -> Change:
     """The Change a spec tuple stands for, with its one-line detail."""
@@ -815,13 +836,8 @@ def _change(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: i
                            None, None, saved)
     if kind in ("removed", "summarised"):
         action, boundary, total, tokens = spec
-        into = "a removal marker" if action == "removed" else "a summary checkpoint"
-        return _new_change(action, "summarize",
-                           f"{action}: the {total:,} messages before index {boundary} are replaced by {into}",
-                           None, None, tokens)
+        return _new_change(action, "summarize", _shared_detail(kind, boundary, total), None, None, tokens)
     if kind == "dropped":
         _, budget, tokens = spec
-        return _new_change("dropped", "budget",
-                           f"dropped to fit the budget of {budget:,} tokens (oldest first, calls kept with results)",
-                           None, None, tokens)
+        return _new_change("dropped", "budget", _shared_detail(kind, budget), None, None, tokens)
     raise AssertionError(f"unknown change {kind!r}")  # pragma: no cover

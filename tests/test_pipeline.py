@@ -170,6 +170,8 @@ def test_remove_strategy_inserts_a_marker_row_and_ghosts():
     ghosts = [r for r in view.rows if r.prepared is None]
     assert [r.index for r in ghosts] == list(range(21)) == [r.index for r in view.rows[1:22]]
     assert all(r.changes[-1].action == "removed" for r in ghosts)
+    assert {r.changes[-1].detail for r in ghosts} == {
+        "removed: the 21 messages before index 21 are replaced by a removal marker"}
     assert view.prepared[0].text == "[21 earlier messages removed to save context]"
     check_view_invariants(conv, view)
     # a boundary inside a call/result pair moves down to keep them together
@@ -204,6 +206,8 @@ def test_budget_drops_oldest_and_reports_shortfall():
     dropped = [r for r in view.rows if r.prepared is None]
     assert dropped and dropped[0].index == 0
     assert all(r.changes[-1].action == "dropped" and r.changes[-1].rule == "budget" for r in dropped)
+    assert {r.changes[-1].detail for r in dropped} == {
+        f"dropped to fit the budget of {budget:,} tokens (oldest first, calls kept with results)"}
     calls = {c.id for m in view.prepared for c in m.tool_calls}
     assert all(m.tool_call_id in calls for m in view.prepared if m.role == "tool")
     check_view_invariants(conv, view)
