@@ -19,11 +19,11 @@ a number of characters or `full` to keep the text whole.
 
 from __future__ import annotations
 
-import gc
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from .gcpause import paused_gc
 from .model import Content, Message
 
 __all__ = [
@@ -483,21 +483,6 @@ def compress_tool_message(
     return _as_tool_result(message, plan.cut(text, limit, message.tool_name or tool_name))
 
 
-class _GcPaused:
-    # Compressing a long conversation allocates tens of thousands of
-    # messages at once; collections triggered midway would scan the whole
-    # heap for nothing (nothing here is garbage), costing a quarter of the time.
-    __slots__ = ("was_enabled",)
-
-    def __enter__(self) -> None:
-        self.was_enabled = gc.isenabled()
-        gc.disable()
-
-    def __exit__(self, *exc: object) -> None:
-        if self.was_enabled:
-            gc.enable()
-
-
 def compress_tool_results(
     messages: Sequence[Message],
     keep_recent: int = 10,
@@ -520,7 +505,7 @@ def compress_tool_results(
     names = _LINKS.get(id(messages)) if type(messages) is tuple else None
     names = names[1] if names is not None and names[0] is messages else None
     if stop > 2000:
-        with _GcPaused():
+        with paused_gc():
             names = _compress_into(out, stop, plan, names)
     else:
         names = _compress_into(out, stop, plan, names)
