@@ -892,12 +892,19 @@ def codex_lines(agent: Agent, seed: int = 0, *, compact_at: int | None = None) -
                     yield {"timestamp": ts, "type": "response_item", "payload": {
                         "type": "custom_tool_call", "status": "completed", "call_id": tc.id, "name": "apply_patch",
                         "input": patch}}
+                elif tc.name == "TodoWrite":
+                    plan = [{"step": t["content"], "status": t["status"]} for t in tc.arguments.get("todos", [])]
+                    yield {"timestamp": ts, "type": "response_item", "payload": {
+                        "type": "function_call", "name": "update_plan", "arguments": orjson.dumps({"plan": plan}).decode(),
+                        "call_id": tc.id}}
                 else:
-                    cmd = {"Read": lambda a: f"sed -n '{a.get('offset', 1)},"
-                                             f"{a.get('offset', 1) + a.get('limit', 2000) - 1}p' {a.get('file_path')}",
+                    cmd = {"Read": lambda a: f"nl -ba {a.get('file_path')} | sed -n '{a.get('offset', 1)},"
+                                             f"{a.get('offset', 1) + a.get('limit', 2000) - 1}p'",
                            "Grep": lambda a: f"rg -n '{a.get('pattern')}' {a.get('path', '.')}",
                            "Glob": lambda a: f"rg --files -g '{a.get('pattern')}'",
-                           "Bash": lambda a: str(a.get("command"))}.get(tc.name, lambda a: f"echo {tc.name}")(tc.arguments)
+                           "Bash": lambda a: str(a.get("command")),
+                           "Write": lambda a: f"cat > {a.get('file_path')} <<'EOF'\n{a.get('content')}EOF"
+                           }.get(tc.name, lambda a: f"echo {tc.name}")(tc.arguments)
                     yield {"timestamp": ts, "type": "response_item", "payload": {
                         "type": "function_call", "name": "exec_command", "arguments": orjson.dumps({"cmd": cmd}).decode(),
                         "call_id": tc.id}}
@@ -917,9 +924,21 @@ def codex_lines(agent: Agent, seed: int = 0, *, compact_at: int | None = None) -
                                     "metadata": {"exit_code": 0, "duration_seconds": 0.0}}).decode()
                 yield {"timestamp": ts, "type": "response_item", "payload": {
                     "type": "custom_tool_call_output", "call_id": m.tool_call_id, "output": out}}
+            elif m.tool_name == "TodoWrite":
+                yield {"timestamp": ts, "type": "response_item", "payload": {
+                    "type": "function_call_output", "call_id": m.tool_call_id, "output": "Plan updated"}}
             else:
+                text = m.text
+                if m.tool_name == "Read":  # `nl -ba` numbers lines with a tab, not an arrow
+                    text = re.sub(r"^( *\d+)\u2192", "\\1\t", text.split("\n\n<system-reminder>")[0], flags=re.M)
+                elif m.tool_name == "Grep":  # rg prints the matches only
+                    text = text.split("\n\n", 1)[-1] if text.startswith("Found ") else ""
+                elif m.tool_name == "Glob":  # rg --files: relative paths, no header
+                    text = "\n".join(x.removeprefix(REPO + "/") for x in text.split("\n")[1:])
+                elif m.tool_name == "Write":
+                    text = ""
                 out = (f"Chunk ID: {rng.getrandbits(24):06x}\nWall time: {rng.uniform(0.01, 3):.4f} seconds\n"
-                       f"Process exited with code 0\nOriginal token count: {len(m.text) // 4}\nOutput:\n{m.text}")
+                       f"Process exited with code 0\nOriginal token count: {len(text) // 4}\nOutput:\n{text}")
                 yield {"timestamp": ts, "type": "response_item", "payload": {
                     "type": "function_call_output", "call_id": m.tool_call_id, "output": out}}
 
