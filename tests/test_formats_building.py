@@ -58,20 +58,3 @@ def test_the_collector_is_left_as_it_was(enabled):
         assert gc.isenabled() is enabled
     finally:
         gc.enable() if was else gc.disable()
-
-
-def test_a_loaded_session_skips_the_young_generations():
-    s = load_session(FIX / "spotter-tool-heavy.jsonl")
-    young = {id(o) for o in gc.get_objects(generation=0)} | {id(o) for o in gc.get_objects(generation=1)}
-    assert not any(id(m) in young for c in s.conversations for m in c.messages)
-
-
-def test_objects_the_caller_froze_stay_frozen():
-    gc.freeze()
-    try:
-        frozen = gc.get_freeze_count()
-        assert frozen > 0
-        load_session(FIX / "spotter-short.jsonl")
-        assert gc.get_freeze_count() >= frozen
-    finally:
-        gc.unfreeze()

@@ -8,12 +8,11 @@ specific shape to the least.
 
 from __future__ import annotations
 
-import gc
 import os
-from contextlib import contextmanager
 from importlib import import_module
-from typing import Any, Iterator
+from typing import Any
 
+from ..gcpause import paused_gc
 from ..model import Session
 from .errors import LoadError
 from .jsonio import Input, LineReader, detect_layout, load_document, open_input
@@ -111,29 +110,6 @@ def _expected_any() -> str:
     return "one of: " + ", ".join(FORMATS)
 
 
-@contextmanager
-def _loading_gc() -> Iterator[None]:
-    """Pause the cyclic collector while a loader builds (it makes no reference cycles).
-
-    Re-enabled plainly, the collector's next young pass would walk every object
-    the load built (the whole session), and a middle-generation pass later would
-    walk them again, only to find them alive. A loaded session lives long, so it
-    is handed straight to the oldest generation (freeze, then unfreeze): full
-    passes still see it, young passes don't. Skipped when the caller froze
-    objects itself (unfreezing would undo that).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            if gc.get_freeze_count() == 0:
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
-
-
 def detect_format(path: str | os.PathLike) -> str:
     """The format name `load_session` would choose for `path`."""
     inp = open_input(path)
@@ -153,7 +129,7 @@ def load_session(path: str | os.PathLike, format: str | None = None, lenient: bo
         _check_name(format)
     inp = open_input(path)
     layout = detect_layout(inp)
-    with _loading_gc():
+    with paused_gc():
         if layout == "jsonl":
             name = format or _sniff_lines(inp)
             return _module(name).load(inp, "jsonl", lenient)
