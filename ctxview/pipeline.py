@@ -87,6 +87,9 @@ def _slot_setter(cls: type, name: str, fixed: dict[str, str], extra: tuple[str, 
 
 assert not hasattr(Row, "__post_init__") and not hasattr(Change, "__post_init__")
 _row = _slot_setter(Row, "_row", {})
+# Row(...) with every field given by position, without the frozen __init__:
+# for callers building rows by the 100k (the inspector's stored-only layout).
+make_row = _row
 _new_change = _slot_setter(Change, "_new_change", {})
 # Message.with_content(content) (model._replace) as straight-line slot copies.
 _with_content = _slot_setter(Message, "_with_content",

@@ -26,6 +26,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
+from ..gcpause import paused_gc
 from ..model import Conversation, Session
 from ..sanitize import make_visible, sanitize
 from ..view import ClearSettings, PreparedView, Settings
@@ -164,39 +165,49 @@ class CtxviewApp(App[int]):
     @work(thread=True, exclusive=True, group="load", description="load")  # no repr of 100k-message args
     def _load(self) -> None:
         try:
-            from ..pipeline import PipelineCache
-
-            self._cache = PipelineCache()
-            session = self.session
-            if session is None:
-                from ..formats import DEMO_PATH, load_session
-
-                path = str(DEMO_PATH) if self.path is None else self.path
-                session = load_session(path, format=self.fmt, lenient=self.lenient)
-            gc.freeze()  # the session lives as long as the app: keep it out of full GC passes
-            if not session.conversations:
-                raise LoadFailed(f"{self._path_label()}: no conversations in the file")
-            index = 0
-            if self.agent is not None:
-                try:
-                    conv = session.conversation(self.agent)
-                except KeyError as exc:
-                    raise LoadFailed(f"{self._path_label()}: {exc.args[0]}") from None
-                index = session.conversations.index(conv)
-            conversation = session.conversations[index]
-            self.settings = settings = self._opening_settings(conversation)
-            stored_heights = self._stored_heights_for(conversation)
-            # Show the stored side now; the prepared side follows when the
-            # first pipeline run is done (the slowest part of opening).
-            pending = Layout.pending(conversation.messages, settings, stored_heights)
-            generation = self.call_from_thread(self._show_stored, session, index, pending)
-            view = self._prepare(conversation, settings)
-            assert view is not None
-            layout = Layout.build(view, stored_heights=stored_heights)
+            # The collector stays paused from loading to the first view: building
+            # 100k rows allocates in bursts that would set off collections, and the
+            # values are acyclic. Whatever was allocated meanwhile sits in the
+            # youngest generation, so it is frozen before the collector resumes,
+            # or its first pass would walk all of it (~0.2 s at 100k messages).
+            with paused_gc():
+                loaded = self._load_view()
+                gc.freeze()  # the session and views live as long as the app: out of every GC pass
         except Exception as exc:  # noqa: BLE001 - any failure becomes one line, never a traceback
             self.call_from_thread(self._load_failed, exc)
             return
-        self.call_from_thread(self._apply, generation, view, layout)
+        self.call_from_thread(self._apply, *loaded)
+
+    def _load_view(self) -> tuple[int, PreparedView, Layout]:
+        """Load the session, show its stored side, and compute the first view."""
+        from ..pipeline import PipelineCache
+
+        self._cache = PipelineCache()
+        session = self.session
+        if session is None:
+            from ..formats import DEMO_PATH, load_session
+
+            path = str(DEMO_PATH) if self.path is None else self.path
+            session = load_session(path, format=self.fmt, lenient=self.lenient)
+        if not session.conversations:
+            raise LoadFailed(f"{self._path_label()}: no conversations in the file")
+        index = 0
+        if self.agent is not None:
+            try:
+                conv = session.conversation(self.agent)
+            except KeyError as exc:
+                raise LoadFailed(f"{self._path_label()}: {exc.args[0]}") from None
+            index = session.conversations.index(conv)
+        conversation = session.conversations[index]
+        self.settings = settings = self._opening_settings(conversation)
+        stored_heights = self._stored_heights_for(conversation)
+        # Show the stored side now; the prepared side follows when the
+        # first pipeline run is done (the slowest part of opening).
+        pending = Layout.pending(conversation.messages, settings, stored_heights)
+        generation = self.call_from_thread(self._show_stored, session, index, pending)
+        view = self._prepare(conversation, settings)
+        assert view is not None
+        return generation, view, Layout.build(view, stored_heights=stored_heights)
 
     def _opening_settings(self, conversation: Conversation) -> Settings:
         """Settings saved with the conversation, overridden by what was given,

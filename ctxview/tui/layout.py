@@ -124,7 +124,9 @@ class Layout:
     @classmethod
     def pending(cls, messages: tuple[Message, ...], settings, stored_heights: list[int]) -> Layout:
         """A stored-only layout to show while the first view is computed."""
-        rows = tuple(Row(index=i, stored=m, prepared=None) for i, m in enumerate(messages))
+        from ..pipeline import make_row  # Row(index=i, stored=m, prepared=None), twice as fast
+
+        rows = tuple([make_row(i, m, None, (), 0, 0, None, (), (), ()) for i, m in enumerate(messages)])
         view = PreparedView(settings=settings, rows=rows, prepared=())
         layout = cls(view=view, base_heights=list(stored_heights), runs={}, is_pending=True)
         layout.reflow()

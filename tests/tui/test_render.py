@@ -178,3 +178,16 @@ def test_narrow_panes_use_short_badges():
     header = block_lines(r, "prepared", STYLES, 40, False)[0].plain
     assert "t3·27" in header and "+eph" in header and "compressed" not in header
     assert len(header) <= 40
+
+
+def test_pending_layout_holds_stored_only_rows():
+    from sessions import tool_session
+
+    from ctxview.tui.layout import stored_heights_of
+
+    conv = tool_session(pairs=3)
+    heights = stored_heights_of(conv.messages)
+    pending = Layout.pending(conv.messages, Settings(), heights)
+    assert pending.is_pending and pending.base_heights == heights
+    assert pending.view.rows == tuple(Row(index=i, stored=m, prepared=None) for i, m in enumerate(conv.messages))
+    assert pending.offsets[-1] == sum(heights)
