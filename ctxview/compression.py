@@ -398,7 +398,8 @@ class _Plan:
     immutable, so a hit is always still right.
     """
 
-    __slots__ = ("policy", "limits", "top", "last_limit", "marker_parts", "hint", "tools", "by_content", "msgs")
+    __slots__ = ("policy", "limits", "top", "last_limit", "marker_parts", "hint", "tools", "by_content", "msgs",
+                 "cuts")
 
     def __init__(self, policy: CompressionPolicy, msgs: dict) -> None:
         self.policy = policy
@@ -412,6 +413,9 @@ class _Plan:
         self.tools = policy.rerunnable_tools
         self.by_content = policy.tool_name_from == "content"
         self.msgs = msgs
+        # {(id(text), max_chars): (text, tool name given, cut text)}: a text that several
+        # messages share (a file read twice, loaded as one string) is cut into one string too
+        self.cuts: dict[tuple[int, int], tuple[str, str | None, str]] = {}
 
     def limit(self, age: int) -> int | None:
         if 0 <= age < len(self.limits):
@@ -422,11 +426,19 @@ class _Plan:
 
     def cut(self, text: str, max_chars: int, tool_name: str | None) -> str:
         """compress_text for a text longer than max_chars; detects the name by content if so set."""
+        key = (id(text), max_chars)
+        hit = self.cuts.get(key)
+        if hit is not None and hit[0] is text and hit[1] == tool_name:
+            return hit[2]
+        given = tool_name
         out = text[:max_chars] + str(len(text) - max_chars).join(self.marker_parts)
         if self.by_content:
             tool_name = _detect_cached(text)
         if tool_name is not None and tool_name in self.tools:
             out += self.hint.replace("{tool}", tool_name)
+        if len(self.cuts) >= _CACHE_LIMIT:
+            self.cuts.clear()
+        self.cuts[key] = (text, given, out)
         return out
 
 

@@ -191,6 +191,17 @@ def test_repeat_with_cache_gives_identical_results():
     assert again[:89] == first[:89] and again[89] is msgs[89]
 
 
+def test_a_text_shared_by_messages_is_cut_into_one_string_per_tool_name():
+    text = READ + "x" * 50
+    by_call = CompressionPolicy(tool_name_from="tool_call")
+    msgs = [Message("tool", text, tool_name="Read"), Message("tool", text, tool_name="Read"),
+            Message("tool", text, tool_name="Bash")] + [Message("user", "u")] * 70
+    out = compress_tool_results(msgs, keep_recent=10, policy=by_call)
+    assert out[0] is not out[1] and out[0].content is out[1].content   # one cut string, two messages
+    assert out[0].content == text[:100] + MARK.format(len(text) - 100) + HINT.format("Read")
+    assert out[2].content == text[:100] + MARK.format(len(text) - 100)  # another name: its own cut
+
+
 def test_policies_do_not_share_results_wrongly():
     msgs = [Message("tool", READ)] + [Message("user", "u")] * 70
     default = compress_tool_results(msgs, keep_recent=10)[0].content

@@ -53,6 +53,27 @@ def test_load_every_field(tmp_path):
     assert c.events[0].replaced[0].text == "old" and c.events[0].index == 1
 
 
+def test_repeated_short_strings_are_loaded_as_one_object(tmp_path):
+    # built at run time so the parser cannot hand back one constant
+    tid, path = "".join(["call", "_7"]), "/".join(["", "src", "a.rb"])
+    call = {"id": tid, "name": "Read", "arguments": {"file_path": path, "opts": [{"p": path}]}}
+    doc = {"format": "ctxview", "conversations": [{"name": "a", "messages": [
+        {"role": "assistant", "content": "", "model_id": "m-1", "tool_calls": [call]},
+        {"role": "tool", "content": "same output", "tool_call_id": tid, "tool_name": "Read"},
+        {"role": "assistant", "content": "", "model_id": "m-1", "tool_calls": [dict(call, id="c8")]},
+        {"role": "tool", "content": "same output", "tool_call_id": "c8"},
+    ]}]}
+    a1, t1, a2, t2 = load_session(dump(tmp_path, doc)).conversations[0].messages
+    assert t1.tool_call_id is a1.tool_calls[0].id and t2.tool_call_id is a2.tool_calls[0].id
+    assert a1.model_id is a2.model_id and a1.role is a2.role and t1.tool_name is t2.tool_name
+    assert t1.content is t2.content == "same output"
+    args1, args2 = a1.tool_calls[0].arguments, a2.tool_calls[0].arguments
+    assert args1 == args2 == {"file_path": "/src/a.rb", "opts": [{"p": "/src/a.rb"}]}
+    assert args1 is not args2 and args1["opts"] is not args2["opts"]  # each call keeps its own dicts
+    assert args1["file_path"] is args2["file_path"] is args1["opts"][0]["p"]
+    assert t1.meta is not t2.meta
+
+
 def test_settings_keys_are_the_settings_fields_and_unknown_ones_warn(tmp_path):
     assert {"keep_recent", "tiers", "compression", "budget", "context_window"} <= settings_keys()
     assert settings_keys() == set(Settings.__dataclass_fields__)

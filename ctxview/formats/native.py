@@ -69,20 +69,48 @@ def _opt_int(d: Mapping, key: str, where: str) -> int | None:
     return v
 
 
+# Content strings up to this length are looked up among those seen before (hashing a
+# longer one costs more than the copies it could save).
+_SHARED_CONTENT_CHARS = 4096
+_SHARED_ARG_CHARS = 256
+
+
+def _share_strings(value: Any, shared: dict[str, str]) -> None:
+    """Replace the short strings inside freshly parsed arguments (paths, patterns, statuses,
+    repeated call after call) by one shared object each. Only our own parse output is changed:
+    every call keeps its own dicts and lists."""
+    setdefault = shared.setdefault
+    for k, v in (value.items() if type(value) is dict else enumerate(value)):
+        if type(v) is str:
+            if len(v) <= _SHARED_ARG_CHARS:
+                s = setdefault(v, v)
+                if s is not v:
+                    value[k] = s
+        elif v and (type(v) is dict or type(v) is list):
+            _share_strings(v, shared)
+
+
 _STR_FIELDS = ("tool_call_id", "model_id", "tool_name", "thinking", "id")
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
-def _message(d: Any, where: str) -> Message:
+def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
     # Hot on 100k-message files: plain type checks, the slow path only to explain a failure.
+    # `shared` (one per load) makes repeated short strings one object each: the parser gives
+    # every role, model id, tool name and call id its own copy, and a tool result's call id
+    # becomes the call's own string (~0.1x the file on a 100k-message session).
     if type(d) is not dict:
         raise _Bad(where, "expected a message object")
     role = d.get("role")
     if type(role) is not str or not role:
         raise _Bad(f"{where}/role", "expected a non-empty string")
+    role = shared.setdefault(role, role)
     raw = d.get("content")
-    if raw is None or type(raw) is str:
-        content: Any = raw
+    if raw is None:
+        content: Any = None
+    elif type(raw) is str:
+        # the same tool output or note seen again (a file read twice) is kept once
+        content = shared.setdefault(raw, raw) if len(raw) <= _SHARED_CONTENT_CHARS else raw
     elif type(raw) is dict:
         _need(type(raw.get("text")) is str, f"{where}/content/text", "expected a string")
         atts = raw.get("attachments", [])
@@ -103,7 +131,10 @@ def _message(d: Any, where: str) -> Message:
                 args = {}
             elif type(args) is not dict:
                 raise _Bad(f"{where}/tool_calls/{k}/arguments", "expected an object")
-            out.append(make_tool_call(tc["id"], tc["name"], args))
+            cid, cname = tc["id"], tc["name"]
+            if args:
+                _share_strings(args, shared)
+            out.append(make_tool_call(shared.setdefault(cid, cid), shared.setdefault(cname, cname), args))
         calls = tuple(out)
     elif tcs is not None and tcs != []:
         raise _Bad(f"{where}/tool_calls", "expected a list")
@@ -129,7 +160,14 @@ def _message(d: Any, where: str) -> Message:
         raise _Bad(f"{where}/meta", "expected an object")
     if type(d.get("origin")) is str:
         meta = {**meta, "source_origin": d["origin"]}
-    return make_message(role, content, d.get("tool_call_id"), calls, d.get("model_id"), d.get("tool_name"), usage,
+    tcid, model_id, tool_name = d.get("tool_call_id"), d.get("model_id"), d.get("tool_name")
+    if tcid is not None:
+        tcid = shared.setdefault(tcid, tcid)
+    if model_id is not None:
+        model_id = shared.setdefault(model_id, model_id)
+    if tool_name is not None:
+        tool_name = shared.setdefault(tool_name, tool_name)
+    return make_message(role, content, tcid, calls, model_id, tool_name, usage,
                         d.get("thinking"), injected, where, d.get("id"), meta)
 
 
@@ -139,7 +177,8 @@ def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[st
     _need(isinstance(name, str) and name != "", f"{where}/name", "expected a non-empty string")
     msgs = c.get("messages", [])
     _need(isinstance(msgs, list), f"{where}/messages", "expected a list")
-    messages = [_message(m, f"{where}/messages/{i}") for i, m in enumerate(msgs)]
+    shared: dict[str, str] = {}
+    messages = [_message(m, f"{where}/messages/{i}", shared) for i, m in enumerate(msgs)]
     messages, unlinked = link_tool_results(messages)
     w = unlinked_warning(name, unlinked)
     if w:
@@ -173,7 +212,7 @@ def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[st
         _need(isinstance(emeta, dict), f"{w3}/meta", "expected an object")
         events.append(ContextEvent(
             kind=e["kind"], index=index, trigger=_opt_str(e, "trigger", w3), tokens_before=_opt_int(e, "tokens_before", w3),
-            summary=_opt_str(e, "summary", w3), replaced=tuple(_message(m, f"{w3}/replaced/{k}") for k, m in enumerate(rep)),
+            summary=_opt_str(e, "summary", w3), replaced=tuple(_message(m, f"{w3}/replaced/{k}", shared) for k, m in enumerate(rep)),
             origin=w3, meta=emeta,
         ))
     applied = c.get("compression_applied")
