@@ -131,6 +131,9 @@ class PipelineCache:
     def __init__(self) -> None:
         self.counts: dict[str, dict[int, tuple[Any, int]]] = {}
         self.short_counts: dict[tuple[str, str, str], int] = {}  # (counter, role, short text) -> tokens
+        # counter name -> {id(text): (text, tokens)} for tool results without calls under a text-only
+        # counter: compressed results that share one cut text are counted (and remembered) once
+        self.tool_text_counts: dict[str, dict[int, tuple[str, int]]] = {}
         self.spans: dict[int, tuple[str, tuple]] = {}
         # counter name -> {(index, change specs): row}; a row holds its stored and
         # prepared messages, which guard the entry (another conversation's row at
@@ -186,6 +189,19 @@ class PipelineCache:
         hit = table.get(id(msg))
         if hit is not None and hit[0] is msg:
             return hit[1]
+        if msg.role == "tool" and not msg.tool_calls and type(counter) in _TEXT_ONLY_COUNTERS:
+            texts = self.tool_text_counts.get(counter.name)
+            if texts is None:
+                texts = self.tool_text_counts[counter.name] = {}
+            text = msg.text
+            known = texts.get(id(text))
+            if known is not None and known[0] is text:
+                return known[1]
+            n = counter.count_message(msg)
+            if len(texts) >= _CACHE_LIMIT:
+                texts.clear()
+            texts[id(text)] = (text, n)
+            return n
         n = counter.count_message(msg)
         if len(table) >= _CACHE_LIMIT:
             table.clear()

@@ -354,3 +354,19 @@ def test_a_memoised_view_is_the_base_of_the_next_keep_recent_step(monkeypatch):
     step = prepare(CONV, Settings(tiers="aggressive", keep_recent=12), counter=C4, cache=cache)
     assert len(full_runs) == 2  # a delta from the memoised view, not a full run
     assert step == prepare(CONV, Settings(tiers="aggressive", keep_recent=12), counter=C4)
+
+
+def test_tool_results_sharing_a_text_are_counted_once_per_text(monkeypatch):
+    calls = []
+    real = CharsCounter.count_message
+    monkeypatch.setattr(CharsCounter, "count_message", lambda self, m: calls.append(m) or real(self, m))
+    counter, cache = CharsCounter(), PipelineCache()
+    text = "".join(["shared ", "x" * 400])
+    a, b = Message("tool", text, tool_call_id="a"), Message("tool", Content(text), tool_call_id="b")
+    with_call = Message("tool", text, tool_calls=(ToolCall("c", "Read", {"p": "a long path"}),))
+    assistant = Message("assistant", text)
+    assert [cache.count(counter, m) for m in (a, b, with_call, assistant)] == [
+        real(counter, m) for m in (a, b, with_call, assistant)]
+    assert calls == [a, with_call, assistant]   # b shares a's text object
+    assert cache.count(counter, Message("tool", text[:-1] + "y")) == real(counter, a)
+    assert len(calls) == 4                       # an equal-length but other text is counted
