@@ -98,11 +98,15 @@ def test_anthropic_request(tmp_path):
     assert conv.messages[2].origin == "/messages/2"
 
 
-def test_anthropic_forced_on_jsonl_is_refused(tmp_path):
+@pytest.mark.parametrize("fmt, what", [("anthropic", "an Anthropic request"),
+                                       ("swarm-snapshot", "a SwarmSDK snapshot"),
+                                       ("ctxview", "a ctxview session")])
+def test_document_formats_forced_on_jsonl_are_refused_at_line_1(tmp_path, fmt, what):
     p = tmp_path / "x.jsonl"
     p.write_bytes(b'{"role":"user","content":"a"}\n{"role":"assistant","content":"b"}\n')
-    with pytest.raises(LoadError, match="one JSON document"):
-        load_session(p, format="anthropic")
+    with pytest.raises(LoadError, match=f"found JSON lines; {what} is one JSON document") as err:
+        load_session(p, format=fmt)
+    assert err.value.line == 1
 
 
 def test_plain_message_list_loads_as_either(tmp_path):

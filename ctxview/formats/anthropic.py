@@ -13,7 +13,7 @@ from typing import Any, Mapping
 from ..model import Conversation, Message, Session
 from .blocks import anthropic_assistant, anthropic_user, is_reminder_only, join_texts, result_text
 from .errors import LoadError
-from .jsonio import Input, load_document
+from .jsonio import Input, document_only
 from .linking import last_model, link_tool_results, unlinked_warning
 
 FORMAT = "anthropic"
@@ -45,11 +45,7 @@ def sniff_document(doc: Any) -> bool:
 
 
 def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
-    if layout == "jsonl":
-        raise LoadError(inp.name, "found JSON lines; an Anthropic request is one JSON document", line=1,
-                        expected=EXPECTED)
-    if doc is None:
-        doc = load_document(inp, EXPECTED)
+    doc = document_only(inp, layout, doc, "an Anthropic request", EXPECTED)
     if isinstance(doc, list):
         msgs, base, system, model = doc, "", None, None
     elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):

@@ -23,6 +23,7 @@ import orjson
 from .errors import LoadError
 
 __all__ = [
+    "document_only",
     "BOM",
     "Input",
     "LineReader",
@@ -177,6 +178,15 @@ def _plain(msg: str) -> str:
     if msg.startswith("unexpected character, "):
         return msg[len("unexpected character, "):]
     return msg
+
+
+def document_only(inp: Input, layout: str, doc: Any, what: str, expected: str) -> Any:
+    """The parsed document of a format that is one JSON document (`what`, e.g.
+    "an Anthropic request"): `doc` when the sniffer already parsed it, else
+    read now; JSON lines are refused with a line-1 error."""
+    if layout == "jsonl":
+        raise LoadError(inp.name, f"found JSON lines; {what} is one JSON document", line=1, expected=expected)
+    return load_document(inp, expected) if doc is None else doc
 
 
 def load_document(inp: Input, expected: str) -> Any:

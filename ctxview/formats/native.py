@@ -26,7 +26,7 @@ import orjson
 from ..atomic import write_atomic
 from ..model import Content, ContextEvent, Conversation, Message, Session, Usage
 from .errors import LoadError
-from .jsonio import Input, load_document
+from .jsonio import Input, document_only
 from .linking import link_tool_results, make_message, make_tool_call, unlinked_warning
 
 FORMAT = "ctxview"
@@ -227,10 +227,7 @@ def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[st
 
 
 def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
-    if layout == "jsonl":
-        raise LoadError(inp.name, "found JSON lines; a ctxview session is one JSON document", line=1, expected=EXPECTED)
-    if doc is None:
-        doc = load_document(inp, EXPECTED)
+    doc = document_only(inp, layout, doc, "a ctxview session", EXPECTED)
     warnings: list[str] = []
     try:
         _need(isinstance(doc, dict), "", "expected an object")

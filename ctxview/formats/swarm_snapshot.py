@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from ..model import Content, Conversation, Message, Session, ToolCall, Usage
 from .blocks import arguments_from, binary_placeholder
 from .errors import LoadError
-from .jsonio import Input, load_document
+from .jsonio import Input, document_only
 from .linking import last_model, link_tool_results, unlinked_warning
 
 FORMAT = "swarm-snapshot"
@@ -123,11 +123,7 @@ def _conversation(name: str, data: Any, base: str, file: str, warnings: list[str
 
 
 def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
-    if layout == "jsonl":
-        raise LoadError(inp.name, "found JSON lines; a SwarmSDK snapshot is one JSON document", line=1,
-                        expected=EXPECTED)
-    if doc is None:
-        doc = load_document(inp, EXPECTED)
+    doc = document_only(inp, layout, doc, "a SwarmSDK snapshot", EXPECTED)
     if not isinstance(doc, dict) or not isinstance(doc.get("agents", {}), dict):
         raise LoadError(inp.name, "expected an object with \"agents\"", expected=EXPECTED)
     warnings: list[str] = []
