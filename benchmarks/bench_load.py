@@ -11,7 +11,9 @@ alternate, after a warm-up that also fills the page cache), in CPU seconds
 of this process; wall time and the minimum are printed too. A third
 reference run keeps each line's message text (what any loader must keep):
 it shows how much of the gap is holding the data rather than the loader's
-own work. Memory is measured in fresh subprocesses: the tracemalloc peak of
+own work. A fourth builds one bare Message per message line (no checks,
+merging, linking or chain): the least any loader building ctxview's model in
+Python pays. Memory is measured in fresh subprocesses: the tracemalloc peak of
 the load, and the growth of the resident set (VmHWM) over an interpreter
 that imported ctxview.
 """
@@ -87,6 +89,28 @@ def keep_texts(path: Path) -> list:
     return kept
 
 
+def bare_messages(path: Path) -> list:
+    """Reference: read + orjson.loads per line, one Message per message line holding its first
+    block's text: no checks, no merging of streamed lines, no linking, no chain."""
+    from ctxview.formats.linking import new_message
+    from ctxview.gcpause import paused_gc
+
+    loads = orjson.loads
+    kept: list = []
+    keep = kept.append
+    with paused_gc(), open(path, "rb", buffering=READ_BUFFER) as f:  # as load_session does
+        for line in f:
+            rec = loads(line)
+            msg = rec.get("message")
+            if type(msg) is dict:
+                content = msg.get("content")
+                block = content[0] if type(content) is list and content else content
+                text = block.get("text") or block.get("content") if type(block) is dict else block
+                keep(new_message(msg.get("role"), text if type(text) is str else "", None, (), None, None, None,
+                                 None, False, None, rec.get("uuid"), {}))
+    return kept
+
+
 def timed(fns: dict, repeat: int) -> dict[str, tuple[list[float], list[float]]]:
     """CPU and wall seconds of each function, run in turns so that load from other processes hits all alike."""
     out: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in fns}
@@ -134,16 +158,17 @@ def main(argv: list[str] | None = None) -> int:
     del s
     baseline(path)
     t = timed({"base": lambda: baseline(path), "load": lambda: load_session(path),
-               "keep": lambda: keep_texts(path)}, args.repeat)
+               "keep": lambda: keep_texts(path), "bare": lambda: bare_messages(path)}, args.repeat)
     med = {k: (statistics.median(c), statistics.median(w), min(c)) for k, (c, w) in t.items()}
     for label, key in (("read + orjson.loads per line:", "base"), ("load_session:", "load"),
-                       ("reference, keeping the texts:", "keep")):
+                       ("reference, keeping the texts:", "keep"), ("reference, bare messages:", "bare")):
         cpu, wall, low = med[key]
         extra = f", {msgs:,} messages" if key == "load" else ""
         print(f"{label:30s}{cpu:.3f} s cpu median, {low:.3f} min ({wall:.3f} s wall){extra}")
     (bc, bw, bl), (lc, lw, ll) = med["base"], med["load"]
     print(f"time ratio (medians of {args.repeat}): {lc / bc:.2f}x cpu, {lw / bw:.2f}x wall, "
-          f"{ll / bl:.2f}x of the minima (target <= 2x); keeping the texts alone: {med['keep'][0] / bc:.2f}x")
+          f"{ll / bl:.2f}x of the minima (target <= 2x); keeping the texts alone: {med['keep'][0] / bc:.2f}x, "
+          f"bare messages alone: {med['bare'][0] / bc:.2f}x")
 
     module = args.format.replace("-", "_")
     peak = memory(path, "tracemalloc", module)
