@@ -398,8 +398,7 @@ class _Plan:
     immutable, so a hit is always still right.
     """
 
-    __slots__ = ("policy", "limits", "top", "last_limit", "marker_parts", "hint", "tools", "by_content", "msgs",
-                 "cuts")
+    __slots__ = ("policy", "limits", "top", "last_limit", "marker_parts", "hints", "by_content", "msgs", "cuts")
 
     def __init__(self, policy: CompressionPolicy, msgs: dict) -> None:
         self.policy = policy
@@ -409,13 +408,13 @@ class _Plan:
         self.limits = [tier_for_age(policy, age)[1].max_chars for age in range(min(self.top, 4095) + 1)]
         self.last_limit = tiers[-1].max_chars
         self.marker_parts = policy.marker.split("{n}")
-        self.hint = policy.hint
-        self.tools = policy.rerunnable_tools
+        # the hint of each re-runnable tool, formatted once
+        self.hints = {tool: policy.hint.replace("{tool}", tool) for tool in policy.rerunnable_tools}
         self.by_content = policy.tool_name_from == "content"
         self.msgs = msgs
-        # {(id(text), max_chars): (text, tool name given, cut text)}: a text that several
+        # {max_chars: {id(text): (text, tool name given, cut text)}}: a text that several
         # messages share (a file read twice, loaded as one string) is cut into one string too
-        self.cuts: dict[tuple[int, int], tuple[str, str | None, str]] = {}
+        self.cuts: dict[int, dict[int, tuple[str, str | None, str]]] = {}
 
     def limit(self, age: int) -> int | None:
         if 0 <= age < len(self.limits):
@@ -426,19 +425,23 @@ class _Plan:
 
     def cut(self, text: str, max_chars: int, tool_name: str | None) -> str:
         """compress_text for a text longer than max_chars; detects the name by content if so set."""
-        key = (id(text), max_chars)
-        hit = self.cuts.get(key)
+        cuts = self.cuts.get(max_chars)
+        if cuts is None:
+            cuts = self.cuts[max_chars] = {}
+        hit = cuts.get(id(text))
         if hit is not None and hit[0] is text and hit[1] == tool_name:
             return hit[2]
         given = tool_name
         out = text[:max_chars] + str(len(text) - max_chars).join(self.marker_parts)
         if self.by_content:
             tool_name = _detect_cached(text)
-        if tool_name is not None and tool_name in self.tools:
-            out += self.hint.replace("{tool}", tool_name)
-        if len(self.cuts) >= _CACHE_LIMIT:
-            self.cuts.clear()
-        self.cuts[key] = (text, given, out)
+        if tool_name is not None:
+            hint = self.hints.get(tool_name)
+            if hint is not None:
+                out += hint
+        if len(cuts) >= _CACHE_LIMIT:
+            cuts.clear()
+        cuts[id(text)] = (text, given, out)
         return out
 
 

@@ -135,7 +135,7 @@ class PipelineCache:
         # counter: compressed results that share one cut text are counted (and remembered) once
         self.tool_text_counts: dict[str, dict[int, tuple[str, int]]] = {}
         self.spans: dict[int, tuple[str, tuple]] = {}
-        # counter name -> {(index, change specs): row}; a row holds its stored and
+        # counter name -> {(index, *change specs): row}; a row holds its stored and
         # prepared messages, which guard the entry (another conversation's row at
         # the same index and specs fails the guard and is replaced).
         self.rows: dict[str, dict[tuple, Row]] = {}
@@ -181,6 +181,15 @@ class PipelineCache:
         if table is None:
             table = self.rows[counter.name] = {}
         return table
+
+    def tool_texts(self, counter: TokenCounter) -> dict[int, tuple[str, int]] | None:
+        """count()'s table for tool results without calls, by text, under a text-only counter; else None."""
+        if type(counter) not in _TEXT_ONLY_COUNTERS:
+            return None
+        texts = self.tool_text_counts.get(counter.name)
+        if texts is None:
+            texts = self.tool_text_counts[counter.name] = {}
+        return texts
 
     def count(self, counter: TokenCounter, msg: Message) -> int:
         table = self.counts.get(counter.name)
@@ -453,9 +462,10 @@ def _prepare(
 
     current: list[Message] = list(msgs)
     cur_counts: list[int] = stored_counts[:n]
-    # index -> tuple of change specs: small tuples from which Change objects are
-    # built only when a row is not in the cache.
-    specs: dict[int, list[tuple]] = {}
+    # index -> (index, *change specs): the key of the row in the row cache, the
+    # specs (see _changes) one flat tuple from which Change objects are built
+    # only when a row is not in the cache.
+    specs: dict[int, tuple] = {}
     stats: dict[str, int] = {"compressed": 0, "cleared": 0, "excerpted": 0, "removed": 0,
                              "summarised": 0, "dropped": 0, "ephemeral": 0, "inserted": 0}
     keep_recent = settings.keep_recent
@@ -466,6 +476,9 @@ def _prepare(
     if settings.compression and policy.enabled and n - keep_recent > 0:
         compressed = compression.compress_tool_results(msgs, keep_recent, policy)
         stop = n - keep_recent
+        # cache.count inlined, most are known: a compressed result (role "tool", a str
+        # content) is remembered by text under a text-only counter, else by message.
+        by_text = cache.tool_texts(counter)
         known = cache.counts.get(counter.name, {})
         for i in data.tool_indices:
             if i >= stop:
@@ -473,9 +486,14 @@ def _prepare(
             new = compressed[i]
             if new is not current[i]:
                 current[i] = new
-                hit = known.get(id(new))  # cache.count inlined: most are known
-                cur_counts[i] = hit[1] if hit is not None and hit[0] is new else count(counter, new)
-                specs[i] = [("compressed", n - i, tag)]
+                text = new.content
+                if by_text is not None and not new.tool_calls and type(text) is str:
+                    hit = by_text.get(id(text))
+                    cur_counts[i] = hit[1] if hit is not None and hit[0] is text else count(counter, new)
+                else:
+                    hit = known.get(id(new))
+                    cur_counts[i] = hit[1] if hit is not None and hit[0] is new else count(counter, new)
+                specs[i] = (i, "compressed", n - i, tag)
         stats["compressed"] = len(specs)
 
     # 2. clearing
@@ -490,8 +508,8 @@ def _prepare(
             new = result.messages[i]
             before = cur_counts[i]
             cur_counts[i] = count_cleared(counter, new)
-            specs.setdefault(i, []).append(("cleared", before - cur_counts[i], i in inputs,
-                                            new.role == "tool", clear.keep))
+            specs[i] = specs.get(i, (i,)) + ("cleared", before - cur_counts[i], i in inputs,
+                                             new.role == "tool", clear.keep)
             current[i] = new
         stats["cleared"] = len(result.cleared)
         if result.cleared:
@@ -511,13 +529,13 @@ def _prepare(
             before = cur_counts[i]
             cur_counts[i] = count(counter, new)
             current[i] = new
-            specs.setdefault(i, []).append(("excerpted", summary.boundary, cut, before - cur_counts[i]))
+            specs[i] = specs.get(i, (i,)) + ("excerpted", summary.boundary, cut, before - cur_counts[i])
         stats["excerpted"] = len(summary.excerpted)
         if summary.removed:
             action = "removed" if strategy == "remove" else "summarised"
             total = len(summary.removed)
             for i in summary.removed:
-                specs.setdefault(i, []).append((action, summary.boundary, total, cur_counts[i]))
+                specs[i] = specs.get(i, (i,)) + (action, summary.boundary, total, cur_counts[i])
             removed_rows = frozenset(summary.removed)
             stats[action] = total
             stats["inserted"] = 1
@@ -536,7 +554,7 @@ def _prepare(
             current[i] = new
             eph_spans[i] = spans
             stats["ephemeral"] += 1
-            specs.setdefault(i, []).append(("ephemeral", len(texts), cur_counts[i] - before))
+            specs[i] = specs.get(i, (i,)) + ("ephemeral", len(texts), cur_counts[i] - before)
 
     # The sequence as sent: (stored index, or None for the inserted message).
     if inserted is None:
@@ -568,7 +586,7 @@ def _prepare(
                 inserted_dropped = True
                 continue
             dropped_rows.add(j)
-            specs.setdefault(j, []).append(("dropped", settings.budget, seq_counts[p]))
+            specs[j] = specs.get(j, (j,)) + ("dropped", settings.budget, seq_counts[p])
         stats["dropped"] = len(fit.dropped)
         if fit.dropped:
             gone = set(fit.dropped)
@@ -581,21 +599,36 @@ def _prepare(
     total_stored = system_tokens + cache.stored_total(data, counter, n)
     total_prepared = total_stored
     gone = removed_rows | dropped_rows
-    for i, spec_list in specs.items():
-        spec = tuple(spec_list)
+    heads, by_age = _tiers_of(policy)
+    n_ages = len(by_age)
+    for i, key in specs.items():
         stored = msgs[i]
         prepared = None if gone and i in gone else current[i]
         tp = 0 if prepared is None else cur_counts[i]
-        total_prepared += tp - stored_counts[i]
+        st = stored_counts[i]
+        total_prepared += tp - st
         # Everything a row depends on: the stored message, the counter, and the
-        # spec (which holds whatever the change's text and figures are made of).
-        key = (i, spec)
+        # specs in the key (which hold whatever the changes' texts and figures are made of).
         hit = row_cache.get(key)
         if hit is not None and hit.stored is stored and hit.prepared is prepared:
             rows[i] = hit
             continue
-        rows[i] = _new_row(row_cache, key, rows[i], stored, prepared, spec, policy, stored_counts[i], tp,
-                           eph_spans.get(i, ()), spans_of)
+        if len(key) == 4 and key[1] == "compressed":
+            # Only compressed, the bulk of most views: _new_row and _change inlined.
+            age = key[2]
+            t_index, tier = by_age[age] if 0 <= age < n_ages else by_age[-1]  # age = n - i > 0
+            stored_len = len(stored.text)
+            cut = stored_len - (tier.max_chars or stored_len)
+            base = rows[i]
+            row = rows[i] = _row(i, stored, prepared, (_new_change(
+                "compressed", "compression", f"{heads[t_index]}, age {age}: {cut:,} chars cut", t_index, age,
+                st - tp),), st, tp, base.tool_name, base.stored_reminders, spans_of(prepared.text), ())
+            if len(row_cache) >= _CACHE_LIMIT:
+                row_cache.clear()
+            row_cache[key] = row
+            continue
+        rows[i] = _new_row(row_cache, key, rows[i], stored, prepared, policy, st, tp, eph_spans.get(i, ()),
+                           spans_of)
     if inserted is not None and not inserted_dropped:
         total_prepared += inserted_tokens
         verb = "removal marker" if strategy == "remove" else "summary checkpoint"
@@ -627,13 +660,13 @@ def _prepare(
     return view, clear_saved
 
 
-def _new_row(row_cache: dict, key: tuple, base: Row, stored: Message, prepared: Message | None, spec: tuple,
+def _new_row(row_cache: dict, key: tuple, base: Row, stored: Message, prepared: Message | None,
              policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int, eph: tuple,
              spans_of: Callable[[str], tuple]) -> Row:
-    """The row of a changed message (`base`: its unchanged row), remembered in `row_cache` under `key`."""
+    """The row of a changed message (`base`: its unchanged row), remembered in `row_cache` under `key`
+    ((index, *specs): see _changes)."""
     i = base.index
-    row = _row(i, stored, prepared,
-               tuple([_change(s, policy, stored_tokens, prepared_tokens, stored) for s in spec]),
+    row = _row(i, stored, prepared, _changes(key, policy, stored_tokens, prepared_tokens, stored),
                stored_tokens, prepared_tokens, base.tool_name, base.stored_reminders,
                () if prepared is None else (base.stored_reminders if prepared is stored
                                              else spans_of(prepared.text)),
@@ -730,11 +763,11 @@ def _prepare_keep_recent_delta(
         delta_tokens -= was.tokens_prepared
         if was.changes and was.changes[0].action == "compressed":
             delta_compressed -= 1
-        spec: tuple = ()
+        key: tuple = (i,)
         tp = stored_counts[i]
         if cur is not stored:
             tp = count(counter, cur)
-            spec = (("compressed", n - i, tag),)
+            key = (i, "compressed", n - i, tag)
             delta_compressed += 1
         if clear is not None:
             if stored.tool_calls:  # a result that also holds calls: leave its bookkeeping to the full path
@@ -750,7 +783,7 @@ def _prepare_keep_recent_delta(
             if cleared:
                 new = cache.blanked(cur, clear.placeholder)
                 after = count_cleared(counter, new)
-                spec += (("cleared", tp - after, False, True, clear.keep),)
+                key += ("cleared", tp - after, False, True, clear.keep)
                 saved += (tp - after) - was_saved  # type: ignore[operator]
                 cur, tp = new, after
         spans: tuple = ()
@@ -759,18 +792,17 @@ def _prepare_keep_recent_delta(
             cur, spans = cache.embedded(cur, texts)
             before = tp
             tp = count(counter, cur)
-            spec += (("ephemeral", len(texts), tp - before),)
+            key += ("ephemeral", len(texts), tp - before)
         delta_tokens += tp
         prepared.append(cur)
-        if not spec:
+        if len(key) == 1:
             rows.append(base_rows[i])
             continue
-        key = (i, spec)
         hit = row_cache.get(key)
         if hit is not None and hit.stored is stored and hit.prepared is cur:
             rows.append(hit)
             continue
-        rows.append(_new_row(row_cache, key, base_rows[i], stored, cur, spec, policy, stored_counts[i], tp,
+        rows.append(_new_row(row_cache, key, base_rows[i], stored, cur, policy, stored_counts[i], tp,
                              spans, spans_of))
     if clear is not None and saved < clear.min_saving:  # type: ignore[operator]
         return None  # clearing would not apply at all now
@@ -822,6 +854,38 @@ def _shared_detail(kind: str, *figures: int) -> str:
             _DETAILS.clear()
         _DETAILS[key] = detail
     return detail
+
+
+# Length of each change spec (kind included): a row's specs are one flat tuple.
+_SPEC_LENGTHS = {"compressed": 3, "cleared": 5, "ephemeral": 3, "excerpted": 4, "removed": 4, "summarised": 4,
+                 "dropped": 3}
+
+
+def _changes(key: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,
+             stored: Message) -> tuple[Change, ...]:
+    """The Changes of a row key (index, *specs), one per spec, in order."""
+    out = []
+    p, end = 1, len(key)
+    while p < end:
+        kind = key[p]
+        q = p + _SPEC_LENGTHS[kind]
+        spec = key[p:q]
+        if kind == "compressed":
+            out.append(_change(spec, policy, stored_tokens, prepared_tokens, stored))
+        else:
+            # Every other kind's Change is made of its spec alone, and tens of thousands
+            # of rows share a few specs (a removal, a budget drop): one object per spec.
+            change = _SHARED_CHANGES.get(spec)
+            if change is None:
+                if len(_SHARED_CHANGES) >= 65536:
+                    _SHARED_CHANGES.clear()
+                change = _SHARED_CHANGES[spec] = _change(spec, policy, stored_tokens, prepared_tokens, stored)
+            out.append(change)
+        p = q
+    return tuple(out)
+
+
+_SHARED_CHANGES: dict[tuple, Change] = {}
 
 
 def _change(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,
