@@ -86,10 +86,13 @@ def fit_to_budget(
         for unit in units(messages) if unit_list is None else unit_list:
             if total <= max_tokens:
                 break
-            if any(i >= recent_from or i in extra or messages[i].role == "system" for i in unit):
-                continue
-            dropped.extend(unit)
-            total -= sum(counts[i] for i in unit)
+            for i in unit:  # (a loop, not any() over a generator: this runs once per unit of 100k)
+                if i >= recent_from or i in extra or messages[i].role == "system":
+                    break
+            else:
+                dropped.extend(unit)
+                for i in unit:
+                    total -= counts[i]
     gone = set(dropped)
     kept = tuple(i for i in range(n) if i not in gone)
     return FitResult(
@@ -131,9 +134,10 @@ class SummaryResult:
     insert_at: int | None = None       # input index the inserted message stands in front of
 
 
-def _adjusted_boundary(messages: Sequence[Message], before_index: int) -> int:
+def _adjusted_boundary(messages: Sequence[Message], before_index: int,
+                       unit_list: Sequence[Sequence[int]] | None = None) -> int:
     """Move the boundary down so that no unit straddles it."""
-    spans = [(u[0], u[-1]) for u in units(messages) if len(u) > 1]
+    spans = [(u[0], u[-1]) for u in (units(messages) if unit_list is None else unit_list) if len(u) > 1]
     b = before_index
     moved = True
     while moved:
@@ -183,8 +187,12 @@ def plan_summary(
     *,
     summarizer: Callable[[Sequence[Message]], str] | None = None,
     excerpt_chars: int = EXCERPT_CHARS,
+    unit_list: Sequence[Sequence[int]] | None = None,
 ) -> SummaryResult:
-    """Apply a strategy to the messages before `before_index` and say what changed."""
+    """Apply a strategy to the messages before `before_index` and say what changed.
+
+    `unit_list` (grouping.units(messages)) may be passed in when the caller has it already.
+    """
     if strategy not in SUMMARY_STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r} (valid: {', '.join(SUMMARY_STRATEGIES)})")
     n = len(messages)
@@ -202,7 +210,7 @@ def plan_summary(
                 out[i] = short
                 excerpted.append(i)
         return SummaryResult(tuple(out), strategy, b, excerpted=tuple(excerpted))
-    b = _adjusted_boundary(messages, b)
+    b = _adjusted_boundary(messages, b, unit_list)
     removed = [i for i in range(b) if messages[i].role != "system"]
     if not removed:
         return SummaryResult(tuple(messages), strategy, b)

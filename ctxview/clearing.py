@@ -66,11 +66,12 @@ def plan_clearing(
         return ClearResult(tuple(messages), reason=f"context {total:,} tokens ≤ trigger {settings.trigger:,}")
     names: dict[str, str] = {}
     call_at: dict[str, int] = {}
-    for i, m in enumerate(messages):
-        for call in m.tool_calls:
-            if call.id:
-                names[call.id] = call.name
-                call_at[call.id] = i
+    if settings.exclude or settings.clear_inputs:  # only these read the calls
+        for i, m in enumerate(messages):
+            for call in m.tool_calls:
+                if call.id:
+                    names[call.id] = call.name
+                    call_at[call.id] = i
     results = [i for i, m in enumerate(messages) if m.role == "tool"]
     keep = max(settings.keep, 0)
     old = results[: max(len(results) - keep, 0)]

@@ -40,8 +40,15 @@ def unit_of(messages: Sequence[Message]) -> list[int]:
 
 def units(messages: Sequence[Message]) -> list[list[int]]:
     """Units in order of their first message; each a sorted list of indices."""
-    heads = unit_of(messages)
-    groups: dict[int, list[int]] = {}
-    for i, head in enumerate(heads):
-        groups.setdefault(head, []).append(i)
-    return [groups[h] for h in sorted(groups)]
+    # A unit's head is its first index and the head of itself (unit_of points a
+    # result at its call's head, which comes before it), so the units come out in
+    # order of their heads in one pass.
+    out: list[list[int]] = []
+    unit: list[list[int] | None] = [None] * len(messages)
+    for i, head in enumerate(unit_of(messages)):
+        if head == i:
+            group = unit[i] = [i]
+            out.append(group)
+        else:
+            unit[head].append(i)  # type: ignore[union-attr]
+    return out

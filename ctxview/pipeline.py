@@ -54,6 +54,7 @@ from .gcpause import paused_gc
 from .grouping import units
 from .model import Content, Conversation, Message
 from .tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, counter_for
+from .compression import DEFAULT_POLICY
 from .view import OLD_MESSAGE_STRATEGIES, Change, PreparedView, Row, Settings
 from .windows import resolve_context_window
 
@@ -144,7 +145,7 @@ class PipelineCache:
         self.counters: dict[tuple, TokenCounter] = {}
         self.policies: dict[tuple, compression.CompressionPolicy] = {}
         self.embeds: dict[tuple, tuple] = {}
-        self.blanks: dict[tuple, tuple[Message, Message]] = {}
+        self.blanks: dict[str, dict[int, tuple[Message, Message]]] = {}  # placeholder -> {id(message): ...}
         self.views: dict[tuple, tuple] = {}   # the last few views, oldest first
         # (id(conversation), counter name) -> (conversation, the last view computed,
         # the tokens its clearing saved or None): the base a keep_recent change is applied to.
@@ -233,14 +234,18 @@ class PipelineCache:
 
     def blanked(self, msg: Message, placeholder: str) -> Message:
         """`msg` with its content replaced by `placeholder` (clearing), the same object each time."""
-        key = (id(msg), placeholder)
-        hit = self.blanks.get(key)
+        blanks = self.blanks.get(placeholder)
+        if blanks is None:
+            if len(self.blanks) >= 64:
+                self.blanks.clear()
+            blanks = self.blanks[placeholder] = {}
+        hit = blanks.get(id(msg))
         if hit is not None and hit[0] is msg:
             return hit[1]
         new = _with_content(msg, placeholder)
-        if len(self.blanks) >= _CACHE_LIMIT:
-            self.blanks.clear()
-        self.blanks[key] = (msg, new)
+        if len(blanks) >= _CACHE_LIMIT:
+            blanks.clear()
+        blanks[id(msg)] = (msg, new)
         return new
 
     def embedded(self, body: Message, texts: Sequence[str]) -> tuple[Message, tuple]:
@@ -522,7 +527,9 @@ def _prepare(
     strategy = settings.old_messages
     if strategy != "keep":
         before_index = settings.summarize_before if settings.summarize_before is not None else n - keep_recent
-        summary = plan_summary(current, before_index, strategy, summarizer=summarizer)
+        # Compression and clearing keep roles, call ids and tool calls: the stored units hold.
+        summary = plan_summary(current, before_index, strategy, summarizer=summarizer,
+                               unit_list=cache.units(data, n) if strategy != "truncate" else None)
         for i in summary.excerpted:
             new = summary.messages[i]
             cut = len(current[i].text) - EXCERPT_CHARS
@@ -573,9 +580,12 @@ def _prepare(
     dropped_rows: set[int] = set()
     inserted_dropped = False
     if settings.budget is not None:
-        seq_msgs = [inserted if j is None else current[j] for j in seq_index]
-        seq_counts = [inserted_tokens if j is None else cur_counts[j] for j in seq_index]
-        protected = [p for p, j in enumerate(seq_index) if j is None]
+        if inserted is None:  # the sequence is current itself
+            seq_msgs, seq_counts, protected = current, cur_counts, []
+        else:
+            seq_msgs = [inserted if j is None else current[j] for j in seq_index]
+            seq_counts = [inserted_tokens if j is None else cur_counts[j] for j in seq_index]
+            protected = [p for p, j in enumerate(seq_index) if j is None]
         room = settings.budget - system_tokens
         fit = fit_to_budget(seq_msgs, max(room, 0), keep_recent, counts=seq_counts, protected=protected,
                             unit_list=cache.units(data, n) if inserted is None else None)
@@ -613,22 +623,32 @@ def _prepare(
         if hit is not None and hit.stored is stored and hit.prepared is prepared:
             rows[i] = hit
             continue
-        if len(key) == 4 and key[1] == "compressed":
-            # Only compressed, the bulk of most views: _new_row and _change inlined.
+        # _new_row and _changes inlined for the common rows (tens of thousands per view):
+        # compressed (and maybe more), or one change of another kind.
+        base = rows[i]
+        kind = key[1]
+        if kind == "compressed":
             age = key[2]
             t_index, tier = by_age[age] if 0 <= age < n_ages else by_age[-1]  # age = n - i > 0
             stored_len = len(stored.text)
             cut = stored_len - (tier.max_chars or stored_len)
-            base = rows[i]
-            row = rows[i] = _row(i, stored, prepared, (_new_change(
-                "compressed", "compression", f"{heads[t_index]}, age {age}: {cut:,} chars cut", t_index, age,
-                st - tp),), st, tp, base.tool_name, base.stored_reminders, spans_of(prepared.text), ())
-            if len(row_cache) >= _CACHE_LIMIT:
-                row_cache.clear()
-            row_cache[key] = row
-            continue
-        rows[i] = _new_row(row_cache, key, rows[i], stored, prepared, policy, st, tp, eph_spans.get(i, ()),
-                           spans_of)
+            first = _new_change("compressed", "compression", f"{heads[t_index]}, age {age}: {cut:,} chars cut",
+                                t_index, age, st - tp)
+            changes = (first,) if len(key) == 4 else (first, *_changes(key, policy, st, tp, stored, 4))
+        elif len(key) == 1 + _SPEC_LENGTHS[kind]:
+            changes = (_shared_change(key[1:]),)
+        else:
+            changes = _changes(key, policy, st, tp, stored)
+        if prepared is None:
+            row = _row(i, stored, None, changes, st, tp, base.tool_name, base.stored_reminders, (), ())
+        else:
+            row = _row(i, stored, prepared, changes, st, tp, base.tool_name, base.stored_reminders,
+                       base.stored_reminders if prepared is stored else spans_of(prepared.text),
+                       eph_spans.get(i, ()))
+        rows[i] = row
+        if len(row_cache) >= _CACHE_LIMIT:
+            row_cache.clear()
+        row_cache[key] = row
     if inserted is not None and not inserted_dropped:
         total_prepared += inserted_tokens
         verb = "removal marker" if strategy == "remove" else "summary checkpoint"
@@ -857,35 +877,39 @@ def _shared_detail(kind: str, *figures: int) -> str:
 
 
 # Length of each change spec (kind included): a row's specs are one flat tuple.
+_NO_MESSAGE = Message("tool")  # _change reads the policy and message for compressed specs only
 _SPEC_LENGTHS = {"compressed": 3, "cleared": 5, "ephemeral": 3, "excerpted": 4, "removed": 4, "summarised": 4,
                  "dropped": 3}
 
 
 def _changes(key: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,
-             stored: Message) -> tuple[Change, ...]:
-    """The Changes of a row key (index, *specs), one per spec, in order."""
+             stored: Message, start: int = 1) -> tuple[Change, ...]:
+    """The Changes of a row key (index, *specs) from position `start` on, one per spec, in order."""
     out = []
-    p, end = 1, len(key)
+    p, end = start, len(key)
     while p < end:
         kind = key[p]
         q = p + _SPEC_LENGTHS[kind]
-        spec = key[p:q]
         if kind == "compressed":
-            out.append(_change(spec, policy, stored_tokens, prepared_tokens, stored))
+            out.append(_change(key[p:q], policy, stored_tokens, prepared_tokens, stored))
         else:
-            # Every other kind's Change is made of its spec alone, and tens of thousands
-            # of rows share a few specs (a removal, a budget drop): one object per spec.
-            change = _SHARED_CHANGES.get(spec)
-            if change is None:
-                if len(_SHARED_CHANGES) >= 65536:
-                    _SHARED_CHANGES.clear()
-                change = _SHARED_CHANGES[spec] = _change(spec, policy, stored_tokens, prepared_tokens, stored)
-            out.append(change)
+            out.append(_shared_change(key[p:q]))
         p = q
     return tuple(out)
 
 
 _SHARED_CHANGES: dict[tuple, Change] = {}
+
+
+def _shared_change(spec: tuple) -> Change:
+    """The Change of a spec of any kind but compressed: made of its spec alone, so one object per
+    spec (tens of thousands of rows share a few specs: a removal, a budget drop, a placeholder)."""
+    change = _SHARED_CHANGES.get(spec)
+    if change is None:
+        if len(_SHARED_CHANGES) >= 65536:
+            _SHARED_CHANGES.clear()
+        change = _SHARED_CHANGES[spec] = _change(spec, DEFAULT_POLICY, 0, 0, _NO_MESSAGE)
+    return change
 
 
 def _change(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,

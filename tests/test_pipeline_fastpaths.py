@@ -1,0 +1,94 @@
+"""Fast paths of the pipeline's helpers give exactly what the general definitions give."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxview.budget import plan_summary
+from ctxview.compression import _plan, compress_text, get_policy
+from ctxview.grouping import unit_of, units
+from ctxview.model import Message, ToolCall
+from ctxview.pipeline import _SHARED_CHANGES, PipelineCache, _change, _shared_change, prepare
+from ctxview.view import ClearSettings, Settings
+
+
+def _units_by_definition(messages):
+    # The definition: group indices by their unit_of head, units in order of their heads.
+    groups: dict[int, list[int]] = {}
+    for i, head in enumerate(unit_of(messages)):
+        groups.setdefault(head, []).append(i)
+    return [groups[h] for h in sorted(groups)]
+
+
+MESSAGE = st.one_of(
+    st.builds(lambda t: Message("user", t), st.text(max_size=3)),
+    st.builds(lambda ids: Message("assistant", "a", tool_calls=tuple(ToolCall(i, "Read") for i in ids)),
+              st.lists(st.sampled_from(["", "c1", "c2", "c3"]), max_size=3)),
+    st.builds(lambda i, calls: Message("tool", "r", tool_call_id=i,
+                                       tool_calls=tuple(ToolCall(c, "Grep") for c in calls)),
+              st.sampled_from([None, "", "c1", "c2", "c3", "c9"]), st.lists(st.sampled_from(["c1", "c4"]), max_size=1)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(MESSAGE, max_size=30))
+def test_units_match_their_definition(messages):
+    assert units(messages) == _units_by_definition(messages)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(MESSAGE, max_size=30), st.integers(0, 32), st.sampled_from(["remove", "llm"]))
+def test_plan_summary_with_given_units_matches_computing_them(messages, before, strategy):
+    given_units = plan_summary(messages, before, strategy, unit_list=units(messages))
+    assert given_units == plan_summary(messages, before, strategy)
+
+
+@given(st.sampled_from([("cleared", 12, True, False, 3), ("cleared", 0, False, True, 1), ("ephemeral", 2, 40),
+                        ("excerpted", 30, 1200, 280), ("removed", 40, 39, 7), ("summarised", 40, 39, 0),
+                        ("dropped", 1000, 55)]))
+def test_shared_changes_equal_fresh_ones(spec):
+    _SHARED_CHANGES.clear()
+    fresh = _change(spec, get_policy("default"), 0, 0, Message("tool", "x"))
+    assert _shared_change(spec) == fresh
+    assert _shared_change(tuple(spec)) is _shared_change(spec)  # one object per spec
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=300), st.integers(1, 120), st.sampled_from([None, "Read", "Grep", "Bash"]),
+       st.sampled_from(["default", "aggressive", "5:full,15:300,*:50"]))
+def test_plan_cut_matches_compress_text(text, limit, tool, tiers):
+    policy = get_policy(tiers).__class__(tiers=get_policy(tiers).tiers, tool_name_from="tool_call")
+    if len(text) > limit:
+        plan = _plan(policy)
+        assert plan.cut(text, limit, tool) == compress_text(text, limit, tool, policy)
+        assert plan.cut(text, limit, tool) == compress_text(text, limit, tool, policy)  # from the cache
+
+
+def test_blanked_messages_are_one_object_per_message_and_placeholder():
+    cache = PipelineCache()
+    msg = Message("tool", "long result " * 20, tool_call_id="c1")
+    a = cache.blanked(msg, "[cleared]")
+    assert a is cache.blanked(msg, "[cleared]")
+    b = cache.blanked(msg, "[gone]")
+    assert (a.text, b.text) == ("[cleared]", "[gone]")
+    assert a.tool_call_id == b.tool_call_id == "c1"
+
+
+def _conversation(steps: int = 60):
+    msgs = [Message("user", "start")]
+    for i in range(steps):
+        msgs.append(Message("assistant", f"step {i}", tool_calls=(ToolCall(f"c{i}", "Read", {"n": i}),)))
+        msgs.append(Message("tool", "\n".join(f"{n:6d}→line {n} {{x}}" for n in range(40 + i)), tool_call_id=f"c{i}"))
+    msgs.append(Message("assistant", "done"))
+    from ctxview.model import Conversation
+    return Conversation("c", tuple(msgs), system_prompt="sys", ephemeral={5: ("<system-reminder>r</system-reminder>",)})
+
+
+def test_budget_and_summary_paths_match_a_fresh_cache_after_other_settings():
+    conv = _conversation()
+    cache = PipelineCache()
+    for s in [Settings(), Settings(tiers="aggressive"), Settings(budget=3000), Settings(old_messages="remove"),
+              Settings(old_messages="llm", budget=2000), Settings(clear=ClearSettings(keep=2), budget=2500),
+              Settings(old_messages="truncate"), Settings(clear=ClearSettings(keep=1, exclude=("Read",)))]:
+        assert prepare(conv, s, cache=cache) == prepare(conv, s), s
