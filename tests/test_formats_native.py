@@ -203,3 +203,188 @@ def test_schema_ships_inside_the_package():
     assert SCHEMA_PATH.is_file()
     assert SCHEMA_PATH.parent.parent.name == "ctxview"
     assert Path(SCHEMA_PATH).suffix == ".json"
+
+
+# --- big files, read a piece at a time (native.load_in_pieces, jsonio.parse_in_pieces) ---
+
+from ctxview.formats import DEMO_PATH, jsonio, native  # noqa: E402
+from ctxview.formats.jsonio import Input, open_input, parse_in_pieces  # noqa: E402
+
+
+@pytest.fixture
+def tiny_pieces(monkeypatch):
+    """Every file read in pieces, of a few bytes each: all of the piece path on small files."""
+    monkeypatch.setattr(native, "PIECES_ABOVE", 0)
+    monkeypatch.setattr(jsonio, "PIECE_BYTES", 16)
+
+
+def both_ways(inp: Input):
+    """(read in pieces, parsed whole) for one input."""
+    return native.load_in_pieces(inp), native.load(inp, "json")
+
+
+def test_pieces_give_exactly_what_a_whole_parse_gives(tmp_path, tiny_pieces):
+    demo = load_session(DEMO_PATH)
+    assert len(demo.conversations) == 3
+    for indent in (True, False):
+        out = tmp_path / f"demo-{indent}.json"
+        write_session(demo, out, indent=indent)
+        pieces, whole = both_ways(open_input(out))
+        assert pieces is not None and pieces == whole
+    pieces, whole = both_ways(open_input(dump(tmp_path, DOC)))  # events, ephemeral, attachments
+    assert pieces is not None and pieces == whole
+
+
+def test_load_session_reads_big_ctxview_files_in_pieces(tmp_path, monkeypatch):
+    out = tmp_path / "demo.json"
+    write_session(load_session(DEMO_PATH), out, indent=False)
+    monkeypatch.setattr(native, "PIECES_ABOVE", out.stat().st_size)
+    monkeypatch.setattr(jsonio, "PIECE_BYTES", 4096)
+    taken = []
+    real = native._Built.take
+    monkeypatch.setattr(native._Built, "take", lambda self, *a: (taken.append(a[1:2]), real(self, *a))[1])
+    for fmt in (None, "ctxview"):
+        taken.clear()
+        s = load_session(out, format=fmt)
+        assert len(taken) > 10 and s == native.load(open_input(out), "json")
+    monkeypatch.setattr(native, "PIECES_ABOVE", out.stat().st_size + 1)  # smaller files: parsed whole
+    taken.clear()
+    load_session(out)
+    assert len(taken) == 3  # one whole list per conversation
+
+
+def test_pieces_share_repeated_strings_across_pieces(tmp_path, tiny_pieces):
+    tid = "".join(["call", "_7"])
+    doc = {"format": "ctxview", "conversations": [{"name": "a", "messages": [
+        {"role": "assistant", "content": "", "model_id": "m-1", "tool_calls": [{"id": tid, "name": "Read"}]},
+        {"role": "tool", "content": "same output", "tool_call_id": tid},
+    ] * 3}]}
+    s = native.load_in_pieces(open_input(dump(tmp_path, doc)))
+    ms = s.conversations[0].messages
+    assert ms[0].role is ms[4].role and ms[1].content is ms[5].content and ms[5].tool_call_id is ms[0].tool_calls[0].id
+    assert ms[5].tool_name == "Read" and ms[5].origin == "/conversations/0/messages/5"
+
+
+# Text a cut between objects can fall inside: separators, brackets, keys, escapes.
+_tricky = st.lists(st.sampled_from(list('},{]["\\:ab\n →') + ['"messages":[', '},{"role":', "\U0001F600"]),
+                   max_size=12).map("".join)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(_tricky, min_size=0, max_size=12), piece=st.integers(1, 64), indent=st.booleans(),
+       empty_second=st.booleans())
+def test_pieces_property(tmp_path, monkeypatch, texts, piece, indent, empty_second):
+    monkeypatch.setattr(native, "PIECES_ABOVE", 0)
+    monkeypatch.setattr(jsonio, "PIECE_BYTES", piece)
+    msgs = [{"role": "user", "content": t, "meta": {"t": [{"x": t}, {"y": [t]}]},
+             "tool_calls": [{"id": t, "name": "n", "arguments": {"a": [{"b": t}, {"c": t}]}}]} for t in texts]
+    doc = {"format": "ctxview", "metadata": {"note": "".join(texts)},
+           "conversations": [{"name": "a", "system_prompt": "".join(texts), "messages": msgs,
+                              "events": [{"kind": "k", "index": 0, "replaced": msgs[:2]}]},
+                             {"name": "b", "messages": [] if empty_second else msgs[::-1]}]}
+    p = tmp_path / "p.json"
+    p.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2 if indent else 0))
+    pieces, whole = both_ways(open_input(p))
+    assert pieces is None or pieces == whole
+    assert load_session(p) == whole
+
+
+def test_files_that_do_not_split_are_parsed_whole(tmp_path, tiny_pieces):
+    cases = {
+        # a cut can fall inside this string 16 times in a row: too many tries
+        "tries": {"format": "ctxview", "conversations": [{"name": "a", "messages": [
+            {"role": "user", "content": "},{" * 40}, {"role": "user", "content": "x"}]}]},
+        # the first "messages" list is not a conversation's
+        "elsewhere": {"format": "ctxview", "metadata": {"messages": [{"a": 1}]},
+                      "conversations": [{"name": "a", "messages": [{"role": "user", "content": "x"}]}]},
+        # a conversation without messages before one with
+        "skipped": {"format": "ctxview", "conversations": [
+            {"name": "a"}, {"name": "b", "messages": [{"role": "user", "content": "x"}]}]},
+    }
+    for name, doc in cases.items():
+        inp = open_input(dump(tmp_path, doc, f"{name}.json"))
+        assert native.load_in_pieces(inp) is None, name
+        assert load_session(inp.path) == native.load(inp, "json")
+    # escaped lone surrogates: orjson refuses them, the whole parse falls back to the stdlib
+    p = tmp_path / "surrogate.json"
+    p.write_bytes(orjson.dumps(DOC).replace(b'"content":"x"', b'"content":"\\ud800"'))
+    assert native.load_in_pieces(open_input(p)) is None
+    assert load_session(p).conversations[0].messages[2].content == "\ud800"
+
+
+def test_a_later_format_key_is_decided_as_for_any_file(tmp_path, tiny_pieces):
+    p = tmp_path / "dup.json"
+    p.write_bytes(orjson.dumps(DOC)[:-1] + b',"format":"other"}')
+    assert native.load_in_pieces(open_input(p)) is None
+    with pytest.raises(LoadError):
+        load_session(p)
+
+
+@pytest.mark.parametrize("damage", ["bad role", "truncated", "broken piece", "too deep", "bad event"])
+def test_bad_files_give_the_whole_parse_error(tmp_path, monkeypatch, damage):
+    msgs = [{"role": "user", "content": f"message {i}"} for i in range(20)]
+    data = orjson.dumps({"format": "ctxview", "conversations": [{"name": "a", "messages": msgs,
+                                                                   "events": [{"kind": "k", "index": 0}]}]})
+    if damage == "bad role":
+        data = data.replace(b'"role":"user","content":"message 7"', b'"role":7,"content":"message 7"')
+    elif damage == "truncated":
+        data = data[:len(data) // 2]
+    elif damage == "broken piece":
+        data = data.replace(b'"message 7"}', b'"message 7"]')
+    elif damage == "too deep":  # 6 containers down to "meta"'s value, then lists: 1025 in all
+        data = data.replace(b'"content":"message 7"', b'"content":"x","meta":{"d":' + b"[" * 1019 + b"]" * 1019 + b"}")
+    elif damage == "bad event":
+        data = data.replace(b'"index":0', b'"index":99')
+    p = tmp_path / "bad.json"
+    p.write_bytes(data)
+    monkeypatch.setattr(native, "PIECES_ABOVE", 1 << 40)
+    with pytest.raises(LoadError) as whole:
+        load_session(p)
+    monkeypatch.setattr(native, "PIECES_ABOVE", 0)
+    monkeypatch.setattr(jsonio, "PIECE_BYTES", 16)
+    if damage != "bad event":
+        assert native.load_in_pieces(open_input(p)) is None
+    with pytest.raises(LoadError) as pieces:
+        load_session(p)
+    assert str(pieces.value) == str(whole.value)
+
+
+def test_as_deep_as_a_whole_parse_allows(tmp_path, tiny_pieces):
+    msg = b'{"role":"user","content":"x","meta":{"d":' + b"[" * 1018 + b"]" * 1018 + b"}}"  # 1024 deep
+    p = tmp_path / "deep.json"
+    p.write_bytes(b'{"format":"ctxview","conversations":[{"name":"a","messages":[' + msg + b"," + msg + b"]}]}")
+    pieces, whole = both_ways(open_input(p))
+    assert pieces is not None
+    got, want = pieces.conversations[0].messages, whole.conversations[0].messages
+
+    def depth(value):  # (== on these recurses too deep)
+        n = 0
+        while type(value) is list:
+            value, n = value[0] if value else None, n + 1
+        return n
+
+    assert [depth(m.meta["d"]) for m in got] == [depth(m.meta["d"]) for m in want] == [1018, 1018]
+    assert [m.replace(meta={}) for m in got] == [m.replace(meta={}) for m in want]
+
+
+def test_stdin_and_bom_read_in_pieces(tmp_path, tiny_pieces):
+    data = orjson.dumps(DOC)
+    whole = native.load(Input("<stdin>", None, data, len(data)), "json")
+    for raw in (data, jsonio.BOM + data):
+        assert native.load_in_pieces(Input("<stdin>", None, raw, len(raw))) == whole
+
+
+def test_parse_in_pieces_hands_over_each_array_in_order(tmp_path, monkeypatch):
+    monkeypatch.setattr(jsonio, "PIECE_BYTES", 8)
+    doc = {"a": [{"items": [{"n": i, "s": "},{" * (i % 3)} for i in range(7)]}, {"items": []},
+                 {"items": [{"n": 9}]}], "z": 1}
+    p = tmp_path / "d.json"
+    p.write_bytes(orjson.dumps(doc))
+    got = []
+    rest, markers = parse_in_pieces(open_input(p), "items", 2, lambda k, first, items: got.append((k, first, items)))
+    assert rest == {"a": [{"items": [markers[0]]}, {"items": [markers[1]]}, {"items": [markers[2]]}], "z": 1}
+    for k, array in enumerate(doc["a"]):
+        mine = [g for g in got if g[0] == k]
+        assert [x for _, _, items in mine for x in items] == array["items"]
+        assert [first for _, first, _ in mine] == [sum(len(g[2]) for g in mine[:j]) for j in range(len(mine))]
+    assert len([g for g in got if g[0] == 0]) > 1

@@ -17,6 +17,7 @@ The JSON Schema ships as ctxview/schema/ctxview-session.schema.json.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Mapping
@@ -26,7 +27,7 @@ import orjson
 from ..atomic import write_atomic
 from ..model import Content, ContextEvent, Conversation, Message, Session, Usage
 from .errors import LoadError
-from .jsonio import Input, document_only
+from .jsonio import Input, document_only, parse_in_pieces
 from .linking import link_tool_results, make_message, make_tool_call, unlinked_warning
 
 FORMAT = "ctxview"
@@ -34,7 +35,7 @@ EXPECTED = "ctxview session"
 VERSION = 1
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "ctxview-session.schema.json"
 
-__all__ = ["SCHEMA_PATH", "VERSION", "dump_session", "load", "settings_keys", "write_session"]
+__all__ = ["SCHEMA_PATH", "VERSION", "dump_session", "load", "load_in_pieces", "settings_keys", "write_session"]
 
 
 def settings_keys() -> frozenset[str]:
@@ -171,14 +172,18 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
                         d.get("thinking"), injected, where, d.get("id"), meta)
 
 
-def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[str]) -> Conversation:
+def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[str],
+                  built: _Built | None = None) -> Conversation:
+    """`built`: its messages already read (see load_in_pieces)."""
     _need(isinstance(c, dict), where, "expected a conversation object")
     name = c.get("name")
     _need(isinstance(name, str) and name != "", f"{where}/name", "expected a non-empty string")
-    msgs = c.get("messages", [])
-    _need(isinstance(msgs, list), f"{where}/messages", "expected a list")
-    shared: dict[str, str] = {}
-    messages = [_message(m, f"{where}/messages/{i}", shared) for i, m in enumerate(msgs)]
+    if built is None:
+        msgs = c.get("messages", [])
+        _need(isinstance(msgs, list), f"{where}/messages", "expected a list")
+        built = _Built()
+        built.take(where, 0, msgs)
+    messages, shared = built.messages, built.shared
     messages, unlinked = link_tool_results(messages)
     w = unlinked_warning(name, unlinked)
     if w:
@@ -226,7 +231,64 @@ def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[st
     )
 
 
-def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
+class _Built:
+    """One conversation's messages as read so far, and the strings they share."""
+
+    __slots__ = ("messages", "shared")
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.shared: dict[str, str] = {}
+
+    def take(self, where: str, first: int, items: list) -> None:
+        shared, append = self.shared, self.messages.append
+        for i, m in enumerate(items, first):
+            append(_message(m, f"{where}/messages/{i}", shared))
+
+
+# Documents from this size on are read a piece at a time (load_in_pieces); ctxview writes
+# "format" first, so its own files are recognised from their first bytes.
+PIECES_ABOVE = 8 << 20
+_HEAD = re.compile(rb'(?:\xef\xbb\xbf)?\s*\{\s*"format"\s*:\s*"ctxview"')
+_MESSAGES_DEPTH = 3  # /conversations/<i>/messages: inside the document, its list, a conversation
+
+
+def load_in_pieces(inp: Input) -> Session | None:
+    """A big ctxview file, read one piece of its message lists at a time: each piece's
+    parsed objects become Messages and are dropped, so the whole parsed document and the
+    Messages built from it never coexist (at 100k messages that was ~1.3x the file more at
+    the peak, and the freed document left the heap that much bigger). None when the file is
+    not one (or not shaped so): then load it whole, as load() does."""
+    if inp.size < PIECES_ABOVE or not _HEAD.match(inp.head(256)):
+        return None
+    built: list[_Built] = []
+
+    def take(k: int, first: int, items: list) -> None:
+        if k == len(built):
+            built.append(_Built())
+        built[k].take(f"/conversations/{k}", first, items)
+
+    try:
+        split = parse_in_pieces(inp, "messages", _MESSAGES_DEPTH, take)
+    except _Bad:
+        return None  # a bad message: load() names it, with the checks that come before
+    if split is None:
+        return None
+    doc, markers = split
+    if not sniff_document(doc):
+        return None  # e.g. a later "format" key: what this file is gets decided as for any other
+    convs = doc.get("conversations")
+    if type(convs) is not list or len(convs) < len(markers):
+        return None
+    for k, marker in enumerate(markers):
+        c = convs[k]
+        if type(c) is not dict or c.get("messages") != [marker]:
+            return None  # that list was not a conversation's messages
+    return load(inp, "json", doc=doc, built=built)
+
+
+def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None,
+         built: list[_Built] | None = None) -> Session:
     doc = document_only(inp, layout, doc, "a ctxview session", EXPECTED)
     warnings: list[str] = []
     try:
@@ -239,7 +301,9 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         convs = doc.get("conversations")
         _need(isinstance(convs, list) and len(convs) > 0, "/conversations", "expected a non-empty list")
         allowed = settings_keys()
-        conversations = [_conversation(c, f"/conversations/{i}", allowed, warnings) for i, c in enumerate(convs)]
+        built = built or []
+        conversations = [_conversation(c, f"/conversations/{i}", allowed, warnings, built[i] if i < len(built) else None)
+                         for i, c in enumerate(convs)]
         names = [c.name for c in conversations]
         _need(len(set(names)) == len(names), "/conversations", "conversation names must be unique")
         meta = doc.get("metadata", {})

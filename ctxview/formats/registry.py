@@ -133,6 +133,11 @@ def load_session(path: str | os.PathLike, format: str | None = None, lenient: bo
         if layout == "jsonl":
             name = format or _sniff_lines(inp)
             return _module(name).load(inp, "jsonl", lenient)
+        if format in (None, "ctxview"):
+            # ctxview's own big files are read a piece at a time (it is sniffed first of all)
+            session = _module("ctxview").load_in_pieces(inp)
+            if session is not None:
+                return session
         expected = _module(format).EXPECTED if format else "a session file (JSON or JSONL)"
         doc = load_document(inp, expected)
         name = format or _sniff_document(inp, doc)
