@@ -10,6 +10,7 @@ thread; expanded rows get their wrapped heights from the renderer.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 
@@ -75,6 +76,36 @@ def removed_runs(rows: tuple[Row, ...]) -> dict[int, tuple[int, int]]:
     return runs
 
 
+class _StoredRows(Sequence):
+    """A pending layout's rows, Row(index=i, stored=message, prepared=None), each made
+    when first asked for: the panes show a few dozen, while all of them (100k Row objects,
+    ~0.1x the file) would sit beside the first pipeline run, at the opening's peak."""
+
+    __slots__ = ("messages", "made")
+
+    def __init__(self, messages: tuple[Message, ...]) -> None:
+        self.messages = messages
+        self.made: dict[int, Row] = {}  # the same Row each time: the panes cache blocks by Row
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def __getitem__(self, i):
+        n = len(self.messages)
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(n)))
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("row index out of range")
+        row = self.made.get(i)
+        if row is None:
+            from ..pipeline import make_row  # Row(index=i, stored=m, prepared=None), twice as fast
+
+            row = self.made[i] = make_row(i, self.messages[i], None, (), 0, 0, None, (), (), ())
+        return row
+
+
 @dataclass(slots=True)
 class Layout:
     """Block heights and their prefix sums for one PreparedView."""
@@ -102,8 +133,9 @@ class Layout:
         rows = view.rows
         heights: list[int] = []
         append = heights.append
-        old_rows = previous.view.rows if previous is not None else ()
-        old_heights = previous.base_heights if previous is not None else []
+        # (a pending layout's rows are never the pipeline's: nothing to reuse there)
+        old_rows = previous.view.rows if previous is not None and not previous.is_pending else ()
+        old_heights = previous.base_heights if old_rows else []
         n_old = len(old_rows)
         n_stored = len(stored_heights) if stored_heights is not None else 0
         for i, row in enumerate(rows):
@@ -124,10 +156,7 @@ class Layout:
     @classmethod
     def pending(cls, messages: tuple[Message, ...], settings, stored_heights: list[int]) -> Layout:
         """A stored-only layout to show while the first view is computed."""
-        from ..pipeline import make_row  # Row(index=i, stored=m, prepared=None), twice as fast
-
-        rows = tuple([make_row(i, m, None, (), 0, 0, None, (), (), ()) for i, m in enumerate(messages)])
-        view = PreparedView(settings=settings, rows=rows, prepared=())
+        view = PreparedView(settings=settings, rows=_StoredRows(messages), prepared=())  # type: ignore[arg-type]
         layout = cls(view=view, base_heights=list(stored_heights), runs={}, is_pending=True)
         layout.reflow()
         return layout

@@ -2,6 +2,7 @@
 
 import unicodedata
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -189,5 +190,29 @@ def test_pending_layout_holds_stored_only_rows():
     heights = stored_heights_of(conv.messages)
     pending = Layout.pending(conv.messages, Settings(), heights)
     assert pending.is_pending and pending.base_heights == heights
-    assert pending.view.rows == tuple(Row(index=i, stored=m, prepared=None) for i, m in enumerate(conv.messages))
+    expected = tuple(Row(index=i, stored=m, prepared=None) for i, m in enumerate(conv.messages))
+    rows = pending.view.rows
+    assert not rows.made  # made when asked for (the panes ask for the rows on screen)
+    assert tuple(rows) == expected and len(rows) == len(expected)
+    assert rows[-1] is rows[len(rows) - 1] is rows[len(rows) - 1]  # one Row object per row: the panes cache by it
+    assert rows[1:3] == expected[1:3] and rows[::-2] == expected[::-2]
+    for bad in (len(rows), -len(rows) - 1):
+        with pytest.raises(IndexError):
+            rows[bad]
     assert pending.offsets[-1] == sum(heights)
+
+
+def test_a_layout_built_after_a_pending_one_is_as_if_built_alone():
+    from sessions import tool_session
+
+    from ctxview.pipeline import prepare
+    from ctxview.tui.layout import stored_heights_of
+
+    conv = tool_session(pairs=6)
+    heights = stored_heights_of(conv.messages)
+    pending = Layout.pending(conv.messages, Settings(), heights)
+    view = prepare(conv, Settings(keep_recent=2))
+    after = Layout.build(view, pending, heights)
+    alone = Layout.build(view, None, heights)
+    assert (after.base_heights, after.offsets, after.runs) == (alone.base_heights, alone.offsets, alone.runs)
+    assert not pending.view.rows.made  # nothing to compare with: not one pending row made
