@@ -239,6 +239,7 @@ def cache_sizes(cache: PipelineCache) -> dict[str, int]:
     sizes = {name: len(table) for name, table in vars(cache).items() if isinstance(table, dict)}
     sizes["counts"] = sum(len(t) for t in cache.counts.values())
     sizes["blanks"] = sum(len(t) for t in cache.blanks.values())
+    sizes["embeds"] = sum(len(t) for t in cache.embeds.values())
     if all(isinstance(t, dict) for t in cache.rows.values()):
         sizes["rows"] = sum(len(t) for t in cache.rows.values())
     sizes["compressed cuts"] = sum(len(e) for msgs in compression._SHARED.values() for e in msgs.values())

@@ -389,13 +389,38 @@ def _make_clone():
 _as_tool_result = _make_clone()
 
 
+class _Table:
+    """{id(source): (source, tool name, result)} as three parallel dicts: the source guards
+    the id (an id is not reused while its object is alive), so a lookup never hashes a long
+    text. Parallel dicts rather than a tuple per entry: tens of thousands of entries are added
+    per recompute, and a tuple each would be one more object for the cyclic GC to walk."""
+
+    __slots__ = ("sources", "names", "results")
+
+    def __init__(self) -> None:
+        self.sources: dict[int, Any] = {}
+        self.names: dict[int, str | None] = {}
+        self.results: dict[int, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def put(self, source: Any, name: str | None, result: Any) -> None:
+        if len(self.results) >= _CACHE_LIMIT:
+            self.sources.clear()
+            self.names.clear()
+            self.results.clear()
+        key = id(source)
+        self.sources[key] = source
+        self.names[key] = name
+        self.results[key] = result
+
+
 class _Plan:
     """What one policy needs per message, precomputed once, plus its cache.
 
-    The cache maps max_chars to {id(message): (message, tool name, result)};
-    the message kept in the value guards the id (an id is not reused while
-    its object is alive), so a lookup never hashes a long text. Messages are
-    immutable, so a hit is always still right.
+    The cache maps max_chars to a _Table of {id(message): (message, tool name, result)}.
+    Messages are immutable, so a hit is always still right.
     """
 
     __slots__ = ("policy", "limits", "top", "last_limit", "marker_parts", "hints", "by_content", "msgs", "cuts")
@@ -412,9 +437,9 @@ class _Plan:
         self.hints = {tool: policy.hint.replace("{tool}", tool) for tool in policy.rerunnable_tools}
         self.by_content = policy.tool_name_from == "content"
         self.msgs = msgs
-        # {max_chars: {id(text): (text, tool name given, cut text)}}: a text that several
+        # {max_chars: _Table of {id(text): (text, tool name given, cut text)}}: a text that several
         # messages share (a file read twice, loaded as one string) is cut into one string too
-        self.cuts: dict[int, dict[int, tuple[str, str | None, str]]] = {}
+        self.cuts: dict[int, _Table] = {}
 
     def limit(self, age: int) -> int | None:
         if 0 <= age < len(self.limits):
@@ -427,10 +452,11 @@ class _Plan:
         """compress_text for a text longer than max_chars; detects the name by content if so set."""
         cuts = self.cuts.get(max_chars)
         if cuts is None:
-            cuts = self.cuts[max_chars] = {}
-        hit = cuts.get(id(text))
-        if hit is not None and hit[0] is text and hit[1] == tool_name:
-            return hit[2]
+            cuts = self.cuts[max_chars] = _Table()
+        key = id(text)
+        hit = cuts.results.get(key)
+        if hit is not None and cuts.sources[key] is text and cuts.names[key] == tool_name:
+            return hit
         given = tool_name
         out = text[:max_chars] + str(len(text) - max_chars).join(self.marker_parts)
         if self.by_content:
@@ -439,9 +465,7 @@ class _Plan:
             hint = self.hints.get(tool_name)
             if hint is not None:
                 out += hint
-        if len(cuts) >= _CACHE_LIMIT:
-            cuts.clear()
-        cuts[id(text)] = (text, given, out)
+        cuts.put(text, given, out)
         return out
 
 
@@ -569,7 +593,11 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
     cache = plan.msgs
     by_content = plan.by_content
     name = None
-    current, entries = None, None
+    current = None
+    sources: dict = {}
+    names_of: dict = {}
+    results: dict = {}
+    entries: _Table | None = None
     for i in range(start, stop):
         msg = out[i]
         if msg.role != "tool":
@@ -583,21 +611,26 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
             current = limit
             entries = cache.get(limit)
             if entries is None:
-                entries = cache[limit] = {}
+                entries = cache[limit] = _Table()
+            sources, names_of, results = entries.sources, entries.names, entries.results
         if not by_content:
             name = msg.tool_name
             if name is None and msg.tool_call_id:
                 if names is None:
                     names = tool_names_by_call_id(out)
                 name = names.get(msg.tool_call_id)
-        hit = entries.get(id(msg))  # type: ignore[union-attr]
-        if hit is not None and hit[0] is msg and hit[1] == name:
-            out[i] = hit[2]
+        key = id(msg)
+        hit = results.get(key)
+        if hit is not None and sources[key] is msg and (by_content or names_of[key] == name):
+            out[i] = hit
             continue
         text = _text_of(msg.content)
         result = msg if len(text) <= limit else _as_tool_result(msg, plan.cut(text, limit, name))
-        if len(entries) >= _CACHE_LIMIT:  # type: ignore[arg-type]
-            entries.clear()  # type: ignore[union-attr]
-        entries[id(msg)] = (msg, name, result)  # type: ignore[index]
+        if len(results) >= _CACHE_LIMIT:
+            entries.put(msg, name, result)  # type: ignore[union-attr]  # (empties the table first)
+        else:  # _Table.put inlined
+            sources[key] = msg
+            names_of[key] = name
+            results[key] = result
         out[i] = result
     return names

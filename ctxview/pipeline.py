@@ -134,17 +134,21 @@ class PipelineCache:
         self.short_counts: dict[tuple[str, str, str], int] = {}  # (counter, role, short text) -> tokens
         # counter name -> {id(text): (text, tokens)} for tool results without calls under a text-only
         # counter: compressed results that share one cut text are counted (and remembered) once
-        self.tool_text_counts: dict[str, dict[int, tuple[str, int]]] = {}
+        # (parallel dicts, not tuples: no object per entry for the cyclic GC to walk)
+        self.tool_text_counts: dict[str, tuple[dict[int, int], dict[int, str]]] = {}
         self.spans: dict[int, tuple[str, tuple]] = {}
         # counter name -> {(index, *change specs): row}; a row holds its stored and
         # prepared messages, which guard the entry (another conversation's row at
         # the same index and specs fails the guard and is replaced).
         self.rows: dict[str, dict[tuple, Row]] = {}
+        # (counter name, policy tag) -> {index: row}: the rows compression alone changed, the
+        # bulk of a view, by index (guarded by stored, prepared and age) instead of by spec tuple
+        self.compressed_rows: dict[tuple[str, int], dict[int, Row]] = {}
         self.policy_tags: dict[int, tuple[compression.CompressionPolicy, int]] = {}
         self.per_conversation: dict[int, _ConversationData] = {}
         self.counters: dict[tuple, TokenCounter] = {}
         self.policies: dict[tuple, compression.CompressionPolicy] = {}
-        self.embeds: dict[tuple, tuple] = {}
+        self.embeds: dict[str, dict[int, tuple]] = {}  # counter name -> embedded()'s table
         self.blanks: dict[str, dict[int, tuple[Message, Message]]] = {}  # placeholder -> {id(message): ...}
         self.views: dict[tuple, tuple] = {}   # the last few views, oldest first
         # (id(conversation), counter name) -> (conversation, the last view computed,
@@ -177,20 +181,30 @@ class PipelineCache:
         """A small number naming a policy from policy(), so that rows of different tiers are cached apart."""
         return self.policy_tags[id(policy)][1]
 
+    def compressed_row_table(self, counter: TokenCounter, tag: int) -> dict[int, Row]:
+        key = (counter.name, tag)
+        table = self.compressed_rows.get(key)
+        if table is None:
+            if len(self.compressed_rows) >= 64:
+                self.compressed_rows.clear()
+            table = self.compressed_rows[key] = {}
+        return table
+
     def row_table(self, counter: TokenCounter) -> dict[tuple, Row]:
         table = self.rows.get(counter.name)
         if table is None:
             table = self.rows[counter.name] = {}
         return table
 
-    def tool_texts(self, counter: TokenCounter) -> dict[int, tuple[str, int]] | None:
-        """count()'s table for tool results without calls, by text, under a text-only counter; else None."""
+    def tool_texts(self, counter: TokenCounter) -> tuple[dict[int, int], dict[int, str]] | None:
+        """count()'s tables for tool results without calls under a text-only counter, else None:
+        {id(text): tokens} and {id(text): text} (the text guards its id)."""
         if type(counter) not in _TEXT_ONLY_COUNTERS:
             return None
-        texts = self.tool_text_counts.get(counter.name)
-        if texts is None:
-            texts = self.tool_text_counts[counter.name] = {}
-        return texts
+        pair = self.tool_text_counts.get(counter.name)
+        if pair is None:
+            pair = self.tool_text_counts[counter.name] = ({}, {})
+        return pair
 
     def count(self, counter: TokenCounter, msg: Message) -> int:
         table = self.counts.get(counter.name)
@@ -200,17 +214,18 @@ class PipelineCache:
         if hit is not None and hit[0] is msg:
             return hit[1]
         if msg.role == "tool" and not msg.tool_calls and type(counter) in _TEXT_ONLY_COUNTERS:
-            texts = self.tool_text_counts.get(counter.name)
-            if texts is None:
-                texts = self.tool_text_counts[counter.name] = {}
+            tokens, texts = self.tool_texts(counter)  # type: ignore[misc]
             text = msg.text
-            known = texts.get(id(text))
-            if known is not None and known[0] is text:
-                return known[1]
+            key = id(text)
+            n = tokens.get(key)
+            if n is not None and texts[key] is text:
+                return n
             n = counter.count_message(msg)
-            if len(texts) >= _CACHE_LIMIT:
+            if len(tokens) >= _CACHE_LIMIT:
+                tokens.clear()
                 texts.clear()
-            texts[id(text)] = (text, n)
+            tokens[key] = n
+            texts[key] = text
             return n
         n = counter.count_message(msg)
         if len(table) >= _CACHE_LIMIT:
@@ -248,12 +263,19 @@ class PipelineCache:
         blanks[id(msg)] = (msg, new)
         return new
 
-    def embedded(self, body: Message, texts: Sequence[str]) -> tuple[Message, tuple]:
-        """`body` with ephemeral `texts` appended, and the spans of the appended pieces."""
-        key = (id(body), id(texts))
-        hit = self.embeds.get(key)
+    def embed_table(self, counter: TokenCounter) -> dict[int, tuple]:
+        """embedded()'s table for a counter: {id(body): (body, texts, new, spans, tokens of new)}."""
+        table = self.embeds.get(counter.name)
+        if table is None:
+            table = self.embeds[counter.name] = {}
+        return table
+
+    def embedded(self, counter: TokenCounter, body: Message, texts: Sequence[str]) -> tuple:
+        """(body, texts, `body` with ephemeral `texts` appended, the spans of the appended pieces, its tokens)."""
+        table = self.embed_table(counter)
+        hit = table.get(id(body))
         if hit is not None and hit[0] is body and hit[1] is texts:
-            return hit[2], hit[3]
+            return hit
         base = body.text
         pieces, spans, pos = [base], [], len(base)
         for piece in texts:
@@ -263,10 +285,10 @@ class PipelineCache:
             pos += len(piece)
             pieces.append(piece)
         new = _with_text(body, "\n\n".join(pieces))
-        if len(self.embeds) >= _CACHE_LIMIT:
-            self.embeds.clear()
-        self.embeds[key] = (body, texts, new, tuple(spans))
-        return new, tuple(spans)
+        if len(table) >= _CACHE_LIMIT:
+            table.clear()
+        hit = table[id(body)] = (body, texts, new, tuple(spans), counter.count_message(new))
+        return hit
 
     def reminder_spans(self, text: str) -> tuple:
         if "<system-reminder>" not in text:
@@ -484,7 +506,9 @@ def _prepare(
         # cache.count inlined, most are known: a compressed result (role "tool", a str
         # content) is remembered by text under a text-only counter, else by message.
         by_text = cache.tool_texts(counter)
+        tokens_of, text_of = by_text if by_text is not None else ({}, {})
         known = cache.counts.get(counter.name, {})
+        count_message = counter.count_message
         for i in data.tool_indices:
             if i >= stop:
                 break
@@ -493,8 +517,16 @@ def _prepare(
                 current[i] = new
                 text = new.content
                 if by_text is not None and not new.tool_calls and type(text) is str:
-                    hit = by_text.get(id(text))
-                    cur_counts[i] = hit[1] if hit is not None and hit[0] is text else count(counter, new)
+                    key = id(text)
+                    tokens = tokens_of.get(key)
+                    if tokens is None or text_of[key] is not text:
+                        tokens = count_message(new)
+                        if len(tokens_of) >= _CACHE_LIMIT:
+                            tokens_of.clear()
+                            text_of.clear()
+                        tokens_of[key] = tokens
+                        text_of[key] = text
+                    cur_counts[i] = tokens
                 else:
                     hit = known.get(id(new))
                     cur_counts[i] = hit[1] if hit is not None and hit[0] is new else count(counter, new)
@@ -506,13 +538,24 @@ def _prepare(
     clear_saved: int | None = None
     if clear is not None:
         count_cleared = cache.count_cleared
-        result = plan_clearing(current, clear, counter, counts=cur_counts,
-                               measure=lambda m: count_cleared(counter, m), blank=cache.blanked)
+        placeholder = clear.placeholder
+        by_role: dict[str, int] | None = {} if type(counter) in _TEXT_ONLY_COUNTERS else None
+
+        def measure(m: Message) -> int:
+            # Under a text-only counter a blanked result's tokens depend on its role alone.
+            if by_role is not None and m.content is placeholder and not m.tool_calls:
+                tokens = by_role.get(m.role)
+                if tokens is None:
+                    tokens = by_role[m.role] = count_cleared(counter, m)
+                return tokens
+            return count_cleared(counter, m)
+
+        result = plan_clearing(current, clear, counter, counts=cur_counts, measure=measure, blank=cache.blanked)
         inputs = frozenset(result.inputs_cleared)
         for i in (*result.cleared, *result.inputs_cleared):
             new = result.messages[i]
             before = cur_counts[i]
-            cur_counts[i] = count_cleared(counter, new)
+            cur_counts[i] = measure(new)
             specs[i] = specs.get(i, (i,)) + ("cleared", before - cur_counts[i], i in inputs,
                                              new.role == "tool", clear.keep)
             current[i] = new
@@ -551,17 +594,20 @@ def _prepare(
     # 4. ephemeral embedding (messages still sent only)
     eph_spans: dict[int, tuple] = {}
     if settings.embed_ephemeral and conversation.ephemeral:
+        embeds = cache.embed_table(counter)
         for i, texts in conversation.ephemeral.items():
             if type(i) is not int or not (0 <= i < n) or not texts or i in removed_rows:
                 continue
             body = current[i]
-            new, spans = cache.embedded(body, texts)
-            before = cur_counts[i]
-            cur_counts[i] = count(counter, new)
-            current[i] = new
-            eph_spans[i] = spans
-            stats["ephemeral"] += 1
-            specs[i] = specs.get(i, (i,)) + ("ephemeral", len(texts), cur_counts[i] - before)
+            hit = embeds.get(id(body))  # cache.embedded inlined: most are known
+            if hit is None or hit[0] is not body or hit[1] is not texts:
+                hit = cache.embedded(counter, body, texts)
+            current[i] = hit[2]
+            eph_spans[i] = hit[3]
+            tokens = hit[4]
+            specs[i] = specs.get(i, (i,)) + ("ephemeral", len(texts), tokens - cur_counts[i])
+            cur_counts[i] = tokens
+        stats["ephemeral"] = len(eph_spans)
 
     # The sequence as sent: (stored index, or None for the inserted message).
     if inserted is None:
@@ -611,6 +657,7 @@ def _prepare(
     gone = removed_rows | dropped_rows
     heads, by_age = _tiers_of(policy)
     n_ages = len(by_age)
+    compressed_rows = cache.compressed_row_table(counter, tag)
     for i, key in specs.items():
         stored = msgs[i]
         prepared = None if gone and i in gone else current[i]
@@ -619,8 +666,10 @@ def _prepare(
         total_prepared += tp - st
         # Everything a row depends on: the stored message, the counter, and the
         # specs in the key (which hold whatever the changes' texts and figures are made of).
-        hit = row_cache.get(key)
-        if hit is not None and hit.stored is stored and hit.prepared is prepared:
+        only_compressed = len(key) == 4 and key[1] == "compressed"
+        hit = compressed_rows.get(i) if only_compressed else row_cache.get(key)
+        if (hit is not None and hit.stored is stored and hit.prepared is prepared
+                and (not only_compressed or hit.changes[0].age == key[2])):
             rows[i] = hit
             continue
         # _new_row and _changes inlined for the common rows (tens of thousands per view):
@@ -630,11 +679,17 @@ def _prepare(
         if kind == "compressed":
             age = key[2]
             t_index, tier = by_age[age] if 0 <= age < n_ages else by_age[-1]  # age = n - i > 0
-            stored_len = len(stored.text)
+            text = stored.content
+            stored_len = len(text) if type(text) is str else len(stored.text)
             cut = stored_len - (tier.max_chars or stored_len)
             first = _new_change("compressed", "compression", f"{heads[t_index]}, age {age}: {cut:,} chars cut",
                                 t_index, age, st - tp)
-            changes = (first,) if len(key) == 4 else (first, *_changes(key, policy, st, tp, stored, 4))
+            if len(key) == 4:
+                changes = (first,)
+            elif len(key) == 4 + _SPEC_LENGTHS[key[4]]:  # compressed, then one more (cleared, dropped, ...)
+                changes = (first, _shared_change(key[4:]))
+            else:
+                changes = (first, *_changes(key, policy, st, tp, stored, 4))
         elif len(key) == 1 + _SPEC_LENGTHS[kind]:
             changes = (_shared_change(key[1:]),)
         else:
@@ -642,13 +697,20 @@ def _prepare(
         if prepared is None:
             row = _row(i, stored, None, changes, st, tp, base.tool_name, base.stored_reminders, (), ())
         else:
-            row = _row(i, stored, prepared, changes, st, tp, base.tool_name, base.stored_reminders,
-                       base.stored_reminders if prepared is stored else spans_of(prepared.text),
+            if prepared is stored:
+                spans = base.stored_reminders
+            else:
+                text = prepared.content
+                if type(text) is not str:
+                    text = prepared.text
+                spans = spans_of(text) if "<system-reminder>" in text else ()
+            row = _row(i, stored, prepared, changes, st, tp, base.tool_name, base.stored_reminders, spans,
                        eph_spans.get(i, ()))
         rows[i] = row
-        if len(row_cache) >= _CACHE_LIMIT:
-            row_cache.clear()
-        row_cache[key] = row
+        table = compressed_rows if only_compressed else row_cache
+        if len(table) >= _CACHE_LIMIT:
+            table.clear()
+        table[i if only_compressed else key] = row
     if inserted is not None and not inserted_dropped:
         total_prepared += inserted_tokens
         verb = "removal marker" if strategy == "remove" else "summary checkpoint"
@@ -680,11 +742,11 @@ def _prepare(
     return view, clear_saved
 
 
-def _new_row(row_cache: dict, key: tuple, base: Row, stored: Message, prepared: Message | None,
+def _new_row(row_cache: dict, cache_key: Any, key: tuple, base: Row, stored: Message, prepared: Message | None,
              policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int, eph: tuple,
              spans_of: Callable[[str], tuple]) -> Row:
-    """The row of a changed message (`base`: its unchanged row), remembered in `row_cache` under `key`
-    ((index, *specs): see _changes)."""
+    """The row of a changed message (`base`: its unchanged row) with the changes of `key` ((index, *specs):
+    see _changes), remembered in `row_cache` under `cache_key`."""
     i = base.index
     row = _row(i, stored, prepared, _changes(key, policy, stored_tokens, prepared_tokens, stored),
                stored_tokens, prepared_tokens, base.tool_name, base.stored_reminders,
@@ -693,7 +755,7 @@ def _new_row(row_cache: dict, key: tuple, base: Row, stored: Message, prepared: 
                eph if prepared is not None else ())
     if len(row_cache) >= _CACHE_LIMIT:
         row_cache.clear()
-    row_cache[key] = row
+    row_cache[cache_key] = row
     return row
 
 
@@ -755,6 +817,7 @@ def _prepare_keep_recent_delta(
     count = cache.count
     count_cleared = cache.count_cleared
     row_cache = cache.row_table(counter)
+    compressed_rows = cache.compressed_row_table(counter, tag)
     spans_of = cache.reminder_spans
     clear_below = 0
     saved = prev_saved
@@ -809,21 +872,22 @@ def _prepare_keep_recent_delta(
         spans: tuple = ()
         texts = eph.get(i)
         if texts is not None:
-            cur, spans = cache.embedded(cur, texts)
-            before = tp
-            tp = count(counter, cur)
-            key += ("ephemeral", len(texts), tp - before)
+            _, _, cur, spans, after = cache.embedded(counter, cur, texts)
+            key += ("ephemeral", len(texts), after - tp)
+            tp = after
         delta_tokens += tp
         prepared.append(cur)
         if len(key) == 1:
             rows.append(base_rows[i])
             continue
-        hit = row_cache.get(key)
-        if hit is not None and hit.stored is stored and hit.prepared is cur:
+        only_compressed = len(key) == 4 and key[1] == "compressed"
+        hit = compressed_rows.get(i) if only_compressed else row_cache.get(key)
+        if (hit is not None and hit.stored is stored and hit.prepared is cur
+                and (not only_compressed or hit.changes[0].age == key[2])):
             rows.append(hit)
             continue
-        rows.append(_new_row(row_cache, key, base_rows[i], stored, cur, policy, stored_counts[i], tp,
-                             spans, spans_of))
+        rows.append(_new_row(compressed_rows if only_compressed else row_cache, i if only_compressed else key,
+                             key, base_rows[i], stored, cur, policy, stored_counts[i], tp, spans, spans_of))
     if clear is not None and saved < clear.min_saving:  # type: ignore[operator]
         return None  # clearing would not apply at all now
     stats["compressed"] += delta_compressed
