@@ -10,7 +10,7 @@ the inspector: a keep_recent change is applied to it as a delta.
 Then the size of what the caches hold after one round (objects reached
 from them, the loaded session left out) and the process's resident memory.
 
-    python benchmarks/bench_pipeline.py [N_MESSAGES [ROUNDS]] [--no-freeze] [--exact]
+    python benchmarks/bench_pipeline.py [N_MESSAGES [ROUNDS]] [--no-freeze] [--as-inspector] [--exact]
 
 After each timed step the script calls gc.freeze(), as the inspector does
 after applying a view (ctxview/tui/app.py); with --no-freeze the cyclic GC's
@@ -36,6 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ctxview import compression  # noqa: E402
+from ctxview.gcpause import paused_gc  # noqa: E402
 from ctxview.model import Conversation, Message, ToolCall, Usage  # noqa: E402
 from ctxview.pipeline import PipelineCache, prepare  # noqa: E402
 from ctxview.view import ClearSettings, Settings  # noqa: E402
@@ -94,6 +95,10 @@ def load(n: int) -> Conversation:
 
 
 FREEZE = "--no-freeze" not in sys.argv
+# --as-inspector: time each step as ctxview/tui/app.py runs it, the collector paused
+# around the recompute and gc.freeze() inside the timed region (so the collector's
+# pass over what the recompute allocated, which the inspector never runs, is left out).
+AS_INSPECTOR = "--as-inspector" in sys.argv
 TIMES: dict[str, list[tuple[float, float]]] = {}   # label -> (wall, cpu) per round
 
 
@@ -105,7 +110,12 @@ def timed(cache: PipelineCache, label: str, fn, *, memo: bool = False) -> object
         cache.views.clear()
     t = time.perf_counter()
     c = time.process_time()
-    out = fn()
+    if AS_INSPECTOR:
+        with paused_gc():
+            out = fn()
+            gc.freeze()
+    else:
+        out = fn()
     dt = time.perf_counter() - t
     cpu = time.process_time() - c
     TIMES.setdefault(label, []).append((dt, cpu))
@@ -236,12 +246,16 @@ def deep_size(roots: list, skip: set[int] | None = None) -> tuple[int, set[int]]
 
 def cache_sizes(cache: PipelineCache) -> dict[str, int]:
     """Entries per table of a PipelineCache (and the compression module's cut cache)."""
-    sizes = {name: len(table) for name, table in vars(cache).items() if isinstance(table, dict)}
-    sizes["counts"] = sum(len(t) for t in cache.counts.values())
-    sizes["blanks"] = sum(len(t) for t in cache.blanks.values())
-    sizes["embeds"] = sum(len(t) for t in cache.embeds.values())
-    if all(isinstance(t, dict) for t in cache.rows.values()):
-        sizes["rows"] = sum(len(t) for t in cache.rows.values())
+    sizes = {}
+    for name, table in vars(cache).items():
+        if isinstance(table, dict):
+            inner = list(table.values())
+            # tables of tables (per counter, placeholder, policy...): their entries; a pair of
+            # parallel dicts counts as the entries of one
+            if inner and all(isinstance(t, tuple) and t and isinstance(t[0], dict) for t in inner):
+                inner = [t[0] for t in inner]
+            nested = bool(inner) and all(isinstance(t, dict) for t in inner)
+            sizes[name] = sum(len(t) for t in inner) if nested else len(table)
     sizes["compressed cuts"] = sum(len(e) for msgs in compression._SHARED.values() for e in msgs.values())
     return {k: v for k, v in sizes.items() if v}
 
