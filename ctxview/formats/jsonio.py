@@ -220,7 +220,9 @@ def _read_all(inp: Input) -> bytes:
         return f.read()
 
 
-_OBJECT_SEPARATOR = re.compile(rb"\}\s*(,)\s*\{")  # where one object of an array may end and the next begin
+# Where one object of an array may end and the next begin. The next one's first key makes
+# it rarer inside strings, where a quote is escaped (JSON text in a tool's output: {\"a\"...).
+_OBJECT_SEPARATOR = re.compile(rb'\}\s*(,)\s*\{\s*"')
 _PIECE_TRIES = 16
 _AFTER_DOCUMENT = "unexpected content after document"  # orjson's message when a value ends early
 
