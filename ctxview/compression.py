@@ -390,10 +390,11 @@ _as_tool_result = _make_clone()
 
 
 class _Table:
-    """{id(source): (source, tool name, result)} as three parallel dicts: the source guards
-    the id (an id is not reused while its object is alive), so a lookup never hashes a long
-    text. Parallel dicts rather than a tuple per entry: tens of thousands of entries are added
-    per recompute, and a tuple each would be one more object for the cyclic GC to walk."""
+    """{id(source): (source, tool name, result)} as parallel dicts: the source guards the id
+    (an id is not reused while its object is alive), so a lookup never hashes a long text.
+    Parallel dicts rather than a tuple per entry: tens of thousands of entries are added per
+    recompute, and a tuple each would be one more object for the cyclic GC to walk. Names
+    are stored only when not None (with a "content" policy they never are)."""
 
     __slots__ = ("sources", "names", "results")
 
@@ -405,6 +406,14 @@ class _Table:
     def __len__(self) -> int:
         return len(self.results)
 
+    def get(self, source: Any, name: str | None) -> Any:
+        """The result stored for (source, name), or None."""
+        key = id(source)
+        hit = self.results.get(key)
+        if hit is not None and self.sources[key] is source and self.names.get(key) == name:
+            return hit
+        return None
+
     def put(self, source: Any, name: str | None, result: Any) -> None:
         if len(self.results) >= _CACHE_LIMIT:
             self.sources.clear()
@@ -412,7 +421,10 @@ class _Table:
             self.results.clear()
         key = id(source)
         self.sources[key] = source
-        self.names[key] = name
+        if name is not None:
+            self.names[key] = name
+        elif self.names:
+            self.names.pop(key, None)
         self.results[key] = result
 
 
@@ -453,9 +465,8 @@ class _Plan:
         cuts = self.cuts.get(max_chars)
         if cuts is None:
             cuts = self.cuts[max_chars] = _Table()
-        key = id(text)
-        hit = cuts.results.get(key)
-        if hit is not None and cuts.sources[key] is text and cuts.names[key] == tool_name:
+        hit = cuts.get(text, tool_name)
+        if hit is not None:
             return hit
         given = tool_name
         out = text[:max_chars] + str(len(text) - max_chars).join(self.marker_parts)
@@ -592,6 +603,7 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
     top, last_limit = plan.top, plan.last_limit
     cache = plan.msgs
     by_content = plan.by_content
+    cut = plan.cut
     name = None
     current = None
     sources: dict = {}
@@ -621,16 +633,17 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
                 name = names.get(msg.tool_call_id)
         key = id(msg)
         hit = results.get(key)
-        if hit is not None and sources[key] is msg and (by_content or names_of[key] == name):
+        if hit is not None and sources[key] is msg and (by_content or names_of.get(key) == name):
             out[i] = hit
             continue
-        text = _text_of(msg.content)
-        result = msg if len(text) <= limit else _as_tool_result(msg, plan.cut(text, limit, name))
-        if len(results) >= _CACHE_LIMIT:
-            entries.put(msg, name, result)  # type: ignore[union-attr]  # (empties the table first)
-        else:  # _Table.put inlined
+        text = msg.content
+        if type(text) is not str:
+            text = _text_of(text)
+        result = msg if len(text) <= limit else _as_tool_result(msg, cut(text, limit, name))
+        if len(results) >= _CACHE_LIMIT or name is not None or names_of:
+            entries.put(msg, name, result)  # type: ignore[union-attr]
+        else:  # _Table.put inlined for the common case (no name to store)
             sources[key] = msg
-            names_of[key] = name
             results[key] = result
         out[i] = result
     return names

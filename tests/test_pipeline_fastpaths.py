@@ -92,3 +92,16 @@ def test_budget_and_summary_paths_match_a_fresh_cache_after_other_settings():
               Settings(old_messages="llm", budget=2000), Settings(clear=ClearSettings(keep=2), budget=2500),
               Settings(old_messages="truncate"), Settings(clear=ClearSettings(keep=1, exclude=("Read",)))]:
         assert prepare(conv, s, cache=cache) == prepare(conv, s), s
+
+
+def test_compression_table_keeps_results_apart_by_name():
+    from ctxview.compression import _Table
+
+    table, msg = _Table(), Message("tool", "x")
+    assert table.get(msg, None) is None
+    table.put(msg, "Read", "with a name")
+    assert table.get(msg, "Read") == "with a name" and table.get(msg, None) is None
+    table.put(msg, None, "without")
+    assert table.get(msg, None) == "without" and table.get(msg, "Read") is None
+    other = Message("tool", "x")
+    assert table.get(other, None) is None  # an equal message is another object: no hit
