@@ -144,9 +144,10 @@ class PipelineCache:
         # prepared messages, which guard the entry (another conversation's row at
         # the same index and specs fails the guard and is replaced).
         self.rows: dict[str, dict[tuple, Row]] = {}
-        # (counter name, policy tag) -> {index: row}: the rows compression alone changed, the
-        # bulk of a view, by index (guarded by stored, prepared and age) instead of by spec tuple
-        self.compressed_rows: dict[tuple[str, int], dict[int, Row]] = {}
+        # (counter name, policy tag, messages in the request) -> {index: row}: the rows
+        # compression alone changed, the bulk of a view, by index (the age is the request's
+        # length minus the index; guarded by stored and prepared) instead of by spec tuple
+        self.compressed_rows: dict[tuple[str, int, int], dict[int, Row]] = {}
         self.policy_tags: dict[int, tuple[compression.CompressionPolicy, int]] = {}
         self.per_conversation: dict[int, _ConversationData] = {}
         self.counters: dict[tuple, TokenCounter] = {}
@@ -184,8 +185,8 @@ class PipelineCache:
         """A small number naming a policy from policy(), so that rows of different tiers are cached apart."""
         return self.policy_tags[id(policy)][1]
 
-    def compressed_row_table(self, counter: TokenCounter, tag: int) -> dict[int, Row]:
-        key = (counter.name, tag)
+    def compressed_row_table(self, counter: TokenCounter, tag: int, n: int) -> dict[int, Row]:
+        key = (counter.name, tag, n)
         table = self.compressed_rows.get(key)
         if table is None:
             if len(self.compressed_rows) >= 64:
@@ -660,7 +661,7 @@ def _prepare(
     gone = removed_rows | dropped_rows
     heads, by_age = _tiers_of(policy)
     n_ages = len(by_age)
-    compressed_rows = cache.compressed_row_table(counter, tag)
+    compressed_rows = cache.compressed_row_table(counter, tag, n)
     for i, key in specs.items():
         stored = msgs[i]
         prepared = None if gone and i in gone else current[i]
@@ -671,8 +672,7 @@ def _prepare(
         # specs in the key (which hold whatever the changes' texts and figures are made of).
         only_compressed = len(key) == 4 and key[1] == "compressed"
         hit = compressed_rows.get(i) if only_compressed else row_cache.get(key)
-        if (hit is not None and hit.stored is stored and hit.prepared is prepared
-                and (not only_compressed or hit.changes[0].age == key[2])):
+        if hit is not None and hit.stored is stored and hit.prepared is prepared:
             rows[i] = hit
             continue
         # _new_row and _changes inlined for the common rows (tens of thousands per view):
@@ -820,7 +820,7 @@ def _prepare_keep_recent_delta(
     count = cache.count
     count_cleared = cache.count_cleared
     row_cache = cache.row_table(counter)
-    compressed_rows = cache.compressed_row_table(counter, tag)
+    compressed_rows = cache.compressed_row_table(counter, tag, n)
     spans_of = cache.reminder_spans
     clear_below = 0
     saved = prev_saved
@@ -885,8 +885,7 @@ def _prepare_keep_recent_delta(
             continue
         only_compressed = len(key) == 4 and key[1] == "compressed"
         hit = compressed_rows.get(i) if only_compressed else row_cache.get(key)
-        if (hit is not None and hit.stored is stored and hit.prepared is cur
-                and (not only_compressed or hit.changes[0].age == key[2])):
+        if hit is not None and hit.stored is stored and hit.prepared is cur:
             rows.append(hit)
             continue
         rows.append(_new_row(compressed_rows if only_compressed else row_cache, i if only_compressed else key,
