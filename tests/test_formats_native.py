@@ -253,6 +253,14 @@ def test_load_session_reads_big_ctxview_files_in_pieces(tmp_path, monkeypatch):
     assert len(taken) == 3  # one whole list per conversation
 
 
+def test_a_huge_message_is_one_piece(tmp_path, tiny_pieces):
+    doc = {"format": "ctxview", "conversations": [{"name": "a", "messages": [
+        {"role": "user", "content": "x"}, {"role": "tool", "content": "y" * 300_000, "tool_call_id": "c"},
+        {"role": "user", "content": "z"}]}]}
+    pieces, whole = both_ways(open_input(dump(tmp_path, doc)))
+    assert pieces is not None and pieces == whole
+
+
 def test_json_text_in_contents_is_no_place_to_cut(tmp_path, tiny_pieces):
     text = orjson.dumps([{"a": i} for i in range(100)]).decode()  # a tool's output: 99 "},{" in a string
     doc = {"format": "ctxview", "conversations": [{"name": "a", "messages": [
@@ -299,9 +307,10 @@ def test_pieces_property(tmp_path, monkeypatch, texts, piece, indent, empty_seco
 
 def test_files_that_do_not_split_are_parsed_whole(tmp_path, tiny_pieces):
     cases = {
-        # a cut can fall inside this list 16 times in a row: too many tries
+        # a cut can fall inside this list more times in a row than are tried
         "tries": {"format": "ctxview", "conversations": [{"name": "a", "messages": [
-            {"role": "user", "content": "x", "meta": {"l": [{"a": 1}] * 40}}, {"role": "user", "content": "x"}]}]},
+            {"role": "user", "content": "x", "meta": {"l": [{"a": 1}] * (jsonio._PIECE_TRIES + 10)}},
+            {"role": "user", "content": "x"}]}]},
         # the first "messages" list is not a conversation's
         "elsewhere": {"format": "ctxview", "metadata": {"messages": [{"a": 1}]},
                       "conversations": [{"name": "a", "messages": [{"role": "user", "content": "x"}]}]},

@@ -223,7 +223,7 @@ def _read_all(inp: Input) -> bytes:
 # Where one object of an array may end and the next begin. The next one's first key makes
 # it rarer inside strings, where a quote is escaped (JSON text in a tool's output: {\"a\"...).
 _OBJECT_SEPARATOR = re.compile(rb'\}\s*(,)\s*\{\s*"')
-_PIECE_TRIES = 16
+_PIECE_TRIES = 64  # cuts tried per piece (inside a list of objects in a message, say) before parsing whole
 _AFTER_DOCUMENT = "unexpected content after document"  # orjson's message when a value ends early
 
 
@@ -298,7 +298,7 @@ class _ReadAhead:
         """The first match of `pattern` from `pos` on, reading on until there is one or the
         file ends (one across the end of what was read may be passed over: no harm here)."""
         while (found := pattern.search(self.data, pos)) is None:
-            more = self.f.read(PIECE_BYTES)
+            more = self.f.read(max(PIECE_BYTES, len(self.data)))  # doubling: one huge item is read in linear time
             if not more:
                 return None
             pos = max(pos, len(self.data) - 256)  # what was searched already
