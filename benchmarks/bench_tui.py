@@ -74,9 +74,11 @@ async def run(path: Path, presses: int) -> dict:
 
         paints: list[float] = []
         stored_shown: float | None = None
+        loaded_rss: int | None = None
 
         def _show_stored(self, *args):
             TimedApp.stored_shown = time.perf_counter()
+            TimedApp.loaded_rss = rss_bytes()  # the session loaded, the first pipeline run not started
             return super()._show_stored(*args)
 
         def _display(self, screen, renderable) -> None:
@@ -132,7 +134,22 @@ async def run(path: Path, presses: int) -> dict:
         figures["lines"] = app.row_layout.total_lines
     figures["peak_rss"] = peak_rss_bytes()
     figures["rss_before"] = rss_before
+    if TimedApp.loaded_rss is not None:
+        figures["loaded_growth"] = TimedApp.loaded_rss - rss_before
     return figures
+
+
+# Run on a written ctxview session (in its own process, as the writing is).
+_UNIQUE_CONTENTS = """
+import sys, orjson
+path = sys.argv[1]
+doc = orjson.loads(open(path, "rb").read())
+for conv in doc["conversations"]:
+    for i, m in enumerate(conv["messages"]):
+        if isinstance(m.get("content"), str):
+            m["content"] = f"[{i}] " + m["content"]
+open(path, "wb").write(orjson.dumps(doc))
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", default="ctxview")
     parser.add_argument("--presses", type=int, default=4)
     parser.add_argument("--keep", help="write the session here and keep it")
+    parser.add_argument("--unique-contents", action="store_true",
+                        help="(ctxview) prefix every message's content with its index, so that no content repeats: "
+                             "the memory figures without the loader's sharing of repeated strings")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -151,12 +171,15 @@ def main(argv: list[str] | None = None) -> int:
             t = time.perf_counter()
             subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_session.py"), str(args.n),
                             "--format", args.format, "-o", str(path)], check=True, stdout=subprocess.DEVNULL)
+            if args.unique_contents:
+                subprocess.run([sys.executable, "-c", _UNIQUE_CONTENTS, str(path)], check=True)
             print(f"wrote {path.name}: {args.n:,} messages in {time.perf_counter() - t:.1f} s")
         size = path.stat().st_size
         figures = asyncio.run(run(path, args.presses))
 
     mb = 1024 * 1024
-    print(f"file: {size / mb:.1f} MB ({args.format}), {figures['rows']:,} rows, {figures['lines']:,} pane lines")
+    unique = ", every content unique" if args.unique_contents else ""
+    print(f"file: {size / mb:.1f} MB ({args.format}{unique}), {figures['rows']:,} rows, {figures['lines']:,} pane lines")
     if "stored_side" in figures:
         print(f"stored side on screen (loading included): {figures['stored_side'] * 1000:.0f} ms")
     print(f"first screen with both sides (loading included): {figures['first_screen'] * 1000:.0f} ms"
@@ -174,6 +197,10 @@ def main(argv: list[str] | None = None) -> int:
     peak = figures["peak_rss"] - figures["rss_before"]
     print(f"memory: resident growth {growth / mb:.0f} MB = {growth / size:.2f}× file; "
           f"peak growth {peak / mb:.0f} MB = {peak / size:.2f}× file   target ≤ 3×")
+    if "loaded_growth" in figures:
+        loaded = figures["loaded_growth"]
+        print(f"memory with the session loaded, before the first pipeline run: resident growth {loaded / mb:.0f} MB"
+              f" = {loaded / size:.2f}× file")
     return 0
 
 
