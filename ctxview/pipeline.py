@@ -153,7 +153,8 @@ class PipelineCache:
         self.counters: dict[tuple, TokenCounter] = {}
         self.policies: dict[tuple, compression.CompressionPolicy] = {}
         self.embeds: dict[str, dict[int, tuple]] = {}  # counter name -> embedded()'s table
-        self.blanks: dict[str, dict[int, tuple[Message, Message]]] = {}  # placeholder -> {id(message): ...}
+        # placeholder -> ({id(message): message}, {id(message): blanked message}), parallel dicts
+        self.blanks: dict[str, tuple[dict[int, Message], dict[int, Message]]] = {}
         self.views: dict[tuple, tuple] = {}   # the last few views, oldest first
         # (id(conversation), counter name) -> (conversation, the last view computed,
         # the tokens its clearing saved or None): the base a keep_recent change is applied to.
@@ -253,18 +254,22 @@ class PipelineCache:
 
     def blanked(self, msg: Message, placeholder: str) -> Message:
         """`msg` with its content replaced by `placeholder` (clearing), the same object each time."""
-        blanks = self.blanks.get(placeholder)
-        if blanks is None:
+        pair = self.blanks.get(placeholder)
+        if pair is None:
             if len(self.blanks) >= 64:
                 self.blanks.clear()
-            blanks = self.blanks[placeholder] = {}
-        hit = blanks.get(id(msg))
-        if hit is not None and hit[0] is msg:
-            return hit[1]
+            pair = self.blanks[placeholder] = ({}, {})
+        sources, blanked = pair
+        key = id(msg)
+        hit = blanked.get(key)
+        if hit is not None and sources[key] is msg:
+            return hit
         new = _with_content(msg, placeholder)
-        if len(blanks) >= _CACHE_LIMIT:
-            blanks.clear()
-        blanks[id(msg)] = (msg, new)
+        if len(blanked) >= _CACHE_LIMIT:
+            sources.clear()
+            blanked.clear()
+        sources[key] = msg
+        blanked[key] = new
         return new
 
     def embed_table(self, counter: TokenCounter) -> dict[int, tuple]:
