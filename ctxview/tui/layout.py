@@ -9,6 +9,7 @@ thread; expanded rows get their wrapped heights from the renderer.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -117,7 +118,7 @@ class Layout:
     folded: set[int] = field(default_factory=set)            # first rows of folded removed runs
     is_pending: bool = False                                 # stored side only; prepared side computing
     heights: list[int] = field(default_factory=list)
-    offsets: list[int] = field(default_factory=list)         # offsets[i] = first line of row i
+    offsets: Sequence[int] = field(default_factory=list)     # offsets[i] = first line of row i
 
     @classmethod
     def build(cls, view: PreparedView, previous: Layout | None = None,
@@ -178,7 +179,8 @@ class Layout:
             heights[start] = 1
             heights[start + 1:start + run[1]] = [0] * (run[1] - 1)
         self.heights = heights
-        self.offsets = [0, *accumulate(heights)]
+        # machine integers: 100k line numbers as Python ints would be ~3 MB more per layout
+        self.offsets = array("q", accumulate(heights, initial=0))
 
     def fold_runs(self, min_length: int, keep_open: set[int]) -> None:
         """Fold every removed run of at least `min_length` rows not in `keep_open`."""
