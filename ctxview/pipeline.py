@@ -57,7 +57,7 @@ from .gcpause import paused_gc
 from .grouping import units
 from .model import Content, Conversation, Message
 from .tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, counter_for
-from .compression import DEFAULT_POLICY
+from .compression import DEFAULT_POLICY, slot_builder
 from .view import OLD_MESSAGE_STRATEGIES, Change, PreparedView, Row, Settings
 from .windows import resolve_context_window
 
@@ -72,31 +72,14 @@ _SHORT_TEXT = 256  # texts up to this long (placeholders, markers) have their co
 _TEXT_ONLY_COUNTERS = (SwarmEstimate, CharsCounter, BpeCounter)
 
 
-def _slot_setter(cls: type, name: str, fixed: dict[str, str], extra: tuple[str, ...] = ()) -> Callable:
-    # A function setting every slot of a frozen, slotted dataclass straight
-    # (no __init__, no frozen __setattr__ per field): rows and changes are
-    # built by the tens of thousands per recompute. `fixed` maps a slot to an
-    # expression over `src` (a value copied from another instance).
-    fields = [f.name for f in dataclasses.fields(cls)]
-    params = [*extra, *(f for f in fields if f not in fixed)]
-    lines = [f"def {name}({', '.join(params)}):", "    new = new_(cls)"]
-    env: dict[str, Any] = {"new_": object.__new__, "cls": cls}
-    for i, f in enumerate(fields):
-        env[f"set{i}"] = cls.__dict__[f].__set__
-        lines.append(f"    set{i}(new, {fixed.get(f, f)})")
-    lines.append("    return new")
-    exec("\n".join(lines), env)  # noqa: S102 - generated from the slot names only
-    return env[name]
-
-
 assert not hasattr(Row, "__post_init__") and not hasattr(Change, "__post_init__")
-_row = _slot_setter(Row, "_row", {})
+_row = slot_builder(Row, "_row", {})
 # Row(...) with every field given by position, without the frozen __init__:
 # for callers building rows by the 100k (the inspector's stored-only layout).
 make_row = _row
-_new_change = _slot_setter(Change, "_new_change", {})
+_new_change = slot_builder(Change, "_new_change", {})
 # Message.with_content(content) (model._replace) as straight-line slot copies.
-_with_content = _slot_setter(Message, "_with_content",
+_with_content = slot_builder(Message, "_with_content",
                              {f.name: f"src.{f.name}" for f in dataclasses.fields(Message) if f.name != "content"},
                              ("src",))
 

@@ -118,3 +118,27 @@ def test_rows_compression_alone_changed_are_reused_after_a_request_switch():
     assert again == first == prepare(conv, Settings(keep_recent=4))
     compressed = [i for i, r in enumerate(first.rows) if [c.action for c in r.changes] == ["compressed"]]
     assert compressed and all(again.rows[i] is first.rows[i] for i in compressed)
+
+
+def test_slot_builders_equal_the_constructors():
+    from ctxview.compression import _as_tool_result
+    from ctxview.pipeline import _new_change, _row, _with_content
+    from ctxview.view import Change, Row
+
+    msg = Message("assistant", "text", tool_call_id="c", tool_calls=(ToolCall("c", "Read", {"p": 1}),),
+                  model_id="m", tool_name="Read", thinking="t", injected=True, origin="line 3", id="i",
+                  meta={"k": "v"})
+    assert _with_content(msg, "new") == msg.with_content("new")
+    assert _as_tool_result(msg, "cut") == msg.replace(role="tool", content="cut")
+    assert type(_with_content(msg, "new")) is Message
+    change = _new_change("compressed", "compression", "detail", 1, 30, 12)
+    assert change == Change("compressed", "compression", "detail", 1, 30, 12)
+    assert hash(change) == hash(Change("compressed", "compression", "detail", 1, 30, 12))
+    row = _row(3, msg, None, (change,), 10, 0, "Read", ((0, 1),), (), ())
+    assert row == Row(3, msg, None, (change,), 10, 0, "Read", ((0, 1),), (), ())
+    assert type(row) is Row and type(change) is Change
+    import dataclasses
+
+    import pytest
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row.index = 4  # type: ignore[misc]
