@@ -53,11 +53,11 @@ from typing import Any, Callable, Sequence
 from . import compression, reminders
 from .budget import EXCERPT_CHARS, fit_to_budget, plan_summary
 from .clearing import plan_clearing, tool_name_of
+from .compression import DEFAULT_POLICY, slot_builder
 from .gcpause import paused_gc
 from .grouping import units
 from .model import Content, Conversation, Message
 from .tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, counter_for
-from .compression import DEFAULT_POLICY, slot_builder
 from .view import OLD_MESSAGE_STRATEGIES, Change, PreparedView, Row, Settings
 from .windows import resolve_context_window
 
@@ -118,9 +118,9 @@ class PipelineCache:
     def __init__(self) -> None:
         self.counts: dict[str, dict[int, tuple[Any, int]]] = {}
         self.short_counts: dict[tuple[str, str, str], int] = {}  # (counter, role, short text) -> tokens
-        # counter name -> {id(text): (text, tokens)} for tool results without calls under a text-only
-        # counter: compressed results that share one cut text are counted (and remembered) once
-        # (parallel dicts, not tuples: no object per entry for the cyclic GC to walk)
+        # counter name -> ({id(text): tokens}, {id(text): text}) for tool results without calls under a
+        # text-only counter: compressed results that share one cut text are counted (and remembered)
+        # once (parallel dicts, not a tuple per entry: no object per entry for the cyclic GC to walk)
         self.tool_text_counts: dict[str, tuple[dict[int, int], dict[int, str]]] = {}
         self.spans: dict[int, tuple[str, tuple]] = {}
         # counter name -> {(index, *change specs): row}; a row holds its stored and
