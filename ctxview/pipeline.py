@@ -256,14 +256,16 @@ class PipelineCache:
         return new
 
     def embed_table(self, counter: TokenCounter) -> dict[int, tuple]:
-        """embedded()'s table for a counter: {id(body): (body, texts, new, spans, tokens of new)}."""
+        """embedded()'s table for a counter: {id(body): (body, texts, new, spans, tokens of new,
+        reminder spans of new)}."""
         table = self.embeds.get(counter.name)
         if table is None:
             table = self.embeds[counter.name] = {}
         return table
 
     def embedded(self, counter: TokenCounter, body: Message, texts: Sequence[str]) -> tuple:
-        """(body, texts, `body` with ephemeral `texts` appended, the spans of the appended pieces, its tokens)."""
+        """(body, texts, `body` with ephemeral `texts` appended, the spans of the appended pieces, its tokens,
+        the reminder blocks in its text)."""
         table = self.embed_table(counter)
         hit = table.get(id(body))
         if hit is not None and hit[0] is body and hit[1] is texts:
@@ -277,9 +279,12 @@ class PipelineCache:
             pos += len(piece)
             pieces.append(piece)
         new = _with_text(body, "\n\n".join(pieces))
+        found = _joined_spans(pieces, self.reminder_spans)
+        if found is None:
+            found = self.reminder_spans(new.text)
         if len(table) >= _CACHE_LIMIT:
             table.clear()
-        hit = table[id(body)] = (body, texts, new, tuple(spans), counter.count_message(new))
+        hit = table[id(body)] = (body, texts, new, tuple(spans), counter.count_message(new), found)
         return hit
 
     def reminder_spans(self, text: str) -> tuple:
@@ -367,6 +372,25 @@ class PipelineCache:
                 data.units.clear()
             found = data.units[n] = units(data.conversation.messages[:n])
         return found
+
+
+def _joined_spans(parts: list[str], spans_of: Callable[[str], tuple]) -> tuple | None:
+    """reminders.spans("\n\n".join(parts)) from each part's spans (parts are mostly cached already: a
+    message's text, a reminder), or None when a block could run from one part into the next (a part
+    with an opening tag after its last block). Otherwise the blocks are the parts' own: the regex is
+    non-greedy, and no tag can span the "\n\n" between parts."""
+    out: list[tuple[int, int]] = []
+    pos = 0
+    for k, part in enumerate(parts):
+        if k:
+            pos += 2
+        if "<system-reminder>" in part:
+            found = spans_of(part)
+            if not found or "<system-reminder>" in part[found[-1][1]:]:
+                return None
+            out.extend((start + pos, end + pos) for start, end in found)
+        pos += len(part)
+    return tuple(out)
 
 
 def _tool_name(msg: Message, names: dict[str, str]) -> str | None:
@@ -585,6 +609,7 @@ def _prepare(
 
     # 4. ephemeral embedding (messages still sent only)
     eph_spans: dict[int, tuple] = {}
+    eph_reminders: dict[int, tuple] = {}  # the reminder blocks of the embedded texts
     if settings.embed_ephemeral and conversation.ephemeral:
         embeds = cache.embed_table(counter)
         for i, texts in conversation.ephemeral.items():
@@ -597,6 +622,7 @@ def _prepare(
             current[i] = hit[2]
             eph_spans[i] = hit[3]
             tokens = hit[4]
+            eph_reminders[i] = hit[5]
             specs[i] = specs.get(i, (i,)) + ("ephemeral", len(texts), tokens - cur_counts[i])
             cur_counts[i] = tokens
         stats["ephemeral"] = len(eph_spans)
@@ -690,6 +716,8 @@ def _prepare(
         else:
             if prepared is stored:
                 spans = base.stored_reminders
+            elif i in eph_reminders:  # (prepared is the embedded message: stage 5 only drops)
+                spans = eph_reminders[i]
             else:
                 text = prepared.content
                 if type(text) is not str:
@@ -863,7 +891,7 @@ def _prepare_keep_recent_delta(
         spans: tuple = ()
         texts = eph.get(i)
         if texts is not None:
-            _, _, cur, spans, after = cache.embedded(counter, cur, texts)
+            _, _, cur, spans, after, _ = cache.embedded(counter, cur, texts)
             key += ("ephemeral", len(texts), after - tp)
             tp = after
         delta_tokens += tp

@@ -142,3 +142,24 @@ def test_slot_builders_equal_the_constructors():
     import pytest
     with pytest.raises(dataclasses.FrozenInstanceError):
         row.index = 4  # type: ignore[misc]
+
+
+PIECE = st.lists(st.sampled_from(["<system-reminder>", "</system-reminder>", "a", "\n", "<system-", "reminder>", "x y"]),
+                 max_size=8).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(PIECE, min_size=1, max_size=4))
+def test_joined_reminder_spans_match_a_scan_of_the_joined_text(parts):
+    from ctxview import reminders
+    from ctxview.pipeline import _joined_spans
+
+    found = _joined_spans(parts, lambda t: tuple(reminders.spans(t)))
+    if found is not None:  # None: the caller scans the joined text itself
+        assert list(found) == reminders.spans("\n\n".join(parts))
+
+
+def test_joined_reminder_spans_fall_back_when_a_block_runs_across_parts():
+    from ctxview.pipeline import _joined_spans
+
+    assert _joined_spans(["x <system-reminder> open", "close </system-reminder>"], lambda t: ()) is None
