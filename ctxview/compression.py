@@ -476,8 +476,9 @@ class _Plan:
         cuts = self.cuts.get(max_chars)
         if cuts is None:
             cuts = self.cuts[max_chars] = _Table()
-        hit = cuts.get(text, tool_name)
-        if hit is not None:
+        key = id(text)
+        hit = cuts.results.get(key)  # (_Table.get inlined: this runs once per compressed result)
+        if hit is not None and cuts.sources[key] is text and cuts.names.get(key) == tool_name:
             return hit
         given = tool_name
         out = text[:max_chars] + str(len(text) - max_chars).join(self.marker_parts)
@@ -487,7 +488,11 @@ class _Plan:
             hint = self.hints.get(tool_name)
             if hint is not None:
                 out += hint
-        cuts.put(text, given, out)
+        if given is None and not cuts.names and len(cuts.results) < _CACHE_LIMIT:
+            cuts.sources[key] = text  # (_Table.put inlined for the common case)
+            cuts.results[key] = out
+        else:
+            cuts.put(text, given, out)
         return out
 
 

@@ -119,7 +119,16 @@ class SwarmEstimate:
         return math.ceil(n / per_token)
 
     def count_message(self, msg: Message) -> int:
-        tokens = self.count(msg.text)
+        # count() inlined: a recompute counts tens of thousands of new messages.
+        content = msg.content
+        text = content if type(content) is str else msg.text
+        n = len(text)
+        if n == 0:
+            tokens = 0
+        else:
+            raw = text.encode("utf-8", "surrogatepass")
+            code = len(raw) - len(raw.translate(None, _CODE_BYTES))
+            tokens = math.ceil(n / (CHARS_PER_TOKEN_CODE if code / n > CODE_RATIO_THRESHOLD else CHARS_PER_TOKEN_PROSE))
         if msg.role == "tool":
             tokens += TOOL_MESSAGE_OVERHEAD
         return tokens

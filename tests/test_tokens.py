@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from ctxview.model import Content, Conversation, Message, ToolCall, Usage
 from ctxview.tokens import (
+    TOOL_MESSAGE_OVERHEAD,
     BpeCounter,
     CharsCounter,
     SwarmEstimate,
@@ -278,3 +279,13 @@ def test_calibration_fit_needs_two_distinct_estimates_and_never_a_negative_overh
             Message("user", "x" * 4000), Message("assistant", "b", usage=Usage(input_tokens=1400))]
     cal = calibrate(msgs, c)
     assert cal.overhead == 0 and cal.slope > 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab {}()[];\n→💡") + ["\ud800"]), max_size=60),
+       st.sampled_from(["tool", "user", "assistant"]), st.booleans())
+def test_swarm_count_message_is_count_of_the_text_plus_the_tool_overhead(text, role, wrapped):
+    # count_message inlines count() for speed: the two must agree.
+    c = SwarmEstimate()
+    msg = Message(role, Content(text) if wrapped else text)
+    assert c.count_message(msg) == c.count(text) + (TOOL_MESSAGE_OVERHEAD if role == "tool" else 0)
