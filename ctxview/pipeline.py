@@ -136,6 +136,7 @@ class PipelineCache:
         self.counters: dict[tuple, TokenCounter] = {}
         self.policies: dict[tuple, compression.CompressionPolicy] = {}
         self.embeds: dict[str, dict[int, tuple]] = {}  # counter name -> embedded()'s table
+        self.suffixes: dict[int, tuple] = {}  # id(ephemeral texts) -> suffix()'s entry
         # placeholder -> ({id(message): message}, {id(message): blanked message}), parallel dicts
         self.blanks: dict[str, tuple[dict[int, Message], dict[int, Message]]] = {}
         self.views: dict[tuple, tuple] = {}   # the last few views, oldest first
@@ -271,20 +272,46 @@ class PipelineCache:
         if hit is not None and hit[0] is body and hit[1] is texts:
             return hit
         base = body.text
-        pieces, spans, pos = [base], [], len(base)
-        for piece in texts:
-            piece = piece if isinstance(piece, str) else ("" if piece is None else str(piece))
-            pos += 2
-            spans.append((pos, pos + len(piece)))
-            pos += len(piece)
-            pieces.append(piece)
-        new = _with_text(body, "\n\n".join(pieces))
-        found = _joined_spans(pieces, self.reminder_spans)
+        at = len(base) + 2  # where the first appended piece starts
+        _, suffix, spans, found, stats = self.suffix(texts)
+        new = _with_text(body, base + suffix)
+        appended = _shifted(spans, at)
+        if found is not None and "<system-reminder>" in base:
+            own = self.reminder_spans(base)
+            # (an opening tag after the base's last block could close in a piece: scan the whole)
+            found = None if not own or "<system-reminder>" in base[own[-1][1]:] else own + _shifted(found, at)
+        elif found:
+            # one tuple for both when the pieces are whole reminder blocks (the common case)
+            found = appended if found == spans else _shifted(found, at)
         if found is None:
             found = self.reminder_spans(new.text)
+        if type(counter) is SwarmEstimate:  # length and code characters add up: only the base is scanned
+            n, code = SwarmEstimate.text_stats(base)
+            tokens = SwarmEstimate.count_stats(new.role, n + stats[0], code + stats[1])
+        else:
+            tokens = counter.count_message(new)
         if len(table) >= _CACHE_LIMIT:
             table.clear()
-        hit = table[id(body)] = (body, texts, new, tuple(spans), counter.count_message(new), found)
+        hit = table[id(body)] = (body, texts, new, appended, tokens, found)
+        return hit
+
+    def suffix(self, texts: Sequence[str]) -> tuple:
+        """What `texts` append to any message, once per texts tuple: (texts, the "\n\n"-joined suffix,
+        the pieces' spans and their reminder blocks (None: a block could run across pieces), both
+        relative to the first piece's start, the suffix's SwarmEstimate.text_stats)."""
+        hit = self.suffixes.get(id(texts))
+        if hit is not None and hit[0] is texts:
+            return hit
+        pieces = [piece if isinstance(piece, str) else ("" if piece is None else str(piece)) for piece in texts]
+        spans, pos = [], 0
+        for piece in pieces:
+            spans.append((pos, pos + len(piece)))
+            pos += len(piece) + 2
+        suffix = "".join("\n\n" + piece for piece in pieces)
+        if len(self.suffixes) >= _CACHE_LIMIT:
+            self.suffixes.clear()
+        hit = self.suffixes[id(texts)] = (texts, suffix, tuple(spans), _joined_spans(pieces, self.reminder_spans),
+                                          SwarmEstimate.text_stats(suffix))
         return hit
 
     def reminder_spans(self, text: str) -> tuple:
@@ -391,6 +418,13 @@ def _joined_spans(parts: list[str], spans_of: Callable[[str], tuple]) -> tuple |
             out.extend((start + pos, end + pos) for start, end in found)
         pos += len(part)
     return tuple(out)
+
+
+def _shifted(spans: tuple, by: int) -> tuple:
+    if len(spans) == 1:
+        (start, end), = spans
+        return ((start + by, end + by),)
+    return tuple([(start + by, end + by) for start, end in spans])
 
 
 def _tool_name(msg: Message, names: dict[str, str]) -> str | None:

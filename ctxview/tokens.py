@@ -133,6 +133,19 @@ class SwarmEstimate:
             tokens += TOOL_MESSAGE_OVERHEAD
         return tokens
 
+    @staticmethod
+    def text_stats(text: str) -> tuple[int, int]:
+        """(length, code characters) of a text: both add up over concatenated texts."""
+        raw = text.encode("utf-8", "surrogatepass")
+        return len(text), len(raw) - len(raw.translate(None, _CODE_BYTES))
+
+    @staticmethod
+    def count_stats(role: str, n: int, code: int) -> int:
+        """count_message of a message with this role whose text has text_stats (n, code)."""
+        tokens = 0 if n == 0 else math.ceil(
+            n / (CHARS_PER_TOKEN_CODE if code / n > CODE_RATIO_THRESHOLD else CHARS_PER_TOKEN_PROSE))
+        return tokens + TOOL_MESSAGE_OVERHEAD if role == "tool" else tokens
+
 
 class CharsCounter:
     """`ceil(len / 4)`: the crudest estimate, for when nothing better applies."""

@@ -163,3 +163,28 @@ def test_joined_reminder_spans_fall_back_when_a_block_runs_across_parts():
     from ctxview.pipeline import _joined_spans
 
     assert _joined_spans(["x <system-reminder> open", "close </system-reminder>"], lambda t: ()) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(PIECE, st.lists(PIECE, max_size=3), st.sampled_from(["tool", "user"]), st.sampled_from(["swarm", "chars4"]))
+def test_embedded_matches_joining_and_counting_the_whole(base, texts, role, counter_name):
+    # embedded() builds the joined text from a per-texts suffix and counts it from the parts'
+    # statistics; the general definition joins, scans and counts the whole text.
+    from ctxview import reminders
+    from ctxview.tokens import get_counter
+
+    counter = get_counter(counter_name)
+    body = Message(role, base + " {[x]}")
+    texts = tuple(texts)
+    cache = PipelineCache()
+    for _ in range(2):  # a fresh suffix, then the remembered one
+        _, _, new, spans, tokens, found = cache.embedded(counter, body, texts)
+        cache.embeds.clear()
+        assert new.text == "\n\n".join([body.text, *texts]) and new.role == role
+        pos, expected = len(body.text), []
+        for piece in texts:
+            expected.append((pos + 2, pos + 2 + len(piece)))
+            pos += 2 + len(piece)
+        assert spans == tuple(expected)
+        assert list(found) == reminders.spans(new.text)
+        assert tokens == counter.count_message(new)

@@ -289,3 +289,12 @@ def test_swarm_count_message_is_count_of_the_text_plus_the_tool_overhead(text, r
     c = SwarmEstimate()
     msg = Message(role, Content(text) if wrapped else text)
     assert c.count_message(msg) == c.count(text) + (TOOL_MESSAGE_OVERHEAD if role == "tool" else 0)
+
+
+@given(st.text(max_size=60), st.text(max_size=60), st.sampled_from(["tool", "user", "assistant"]))
+def test_swarm_counts_from_added_text_stats_match_count_message(a, b, role):
+    from ctxview.model import Message
+    from ctxview.tokens import SwarmEstimate
+
+    (n1, c1), (n2, c2) = SwarmEstimate.text_stats(a), SwarmEstimate.text_stats(b)
+    assert SwarmEstimate.count_stats(role, n1 + n2, c1 + c2) == SwarmEstimate().count_message(Message(role, a + b))
