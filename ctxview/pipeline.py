@@ -55,7 +55,7 @@ from .budget import EXCERPT_CHARS, fit_to_budget, plan_summary
 from .clearing import plan_clearing, tool_name_of
 from .compression import DEFAULT_POLICY, slot_builder
 from .gcpause import paused_gc
-from .grouping import units
+from .grouping import unit_runs
 from .model import Content, Conversation, Message
 from .tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, counter_for
 from .view import OLD_MESSAGE_STRATEGIES, Change, PreparedView, Row, Settings
@@ -100,7 +100,7 @@ class _ConversationData:
         self.prefix: dict[str, list[int]] = {}      # counter name -> prefix sums of counts (for callers)
         self.totals: dict[tuple[str, int], int] = {}  # (counter name, n) -> tokens of messages[:n]
         self.base_rows: dict[str, list[Row]] = {}   # counter name -> the unchanged row of each message
-        self.units: dict[int, list[list[int]]] = {}  # n -> grouping.units(messages[:n])
+        self.units: dict[int, list[Sequence[int]]] = {}  # n -> grouping.unit_runs(messages[:n])
         self.ephemeral: dict[int, Sequence[str]] | None = None
 
     def valid_ephemeral(self) -> dict[int, Sequence[str]]:
@@ -392,12 +392,12 @@ class PipelineCache:
             data.base_rows[counter.name] = rows
         return rows
 
-    def units(self, data: _ConversationData, n: int) -> list[list[int]]:
+    def units(self, data: _ConversationData, n: int) -> list[Sequence[int]]:
         found = data.units.get(n)
         if found is None:
             if len(data.units) > 8:
                 data.units.clear()
-            found = data.units[n] = units(data.conversation.messages[:n])
+            found = data.units[n] = unit_runs(data.conversation.messages[:n])
         return found
 
 
@@ -742,7 +742,7 @@ def _prepare(
             else:
                 changes = (first, *_changes(key, policy, st, tp, stored, 4))
         elif len(key) == 1 + _SPEC_LENGTHS[kind]:
-            changes = (_shared_change(key[1:]),)
+            changes = _shared_changes(key[1:])
         else:
             changes = _changes(key, policy, st, tp, stored)
         if prepared is None:
@@ -1015,6 +1015,7 @@ def _changes(key: tuple, policy: compression.CompressionPolicy, stored_tokens: i
 
 
 _SHARED_CHANGES: dict[tuple, Change] = {}
+_SHARED_ONES: dict[tuple, tuple[Change]] = {}
 
 
 def _shared_change(spec: tuple) -> Change:
@@ -1026,6 +1027,16 @@ def _shared_change(spec: tuple) -> Change:
             _SHARED_CHANGES.clear()
         change = _SHARED_CHANGES[spec] = _change(spec, DEFAULT_POLICY, 0, 0, _NO_MESSAGE)
     return change
+
+
+def _shared_changes(spec: tuple) -> tuple[Change]:
+    """(_shared_change(spec),), the same tuple for every row whose only change is this spec."""
+    changes = _SHARED_ONES.get(spec)
+    if changes is None:
+        if len(_SHARED_ONES) >= 65536:
+            _SHARED_ONES.clear()
+        changes = _SHARED_ONES[spec] = (_shared_change(spec),)
+    return changes
 
 
 def _change(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,

@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 
 from ctxview.budget import plan_summary
 from ctxview.compression import _plan, compress_text, get_policy
-from ctxview.grouping import unit_of, units
+from ctxview.grouping import unit_of, unit_runs, units
 from ctxview.model import Message, ToolCall
-from ctxview.pipeline import _SHARED_CHANGES, PipelineCache, _change, _shared_change, prepare
+from ctxview.pipeline import _SHARED_CHANGES, PipelineCache, _change, _shared_change, _shared_changes, prepare
 from ctxview.view import ClearSettings, Settings
 
 
@@ -37,6 +37,24 @@ def test_units_match_their_definition(messages):
     assert units(messages) == _units_by_definition(messages)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(MESSAGE, max_size=30))
+def test_unit_runs_are_the_units(messages):
+    runs = unit_runs(messages)
+    assert [list(u) for u in runs] == units(messages)
+    if all(type(u) is range for u in runs):  # ranges only when every unit is a run
+        assert all(list(u) == list(range(u[0], u[-1] + 1)) for u in units(messages))
+
+
+def test_unit_runs_fall_back_when_a_unit_is_interrupted():
+    msgs = [Message("assistant", "a", tool_calls=(ToolCall("c1", "Read"),)), Message("user", "u"),
+            Message("tool", "r", tool_call_id="c1")]
+    assert unit_runs(msgs) == [[0, 2], [1]]
+    calls = [Message("assistant", "a", tool_calls=(ToolCall("c1", "Read"),)), Message("tool", "r", tool_call_id="c1"),
+             Message("user", "u")]
+    assert unit_runs(calls) == [range(0, 2), range(2, 3)]
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(MESSAGE, max_size=30), st.integers(0, 32), st.sampled_from(["remove", "llm"]))
 def test_plan_summary_with_given_units_matches_computing_them(messages, before, strategy):
@@ -52,6 +70,7 @@ def test_shared_changes_equal_fresh_ones(spec):
     fresh = _change(spec, get_policy("default"), 0, 0, Message("tool", "x"))
     assert _shared_change(spec) == fresh
     assert _shared_change(tuple(spec)) is _shared_change(spec)  # one object per spec
+    assert _shared_changes(spec) == (fresh,) and _shared_changes(tuple(spec)) is _shared_changes(spec)
 
 
 @settings(max_examples=200, deadline=None)
