@@ -83,7 +83,8 @@ def plan_clearing(
     emptied: dict[int, set[str]] = {}
     for i in old:
         msg = out[i]
-        if msg.text == placeholder:
+        text = msg.content  # (msg.text without the property call: this runs once per old result)
+        if (text if type(text) is str else msg.text) == placeholder:
             continue  # cleared already
         if exclude and tool_name_of(msg, names) in exclude:
             continue

@@ -602,10 +602,15 @@ def _prepare(
 
         result = plan_clearing(current, clear, counter, counts=cur_counts, measure=measure, blank=cache.blanked)
         inputs = frozenset(result.inputs_cleared)
+        blanked_tokens = by_role.get("tool") if by_role is not None else None
         for i in (*result.cleared, *result.inputs_cleared):
             new = result.messages[i]
             before = cur_counts[i]
-            cur_counts[i] = measure(new)
+            # (measure() inlined for the usual blanked tool result)
+            if new.content is placeholder and blanked_tokens is not None and new.role == "tool" and not new.tool_calls:
+                cur_counts[i] = blanked_tokens
+            else:
+                cur_counts[i] = measure(new)
             specs[i] = specs.get(i, (i,)) + ("cleared", before - cur_counts[i], i in inputs,
                                              new.role == "tool", clear.keep)
             current[i] = new
