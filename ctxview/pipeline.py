@@ -128,8 +128,9 @@ class PipelineCache:
         # the same index and specs fails the guard and is replaced).
         self.rows: dict[str, dict[tuple, Row]] = {}
         # (counter name, policy tag, messages in the request) -> {index: row}: the rows
-        # compression alone changed, the bulk of a view, by index (the age is the request's
-        # length minus the index; guarded by stored and prepared) instead of by spec tuple
+        # compression alone (then maybe embedding) changed, the bulk of a view, by index (the age
+        # is the request's length minus the index; guarded by stored and prepared) instead of by
+        # spec tuple (see _by_index)
         self.compressed_rows: dict[tuple[str, int, int], dict[int, Row]] = {}
         self.policy_tags: dict[int, tuple[compression.CompressionPolicy, int]] = {}
         self.per_conversation: dict[int, _ConversationData] = {}
@@ -723,8 +724,8 @@ def _prepare(
         total_prepared += tp - st
         # Everything a row depends on: the stored message, the counter, and the
         # specs in the key (which hold whatever the changes' texts and figures are made of).
-        only_compressed = len(key) == 4 and key[1] == "compressed"
-        hit = compressed_rows.get(i) if only_compressed else row_cache.get(key)
+        by_index = _by_index(key)
+        hit = compressed_rows.get(i) if by_index else row_cache.get(key)
         if hit is not None and hit.stored is stored and hit.prepared is prepared:
             rows[i] = hit
             continue
@@ -765,10 +766,10 @@ def _prepare(
             row = _row(i, stored, prepared, changes, st, tp, base.tool_name, base.stored_reminders, spans,
                        eph_spans.get(i, ()))
         rows[i] = row
-        table = compressed_rows if only_compressed else row_cache
+        table = compressed_rows if by_index else row_cache
         if len(table) >= _CACHE_LIMIT:
             table.clear()
-        table[i if only_compressed else key] = row
+        table[i if by_index else key] = row
     if inserted is not None and not inserted_dropped:
         total_prepared += inserted_tokens
         verb = "removal marker" if strategy == "remove" else "summary checkpoint"
@@ -938,12 +939,12 @@ def _prepare_keep_recent_delta(
         if len(key) == 1:
             rows.append(base_rows[i])
             continue
-        only_compressed = len(key) == 4 and key[1] == "compressed"
-        hit = compressed_rows.get(i) if only_compressed else row_cache.get(key)
+        by_index = _by_index(key)
+        hit = compressed_rows.get(i) if by_index else row_cache.get(key)
         if hit is not None and hit.stored is stored and hit.prepared is cur:
             rows.append(hit)
             continue
-        rows.append(_new_row(compressed_rows if only_compressed else row_cache, i if only_compressed else key,
+        rows.append(_new_row(compressed_rows if by_index else row_cache, i if by_index else key,
                              key, base_rows[i], stored, cur, policy, stored_counts[i], tp, spans, spans_of))
     if clear is not None and saved < clear.min_saving:  # type: ignore[operator]
         return None  # clearing would not apply at all now
@@ -995,6 +996,14 @@ def _shared_detail(kind: str, *figures: int) -> str:
             _DETAILS.clear()
         _DETAILS[key] = detail
     return detail
+
+
+def _by_index(key: tuple) -> bool:
+    """Whether the row of `key` is kept by index in the compressed-rows table of (counter, policy
+    tag, n): compressed, maybe then embedded. The table fixes the age and tag; the embedded message
+    (one object per body and reminder tuple, so per piece count) and its tokens are fixed by the
+    row's prepared message, which a hit must be."""
+    return key[1] == "compressed" and (len(key) == 4 or (len(key) == 7 and key[4] == "ephemeral"))
 
 
 # Length of each change spec (kind included): a row's specs are one flat tuple.

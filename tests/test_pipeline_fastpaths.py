@@ -207,3 +207,24 @@ def test_embedded_matches_joining_and_counting_the_whole(base, texts, role, coun
         assert spans == tuple(expected)
         assert list(found) == reminders.spans(new.text)
         assert tokens == counter.count_message(new)
+
+
+def test_compressed_and_embedded_rows_are_kept_by_index_and_reused():
+    # A compressed result with an ephemeral reminder: its row is kept by index (no spec-tuple key),
+    # reused by a recompute, and equal to a fresh cache's row.
+    msgs = [Message("user", "go")]
+    for k in range(30):
+        msgs += [Message("assistant", "a", tool_calls=(ToolCall(f"c{k}", "Read"),)),
+                 Message("tool", f"{k}→" + "x = f(y);\n" * 300, tool_call_id=f"c{k}")]
+    from ctxview.model import Conversation
+
+    conv = Conversation(name="t", messages=tuple(msgs), ephemeral={2: ("<system-reminder>todo</system-reminder>",)})
+    cache = PipelineCache()
+    s = Settings(tiers="aggressive", keep_recent=2)
+    view = prepare(conv, s, cache=cache)
+    row = view.rows[2]
+    assert [c.action for c in row.changes] == ["compressed", "ephemeral"]
+    assert not any(key[0] == 2 for table in cache.rows.values() for key in table)
+    cache.views.clear()
+    assert prepare(conv, s, cache=cache).rows[2] is row
+    assert row == prepare(conv, s).rows[2]
