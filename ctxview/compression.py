@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Container, Iterable, Mapping, Sequence
 
 from .gcpause import paused_gc
 from .model import Content, Message
@@ -471,8 +471,16 @@ class _Plan:
             return self.last_limit
         return tier_for_age(self.policy, age)[1].max_chars
 
-    def cut(self, text: str, max_chars: int, tool_name: str | None) -> str:
-        """compress_text for a text longer than max_chars; detects the name by content if so set."""
+    def cut(self, text: str, max_chars: int, tool_name: str | None, shared: bool = True) -> str:
+        """compress_text for a text longer than max_chars; detects the name by content if so set.
+        shared=False: the caller knows no other message holds `text`, so it is not looked up or
+        remembered by text (its message's result is)."""
+        if not shared:
+            out = text[:max_chars] + str(len(text) - max_chars).join(self.marker_parts)
+            if self.by_content:
+                tool_name = _detect_cached(text)
+            hint = self.hints.get(tool_name) if tool_name is not None else None
+            return out if hint is None else out + hint
         cuts = self.cuts.get(max_chars)
         if cuts is None:
             cuts = self.cuts[max_chars] = _Table()
@@ -553,11 +561,16 @@ def compress_tool_results(
     messages: Sequence[Message],
     keep_recent: int = 10,
     policy: CompressionPolicy = DEFAULT_POLICY,
+    *,
+    shared_texts: Container[int] | None = None,
 ) -> list[Message]:
     """A new list with old tool results compressed by age (the original's compress_tool_results).
 
     The last `keep_recent` messages and every non-tool message are returned as
     they are; a tool result at index i has age len(messages) - i.
+    shared_texts: when the caller has it, shared_text_ids() of these messages (or of a sequence
+    they start): a text outside it is cut without the by-text table (one lookup and two
+    stores less per result; its message's result is still remembered).
     """
     out = list(messages)
     if not policy.enabled:
@@ -572,9 +585,9 @@ def compress_tool_results(
     names = names[1] if names is not None and names[0] is messages else None
     if stop > 2000:
         with paused_gc():
-            names = _compress_into(out, stop, plan, names)
+            names = _compress_into(out, stop, plan, names, shared=shared_texts)
     else:
-        names = _compress_into(out, stop, plan, names)
+        names = _compress_into(out, stop, plan, names, shared=shared_texts)
     if names is not None and type(messages) is tuple:
         if len(_LINKS) >= 8:
             _LINKS.clear()
@@ -611,9 +624,25 @@ def compress_tool_results_between(
 _LINKS: dict[int, tuple[tuple, Mapping[str, str]]] = {}
 
 
+def shared_text_ids(messages: Iterable[Message]) -> set[int]:
+    """Ids of the content strings that more than one tool result holds (a loader may share
+    repeated texts): only these need cutting into one shared string."""
+    seen: set[int] = set()
+    shared: set[int] = set()
+    for msg in messages:
+        if msg.role == "tool":
+            key = id(msg.content)
+            if key in seen:
+                shared.add(key)
+            else:
+                seen.add(key)
+    return shared
+
+
 def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[str, str] | None,
-                   start: int = 0) -> Mapping[str, str] | None:
-    """Compress out[start:stop] in place; returns the call-id map if one was built or given."""
+                   start: int = 0, shared: Container[int] | None = None) -> Mapping[str, str] | None:
+    """Compress out[start:stop] in place; returns the call-id map if one was built or given.
+    shared: see compress_tool_results' shared_texts."""
     n = len(out)
     limits, n_limits, limit_of = plan.limits, len(plan.limits), plan.limit
     top, last_limit = plan.top, plan.last_limit
@@ -653,9 +682,12 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
             out[i] = hit
             continue
         text = msg.content
-        if type(text) is not str:
+        if type(text) is str:
+            remember = shared is None or id(text) in shared
+        else:
             text = _text_of(text)
-        result = msg if len(text) <= limit else _as_tool_result(msg, cut(text, limit, name))
+            remember = True  # (the set holds content ids: a Content's text may be shared)
+        result = msg if len(text) <= limit else _as_tool_result(msg, cut(text, limit, name, remember))
         if len(results) >= _CACHE_LIMIT or name is not None or names_of:
             entries.put(msg, name, result)  # type: ignore[union-attr]
         else:  # _Table.put inlined for the common case (no name to store)

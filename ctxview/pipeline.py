@@ -88,7 +88,7 @@ class _ConversationData:
     """What depends only on the conversation (and a counter): computed once."""
 
     __slots__ = ("conversation", "requests", "names", "tool_indices", "counts", "prefix", "totals", "base_rows", "units",
-                 "ephemeral")
+                 "ephemeral", "shared")
 
     def __init__(self, conversation: Conversation) -> None:
         msgs = conversation.messages
@@ -102,6 +102,14 @@ class _ConversationData:
         self.base_rows: dict[str, list[Row]] = {}   # counter name -> the unchanged row of each message
         self.units: dict[int, list[Sequence[int]]] = {}  # n -> grouping.unit_runs(messages[:n])
         self.ephemeral: dict[int, Sequence[str]] | None = None
+        self.shared: set[int] | None = None
+
+    def shared_texts(self) -> set[int]:
+        """compression.shared_text_ids of the conversation's messages (valid for any prefix)."""
+        if self.shared is None:
+            msgs = self.conversation.messages
+            self.shared = compression.shared_text_ids(msgs[i] for i in self.tool_indices)
+        return self.shared
 
     def valid_ephemeral(self) -> dict[int, Sequence[str]]:
         """The conversation's ephemeral reminders that get embedded: int index, some text."""
@@ -552,7 +560,7 @@ def _prepare(
     policy = cache.policy(settings)
     tag = cache.policy_tag(policy)
     if settings.compression and policy.enabled and n - keep_recent > 0:
-        compressed = compression.compress_tool_results(msgs, keep_recent, policy)
+        compressed = compression.compress_tool_results(msgs, keep_recent, policy, shared_texts=data.shared_texts())
         stop = n - keep_recent
         # cache.count inlined, most are known: a compressed result (role "tool", a str
         # content) is remembered by text under a text-only counter, else by message.

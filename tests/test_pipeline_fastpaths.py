@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxview.budget import plan_summary
-from ctxview.compression import _plan, compress_text, get_policy
+from ctxview.compression import _plan, compress_text, detect_tool_name, get_policy
 from ctxview.grouping import unit_of, unit_runs, units
 from ctxview.model import Message, ToolCall
 from ctxview.pipeline import _SHARED_CHANGES, PipelineCache, _change, _shared_change, _shared_changes, prepare
@@ -82,6 +82,27 @@ def test_plan_cut_matches_compress_text(text, limit, tool, tiers):
         plan = _plan(policy)
         assert plan.cut(text, limit, tool) == compress_text(text, limit, tool, policy)
         assert plan.cut(text, limit, tool) == compress_text(text, limit, tool, policy)  # from the cache
+        assert plan.cut(text, limit, tool, shared=False) == compress_text(text, limit, tool, policy)
+        content_policy = get_policy(tiers)  # the tool detected from the text
+        assert _plan(content_policy).cut(text, limit, None, shared=False) == compress_text(
+            text, limit, detect_tool_name(text), content_policy)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["Found 3 files matching *.py\na\nb\nc" * 9, "1→x = 1\n" * 40, "ok", "y" * 300]),
+                max_size=25), st.integers(0, 5), st.sampled_from(["default", "aggressive", "5:full,15:300,*:50"]))
+def test_compression_told_which_texts_are_shared_gives_the_same_results(texts, keep_recent, tiers):
+    from ctxview.compression import clear_caches, compress_tool_results, shared_text_ids
+
+    msgs = tuple(Message("tool", t) for t in texts)  # equal texts here are one string object
+    policy = get_policy(tiers)
+    clear_caches()
+    told = compress_tool_results(msgs, keep_recent, policy, shared_texts=shared_text_ids(msgs))
+    clear_caches()
+    assert told == compress_tool_results(msgs, keep_recent, policy)
+    pairs = [(m.content, out.content) for m, out in zip(msgs, told) if out is not m]
+    for stored, cut in pairs:  # a shared text cut to one limit is still one string
+        assert all(cut2 is cut for stored2, cut2 in pairs if stored2 is stored and cut2 == cut)
 
 
 def test_blanked_messages_are_one_object_per_message_and_placeholder():
