@@ -732,7 +732,7 @@ def _prepare(
         total_prepared += tp - st
         # Everything a row depends on: the stored message, the counter, and the
         # specs in the key (which hold whatever the changes' texts and figures are made of).
-        by_index = _by_index(key)
+        by_index = key[1] == "compressed" and (len(key) == 4 or (len(key) == 7 and key[4] == "ephemeral"))  # _by_index
         hit = compressed_rows.get(i) if by_index else row_cache.get(key)
         if hit is not None and hit.stored is stored and hit.prepared is prepared:
             rows[i] = hit
