@@ -179,8 +179,9 @@ class PipelineCache:
         """A small number naming a policy from policy(), so that rows of different tiers are cached apart."""
         return self.policy_tags[id(policy)][1]
 
-    def compressed_row_table(self, counter: TokenCounter, tag: int, n: int) -> dict[int, Row]:
-        key = (counter.name, tag, n)
+    def compressed_row_table(self, counter: TokenCounter, tag: int, n: int, keep: int | None = None) -> dict[int, Row]:
+        """The by-index rows of (counter, policy tag, n); with `keep`, those also cleared under clear.keep=keep."""
+        key = (counter.name, tag, n) if keep is None else (counter.name, tag, n, keep)
         table = self.compressed_rows.get(key)
         if table is None:
             if len(self.compressed_rows) >= 64:
@@ -724,6 +725,7 @@ def _prepare(
     heads, by_age = _tiers_of(policy)
     n_ages = len(by_age)
     compressed_rows = cache.compressed_row_table(counter, tag, n)
+    cleared_rows = cache.compressed_row_table(counter, tag, n, clear.keep) if clear is not None else None
     for i, key in specs.items():
         stored = msgs[i]
         prepared = None if gone and i in gone else current[i]
@@ -733,7 +735,10 @@ def _prepare(
         # Everything a row depends on: the stored message, the counter, and the
         # specs in the key (which hold whatever the changes' texts and figures are made of).
         by_index = key[1] == "compressed" and (len(key) == 4 or (len(key) == 7 and key[4] == "ephemeral"))  # _by_index
-        hit = compressed_rows.get(i) if by_index else row_cache.get(key)
+        index_table = compressed_rows
+        if not by_index and cleared_rows is not None and _cleared_by_index(key):
+            by_index, index_table = True, cleared_rows
+        hit = index_table.get(i) if by_index else row_cache.get(key)
         if hit is not None and hit.stored is stored and hit.prepared is prepared:
             rows[i] = hit
             continue
@@ -774,7 +779,7 @@ def _prepare(
             row = _row(i, stored, prepared, changes, st, tp, base.tool_name, base.stored_reminders, spans,
                        eph_spans.get(i, ()))
         rows[i] = row
-        table = compressed_rows if by_index else row_cache
+        table = index_table if by_index else row_cache
         if len(table) >= _CACHE_LIMIT:
             table.clear()
         table[i if by_index else key] = row
@@ -1012,6 +1017,15 @@ def _by_index(key: tuple) -> bool:
     (one object per body and reminder tuple, so per piece count) and its tokens are fixed by the
     row's prepared message, which a hit must be."""
     return key[1] == "compressed" and (len(key) == 4 or (len(key) == 7 and key[4] == "ephemeral"))
+
+
+def _cleared_by_index(key: tuple) -> bool:
+    """Whether the row of `key` is kept by index in the table of (counter, policy tag, n, clear.keep):
+    compressed then cleared (maybe then embedded), a tool result whose calls were not emptied. The
+    table fixes age, tag and keep; the prepared message, which a hit must be, is the one blanked
+    object of its compressed message (so fixes the tokens saved) or the one embedding of it."""
+    return (key[1] == "compressed" and (len(key) == 9 or (len(key) == 12 and key[9] == "ephemeral"))
+            and key[4] == "cleared" and key[6] is False and key[7] is True)
 
 
 # Length of each change spec (kind included): a row's specs are one flat tuple.

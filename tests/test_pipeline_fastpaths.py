@@ -249,3 +249,24 @@ def test_compressed_and_embedded_rows_are_kept_by_index_and_reused():
     cache.views.clear()
     assert prepare(conv, s, cache=cache).rows[2] is row
     assert row == prepare(conv, s).rows[2]
+
+
+def test_compressed_and_cleared_rows_are_kept_by_index_per_keep():
+    from ctxview.model import Conversation
+
+    msgs = [Message("user", "go")]
+    for k in range(30):
+        msgs += [Message("assistant", "a", tool_calls=(ToolCall(f"c{k}", "Read"),)),
+                 Message("tool", f"{k}→" + "x = f(y);\n" * 300, tool_call_id=f"c{k}")]
+    conv = Conversation(name="t", messages=tuple(msgs), ephemeral={2: ("<system-reminder>todo</system-reminder>",)})
+    cache = PipelineCache()
+    for keep in (3, 5, 3):
+        s = Settings(tiers="aggressive", keep_recent=2, clear=ClearSettings(keep=keep))
+        view = prepare(conv, s, cache=cache)
+        assert [c.action for c in view.rows[2].changes] == ["compressed", "cleared", "ephemeral"]
+        assert [c.action for c in view.rows[4].changes] == ["compressed", "cleared"]
+        assert not any(key[0] in (2, 4) for table in cache.rows.values() for key in table)
+        assert view == prepare(conv, s)  # the detail names `keep`: rows of another keep are not reused
+        cache.views.clear()
+        again = prepare(conv, s, cache=cache)
+        assert again.rows[2] is view.rows[2] and again.rows[4] is view.rows[4]
