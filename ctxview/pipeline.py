@@ -32,9 +32,9 @@ shifted, so position i is stored index i until the rows are built.
 
 Speed: a long-lived `PipelineCache` (pass the same one to every call) keeps
 per-message token counts, reminder spans and finished rows, keyed by object
-identity or by (index, *change specs) (rows only compression changed: by index
-per policy); compressed texts are cached by the compression module per
-(message, tier limit). A first run under new settings still builds a Message,
+identity or by (index, *change specs) (rows compression changed, then maybe
+clearing and embedding: by index per policy, see _by_index and _cleared_by_index);
+compressed texts are cached by the compression module per (message, tier limit). A first run under new settings still builds a Message,
 a Row and a Change per message whose prepared form changed: that, not the
 lookups, is what such a run costs. It also keeps the last view:
 a keep_recent change with no summary or budget is applied to it as a delta
