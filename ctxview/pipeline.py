@@ -179,8 +179,10 @@ class PipelineCache:
         """A small number naming a policy from policy(), so that rows of different tiers are cached apart."""
         return self.policy_tags[id(policy)][1]
 
-    def compressed_row_table(self, counter: TokenCounter, tag: int, n: int, keep: int | None = None) -> dict[int, Row]:
-        """The by-index rows of (counter, policy tag, n); with `keep`, those also cleared under clear.keep=keep."""
+    def compressed_row_table(self, counter: TokenCounter, tag: int, n: int,
+                             keep: int | str | None = None) -> dict[int, Row]:
+        """The by-index rows of (counter, policy tag, n); with `keep`, those also cleared under
+        clear.keep=keep (keep "gone": the removed or dropped ones, see _gone_by_index)."""
         key = (counter.name, tag, n) if keep is None else (counter.name, tag, n, keep)
         table = self.compressed_rows.get(key)
         if table is None:
@@ -726,6 +728,7 @@ def _prepare(
     n_ages = len(by_age)
     compressed_rows = cache.compressed_row_table(counter, tag, n)
     cleared_rows = cache.compressed_row_table(counter, tag, n, clear.keep) if clear is not None else None
+    gone_rows = cache.compressed_row_table(counter, tag, n, "gone") if gone else compressed_rows
     for i, key in specs.items():
         stored = msgs[i]
         prepared = None if gone and i in gone else current[i]
@@ -734,14 +737,24 @@ def _prepare(
         total_prepared += tp - st
         # Everything a row depends on: the stored message, the counter, and the
         # specs in the key (which hold whatever the changes' texts and figures are made of).
-        by_index = key[1] == "compressed" and (len(key) == 4 or (len(key) == 7 and key[4] == "ephemeral"))  # _by_index
-        index_table = compressed_rows
-        if not by_index and cleared_rows is not None and _cleared_by_index(key):
-            by_index, index_table = True, cleared_rows
-        hit = index_table.get(i) if by_index else row_cache.get(key)
-        if hit is not None and hit.stored is stored and hit.prepared is prepared:
-            rows[i] = hit
-            continue
+        if prepared is None and _gone_by_index(key):
+            # A removed or dropped message, maybe compressed before: kept by index, the guard
+            # checks the changes (a hit's prepared is None too, so it cannot tell them apart).
+            by_index, index_table = True, gone_rows
+            hit = gone_rows.get(i)
+            if (hit is not None and hit.stored is stored and len(hit.changes) == (2 if key[1] == "compressed" else 1)
+                    and hit.changes[-1] is _shared_change(key[4 if key[1] == "compressed" else 1:])):
+                rows[i] = hit
+                continue
+        else:
+            by_index = key[1] == "compressed" and (len(key) == 4 or (len(key) == 7 and key[4] == "ephemeral"))  # _by_index
+            index_table = compressed_rows
+            if not by_index and cleared_rows is not None and _cleared_by_index(key):
+                by_index, index_table = True, cleared_rows
+            hit = index_table.get(i) if by_index else row_cache.get(key)
+            if hit is not None and hit.stored is stored and hit.prepared is prepared:
+                rows[i] = hit
+                continue
         # _new_row and _changes inlined for the common rows (tens of thousands per view):
         # compressed (and maybe more), or one change of another kind.
         base = rows[i]
@@ -1028,6 +1041,15 @@ def _cleared_by_index(key: tuple) -> bool:
             and key[4] == "cleared" and key[6] is False and key[7] is True)
 
 
+def _gone_by_index(key: tuple) -> bool:
+    """Whether the row of `key` is kept by index in the table of (counter, policy tag, n, "gone"):
+    removed, summarised or dropped, with at most a compression before. The table fixes the
+    compression's age and tier; its figures then follow from the stored message (nothing is
+    prepared), and the last spec is one shared Change, which a hit's last change must be."""
+    p = 4 if key[1] == "compressed" else 1
+    return len(key) > p and key[p] in ("removed", "summarised", "dropped") and len(key) == p + _SPEC_LENGTHS[key[p]]
+
+
 # Length of each change spec (kind included): a row's specs are one flat tuple.
 _NO_MESSAGE = Message("tool")  # _change reads the policy and message for compressed specs only
 _SPEC_LENGTHS = {"compressed": 3, "cleared": 5, "ephemeral": 3, "excerpted": 4, "removed": 4, "summarised": 4,
@@ -1061,6 +1083,7 @@ def _shared_change(spec: tuple) -> Change:
     if change is None:
         if len(_SHARED_CHANGES) >= 65536:
             _SHARED_CHANGES.clear()
+            _SHARED_ONES.clear()  # (their changes must stay the shared ones: rows are checked by identity)
         change = _SHARED_CHANGES[spec] = _change(spec, DEFAULT_POLICY, 0, 0, _NO_MESSAGE)
     return change
 

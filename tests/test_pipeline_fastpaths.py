@@ -270,3 +270,27 @@ def test_compressed_and_cleared_rows_are_kept_by_index_per_keep():
         cache.views.clear()
         again = prepare(conv, s, cache=cache)
         assert again.rows[2] is view.rows[2] and again.rows[4] is view.rows[4]
+
+
+def test_removed_and_dropped_rows_are_kept_by_index_and_checked_by_their_changes():
+    from ctxview.model import Conversation
+
+    msgs = [Message("user", "go")]
+    for k in range(30):
+        msgs += [Message("assistant", f"a{k}", tool_calls=(ToolCall(f"c{k}", "Read"),)),
+                 Message("tool", f"{k}→" + "x = f(y);\n" * 300, tool_call_id=f"c{k}")]
+    conv = Conversation(name="t", messages=tuple(msgs))
+    cache = PipelineCache()
+    steps = [Settings(budget=2000), Settings(budget=2000, compression=False), Settings(budget=2000),
+             Settings(budget=1500), Settings(old_messages="remove"), Settings(old_messages="remove", compression=False),
+             Settings(old_messages="llm"), Settings(budget=2000)]
+    for s in steps:  # (each step overwrites the previous one's rows at the same indices)
+        cache.views.clear()
+        view = prepare(conv, s, cache=cache)
+        assert view == prepare(conv, s)  # a row of another shape or figure at the index is not reused
+        gone = [r for r in view.rows if r.index is not None and r.prepared is None]
+        assert gone and not any(key[0] == gone[0].index for table in cache.rows.values() for key in table)
+        cache.views.clear()
+        again = prepare(conv, s, cache=cache)  # the same settings again: the same row objects
+        by_index = {r.index: r for r in again.rows}
+        assert all(by_index[r.index] is r for r in gone)
