@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Container, Iterable, Mapping, Sequence
 
 from .gcpause import paused_gc
-from .model import Content, Message
+from .model import Content, Message, slot_builder
 
 __all__ = [
     "DEFAULT_HINT",
@@ -368,30 +368,6 @@ def compress_text(text: str, max_chars: int, tool_name: str | None, policy: Comp
     if is_rerunnable(tool_name, policy):
         out += policy.hint.replace("{tool}", tool_name)  # type: ignore[arg-type]
     return out
-
-
-def slot_builder(cls: type, name: str, fixed: Mapping[str, str], extra: tuple[str, ...] = ()) -> Any:
-    """A function building an instance of a frozen, slotted dataclass without its __init__.
-
-    Its parameters are `extra` then every field not in `fixed`; `fixed` maps a field to
-    an expression (over the parameters, e.g. "src.role" for a value copied from `src`).
-    Engine values (messages, rows, changes) are built by the tens of thousands per
-    recompute, so this is the fast way: the fields are stored into an instance of a
-    plain twin class with the same slots (an ordinary attribute store each), whose
-    __class__ is then set to `cls` (allowed: the two layouts are the same). That is
-    about twice as fast as calling each slot descriptor's __set__, and four times
-    dataclasses' frozen __init__. No __post_init__ runs: for classes without one, or values
-    copied from an instance that ran it.
-    """
-    fields = list(cls.__slots__)
-    twin = type(f"_{cls.__name__}Twin", (), {"__slots__": tuple(fields)})
-    params = [*extra, *(f for f in fields if f not in fixed)]
-    lines = [f"def {name}({', '.join(params)}):", "    new = new_(twin)"]
-    lines += [f"    new.{f} = {fixed.get(f, f)}" for f in fields]
-    lines += ["    new.__class__ = cls", "    return new"]
-    env: dict[str, Any] = {"new_": object.__new__, "twin": twin, "cls": cls}
-    exec("\n".join(lines), env)  # noqa: S102 - generated from the slot names only
-    return env[name]
 
 
 # Message(role="tool", content=...) with every other field of `src`.

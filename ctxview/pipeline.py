@@ -53,10 +53,10 @@ from typing import Any, Callable, Sequence
 from . import compression, reminders
 from .budget import EXCERPT_CHARS, fit_to_budget, plan_summary
 from .clearing import plan_clearing, tool_name_of
-from .compression import DEFAULT_POLICY, slot_builder
+from .compression import DEFAULT_POLICY
 from .gcpause import paused_gc
 from .grouping import unit_runs
-from .model import Content, Conversation, Message
+from .model import Content, Conversation, Message, slot_builder
 from .tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, counter_for
 from .view import OLD_MESSAGE_STRATEGIES, Change, PreparedView, Row, Settings
 from .windows import resolve_context_window

@@ -1,4 +1,4 @@
-"""How loaders build values fast: the same-slot twins, and the collector around a load."""
+"""How values are built fast (model.slot_builder, the loaders' builders), and the collector around a load."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ctxview.formats import load_session
-from ctxview.formats.linking import _twin, make_message, make_tool_call, make_usage, new_message
-from ctxview.model import Message, ToolCall, Usage
+from ctxview.formats.linking import make_message, make_tool_call, make_usage, new_message
+from ctxview.model import Message, ToolCall, Usage, slot_builder
 
 FIX = Path(__file__).parent / "fixtures" / "samples" / "claude-code"
 
@@ -33,7 +33,7 @@ def test_messages_built_without_meta_each_get_their_own_dict():
     assert a.meta == {} and b.meta == {} and a.meta is not b.meta
 
 
-def test_a_twin_follows_new_fields_and_their_defaults():
+def test_a_builder_follows_new_fields_and_their_defaults():
     # A field added later (with a default, at the end) must not break the positional builders.
     @dataclasses.dataclass(frozen=True, slots=True)
     class Grown:
@@ -42,11 +42,24 @@ def test_a_twin_follows_new_fields_and_their_defaults():
         c: dict = dataclasses.field(default_factory=dict)
         d: tuple = ()
 
-    twin = _twin(Grown)
-    assert twin(1) == Grown(1)
-    assert twin(1, "x", {"k": 2}) == Grown(1, "x", {"k": 2})
-    assert twin(1).c is not twin(1).c
-    assert type(twin(1)) is Grown
+    build = slot_builder(Grown, "build")
+    assert build(1) == Grown(1)
+    assert build(1, "x", {"k": 2}) == Grown(1, "x", {"k": 2})
+    assert build(1).c is not build(1).c
+    assert type(build(1)) is Grown
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        build(1).a = 2  # type: ignore[misc]
+
+
+def test_a_builder_with_fixed_fields_copies_them_from_its_extra_parameters():
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Pair:
+        a: int
+        b: str = "b"
+
+    swap_b = slot_builder(Pair, "swap_b", {"a": "src.a"}, ("src",))
+    assert swap_b(Pair(7, "x"), "y") == Pair(7, "y")
+    assert swap_b(Pair(7, "x")) == Pair(7, "b")
 
 
 @pytest.mark.parametrize("enabled", [True, False])

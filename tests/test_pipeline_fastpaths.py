@@ -161,7 +161,7 @@ def test_rows_compression_alone_changed_are_reused_after_a_request_switch():
 
 
 def test_slot_builders_equal_the_constructors():
-    from ctxview.compression import _as_tool_result
+    from ctxview.compression import _as_tool_result  # built by model.slot_builder
     from ctxview.pipeline import _new_change, _row, _with_content
     from ctxview.view import Change, Row
 

@@ -3,10 +3,9 @@ wrapping up a conversation."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..model import Message, ToolCall, Usage
+from ..model import Message, ToolCall, Usage, slot_builder
 
 __all__ = ["compaction_events", "last_model", "link_tool_results", "make_message",
            "make_tool_call", "make_usage", "new_message", "unlinked_warning"]
@@ -80,38 +79,11 @@ def compaction_events(messages: Sequence[Message], specs: Iterable[dict]) -> lis
 
 
 # Loaders build hundreds of thousands of messages; the dataclass __init__ (with its
-# validation) costs several times as much as filling the slots. The loaders pass
-# values of the right types, so they build through these. Each value class has a
-# plain twin with the same slots: its __init__ fills them with ordinary attribute
-# stores, then the object becomes the frozen class (CPython allows __class__
-# assignment between classes of identical layout, and refuses it otherwise). This
-# is a third of the cost of twelve object.__setattr__ calls.
-
-
-def _twin(cls: type) -> type:
-    """A plain class with `cls`'s slots whose __init__ (the dataclass fields, in order, with
-    their defaults) fills them and turns the object into a `cls`."""
-    ns: dict[str, Any] = {"_cls": cls, "_missing": _MISSING}
-    params, body = [], []
-    for f in dataclasses.fields(cls):
-        if f.default is not dataclasses.MISSING:
-            ns[f"_d_{f.name}"] = f.default
-            params.append(f"{f.name}=_d_{f.name}")
-        elif f.default_factory is not dataclasses.MISSING:
-            ns[f"_f_{f.name}"] = f.default_factory
-            params.append(f"{f.name}=_missing")
-            body.append(f"    if {f.name} is _missing: {f.name} = _f_{f.name}()\n")
-        else:
-            params.append(f.name)
-        body.append(f"    self.{f.name} = {f.name}\n")
-    exec(f"def __init__(self, {', '.join(params)}):\n{''.join(body)}    self.__class__ = _cls\n", ns)
-    return type(f"_{cls.__name__}Slots", (), {"__slots__": cls.__slots__, "__init__": ns["__init__"]})
-
-
-_MISSING = object()
-_MessageSlots = _twin(Message)
-_ToolCallSlots = _twin(ToolCall)
-_UsageSlots = _twin(Usage)
+# validation) costs several times as much as filling the slots. The loaders pass values
+# of the right types, so they build through model.slot_builder's functions.
+_new_message = slot_builder(Message, "new_message")
+_new_tool_call = slot_builder(ToolCall, "new_tool_call")
+_new_usage = slot_builder(Usage, "new_usage")
 
 
 def make_message(role: str, content: Any, tool_call_id: str | None = None, tool_calls: tuple = (),
@@ -119,17 +91,17 @@ def make_message(role: str, content: Any, tool_call_id: str | None = None, tool_
                  thinking: str | None = None, injected: bool = False, origin: str | None = None,
                  id: str | None = None, meta: Mapping[str, Any] | None = None) -> Message:
     # meta: a dict of its own, as Message's default
-    return _MessageSlots(role, content, tool_call_id, tool_calls, model_id, tool_name, usage, thinking, injected,
+    return _new_message(role, content, tool_call_id, tool_calls, model_id, tool_name, usage, thinking, injected,
                          origin, id, {} if meta is None else meta)
 
 
-# Positional, in field order: the loaders' hot paths call the twin directly.
-new_message = _MessageSlots
+# Positional, in field order: the loaders' hot paths call it directly.
+new_message = _new_message
 
 
 def make_tool_call(id: str, name: str, arguments: Mapping[str, Any]) -> ToolCall:
-    return _ToolCallSlots(id, name, arguments)
+    return _new_tool_call(id, name, arguments)
 
 
 def make_usage(input_tokens: int, output_tokens: int, cache_read_tokens: int, cache_write_tokens: int) -> Usage:
-    return _UsageSlots(input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
+    return _new_usage(input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
