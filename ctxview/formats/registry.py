@@ -133,10 +133,11 @@ def load_session(path: str | os.PathLike, format: str | None = None, lenient: bo
         if layout == "jsonl":
             name = format or _sniff_lines(inp)
             return _module(name).load(inp, "jsonl", lenient)
-        if format in (None, "ctxview"):
-            # ctxview's own big files are read a piece at a time (it is sniffed first of all)
-            session = _module("ctxview").load_in_pieces(inp)
-            if session is not None:
+        # A format whose module has load_in_pieces (ctxview's) reads its own big files a piece at
+        # a time, never holding the whole parsed document; None means "not such a file".
+        for name in (format,) if format else _MODULES:
+            in_pieces = getattr(_module(name), "load_in_pieces", None)
+            if in_pieces is not None and (session := in_pieces(inp)) is not None:
                 return session
         expected = _module(format).EXPECTED if format else "a session file (JSON or JSONL)"
         doc = load_document(inp, expected)
