@@ -34,9 +34,12 @@ Speed: a long-lived `PipelineCache` (pass the same one to every call) keeps
 per-message token counts, reminder spans and finished rows, keyed by object
 identity or by (index, *change specs) (rows compression changed, then maybe
 clearing and embedding: by index per policy, see _by_index and _cleared_by_index);
-compressed texts are cached by the compression module per (message, tier limit). A first run under new settings still builds a Message,
-a Row and a Change per message whose prepared form changed: that, not the
-lookups, is what such a run costs. It also keeps the last view:
+compressed texts are cached by the compression module per (message, tier limit).
+A changed row is not made by the run: the view's `Rows` holds a `_RowMaker`
+at its position, which makes it (or finds it in those tables) when it is
+first read; the inspector reads a screenful. A first run under new settings
+still builds a Message and counts its tokens per message whose prepared form
+changed: that, not the lookups, is what such a run costs. It also keeps the last view:
 a keep_recent change with no summary or budget is applied to it as a delta
 (only the tool results between the old and new boundary are recomputed, see
 _prepare_keep_recent_delta). Other changes run the full path, which reuses
@@ -58,7 +61,7 @@ from .gcpause import paused_gc
 from .grouping import unit_runs
 from .model import Content, Conversation, Message, slot_builder
 from .tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, counter_for
-from .view import OLD_MESSAGE_STRATEGIES, Change, PreparedView, Row, Settings
+from .view import OLD_MESSAGE_STRATEGIES, Change, PreparedView, Row, Rows, Settings
 from .windows import resolve_context_window
 
 __all__ = ["PipelineCache", "prepare", "request_indices"]
@@ -717,101 +720,44 @@ def _prepare(
             gone = set(fit.dropped)
             seq_index = [j for p, j in enumerate(seq_index) if p not in gone]
 
-    # Rows: start from each message's unchanged row, replace the changed ones.
-    rows = cache.base_rows(data, counter)[:n]
-    row_cache = cache.row_table(counter)
-    spans_of = cache.reminder_spans
+    # Rows: each message's unchanged row; a changed one is made when first read (see _RowMaker).
     total_stored = system_tokens + cache.stored_total(data, counter, n)
-    total_prepared = total_stored
     gone = removed_rows | dropped_rows
-    heads, by_age = _tiers_of(policy)
-    n_ages = len(by_age)
-    compressed_rows = cache.compressed_row_table(counter, tag, n)
-    cleared_rows = cache.compressed_row_table(counter, tag, n, clear.keep) if clear is not None else None
-    gone_rows = cache.compressed_row_table(counter, tag, n, "gone") if gone else compressed_rows
-    for i, key in specs.items():
-        stored = msgs[i]
-        prepared = None if gone and i in gone else current[i]
-        tp = 0 if prepared is None else cur_counts[i]
-        st = stored_counts[i]
-        total_prepared += tp - st
-        # Everything a row depends on: the stored message, the counter, and the
-        # specs in the key (which hold whatever the changes' texts and figures are made of).
-        if prepared is None and _gone_by_index(key):
-            # A removed or dropped message, maybe compressed before: kept by index, the guard
-            # checks the changes (a hit's prepared is None too, so it cannot tell them apart).
-            by_index, index_table = True, gone_rows
-            hit = gone_rows.get(i)
-            if (hit is not None and hit.stored is stored and len(hit.changes) == (2 if key[1] == "compressed" else 1)
-                    and hit.changes[-1] is _shared_change(key[4 if key[1] == "compressed" else 1:])):
-                rows[i] = hit
-                continue
-        else:
-            by_index = key[1] == "compressed" and (len(key) == 4 or (len(key) == 7 and key[4] == "ephemeral"))  # _by_index
-            index_table = compressed_rows
-            if not by_index and cleared_rows is not None and _cleared_by_index(key):
-                by_index, index_table = True, cleared_rows
-            hit = index_table.get(i) if by_index else row_cache.get(key)
-            if hit is not None and hit.stored is stored and hit.prepared is prepared:
-                rows[i] = hit
-                continue
-        # _new_row and _changes inlined for the common rows (tens of thousands per view):
-        # compressed (and maybe more), or one change of another kind.
-        base = rows[i]
-        kind = key[1]
-        if kind == "compressed":
-            age = key[2]
-            t_index, tier = by_age[age] if 0 <= age < n_ages else by_age[-1]  # age = n - i > 0
-            text = stored.content
-            stored_len = len(text) if type(text) is str else len(stored.text)
-            cut = stored_len - (tier.max_chars or stored_len)
-            first = _new_change("compressed", "compression", f"{heads[t_index]}, age {age}: {cut:,} chars cut",
-                                t_index, age, st - tp)
-            if len(key) == 4:
-                changes = (first,)
-            elif len(key) == 4 + _SPEC_LENGTHS[key[4]]:  # compressed, then one more (cleared, dropped, ...)
-                changes = (first, _shared_change(key[4:]))
-            else:
-                changes = (first, *_changes(key, policy, st, tp, stored, 4))
-        elif len(key) == 1 + _SPEC_LENGTHS[kind]:
-            changes = _shared_changes(key[1:])
-        else:
-            changes = _changes(key, policy, st, tp, stored)
-        if prepared is None:
-            row = _row(i, stored, None, changes, st, tp, base.tool_name, base.stored_reminders, (), ())
-        else:
-            if prepared is stored:
-                spans = base.stored_reminders
-            elif i in eph_reminders:  # (prepared is the embedded message: stage 5 only drops)
-                spans = eph_reminders[i]
-            else:
-                text = prepared.content
-                if type(text) is not str:
-                    text = prepared.text
-                spans = spans_of(text) if "<system-reminder>" in text else ()
-            row = _row(i, stored, prepared, changes, st, tp, base.tool_name, base.stored_reminders, spans,
-                       eph_spans.get(i, ()))
-        rows[i] = row
-        table = index_table if by_index else row_cache
-        if len(table) >= _CACHE_LIMIT:
-            table.clear()
-        table[i if by_index else key] = row
+    base_rows = cache.base_rows(data, counter)
+    items: list = base_rows[:n]
+    maker = _RowMaker(cache, counter, policy, tag, n, msgs, current, cur_counts, stored_counts, specs, gone,
+                      eph_spans, eph_reminders, clear, None if inserted is None or inserted_dropped else insert_at,
+                      base_rows)
+    for i in specs:
+        items[i] = maker
+    # prepared tokens: the stored total, moved by each changed message (a gone one sends nothing)
+    total_prepared = system_tokens + sum(cur_counts) - (sum(cur_counts[i] for i in gone) if gone else 0)
+    spans_of = cache.reminder_spans
+    prepared_seq = (tuple(current) if len(seq_index) == n and inserted is None
+                    else tuple(inserted if j is None else current[j] for j in seq_index))
+    indices: Sequence[int | None] = range(n)
+    stored_col: Sequence[Message | None] = msgs
+    prepared_col: Sequence[Message | None] = prepared_seq
+    if gone:
+        prepared_col = [None if i in gone else m for i, m in enumerate(current)]
     if inserted is not None and not inserted_dropped:
         total_prepared += inserted_tokens
         verb = "removal marker" if strategy == "remove" else "summary checkpoint"
-        rows.insert(insert_at, Row(  # type: ignore[arg-type]
+        items.insert(insert_at, Row(  # type: ignore[arg-type]
             index=None, stored=None, prepared=inserted,
             changes=(Change("inserted", "summarize", f"{verb} standing for {len(removed_rows):,} messages",
                             saved_tokens=-inserted_tokens),),
             tokens_prepared=inserted_tokens, prepared_reminders=spans_of(inserted.text),
         ))
+        indices = [*range(insert_at), None, *range(insert_at, n)]  # type: ignore[arg-type]
+        stored_col = [*msgs[:insert_at], None, *msgs[insert_at:]]
+        prepared_col = [*prepared_col[:insert_at], inserted, *prepared_col[insert_at:]]
 
     stats["tool_results"] = bisect.bisect_left(data.tool_indices, n)
     view = PreparedView(
         settings=settings,
-        rows=tuple(rows),
-        prepared=(tuple(current) if len(seq_index) == n and inserted is None
-                  else tuple(inserted if j is None else current[j] for j in seq_index)),
+        rows=Rows(items, indices, stored_col, prepared_col),
+        prepared=prepared_seq,
         system_prompt=system_prompt,
         tokens_stored=total_stored,
         tokens_prepared=total_prepared,
@@ -825,6 +771,76 @@ def _prepare(
         stats=stats,
     )
     return view, clear_saved
+
+
+class _RowMaker:
+    """Makes the changed rows of one view when they are first read (see view.Rows): the specs and
+    the prepared messages and tokens a run left, and the row tables a made row is looked up in and
+    remembered in, so that a row made once is the same object in every view that has it."""
+
+    __slots__ = ("cache", "counter", "policy", "tag", "n", "msgs", "current", "cur_counts", "stored_counts",
+                 "specs", "gone", "eph_spans", "eph_reminders", "clear", "insert_at", "base")
+
+    def __init__(self, cache: PipelineCache, counter: TokenCounter, policy: compression.CompressionPolicy,
+                 tag: int, n: int, msgs: Sequence[Message], current: list[Message], cur_counts: list[int],
+                 stored_counts: list[int], specs: dict[int, tuple], gone: frozenset[int] | set[int],
+                 eph_spans: dict[int, tuple], eph_reminders: dict[int, tuple], clear: Any,
+                 insert_at: int | None, base: list[Row]) -> None:
+        self.base = base  # each message's unchanged row
+        self.cache, self.counter, self.policy, self.tag, self.n = cache, counter, policy, tag, n
+        self.msgs, self.current, self.cur_counts, self.stored_counts = msgs, current, cur_counts, stored_counts
+        self.specs, self.gone, self.eph_spans, self.eph_reminders = specs, gone, eph_spans, eph_reminders
+        self.clear, self.insert_at = clear, insert_at
+
+    def make(self, position: int) -> Row:
+        i = position if self.insert_at is None or position < self.insert_at else position - 1
+        key = self.specs[i]
+        cache, counter, tag, n = self.cache, self.counter, self.tag, self.n
+        stored = self.msgs[i]
+        gone = self.gone
+        prepared = None if gone and i in gone else self.current[i]
+        tp = 0 if prepared is None else self.cur_counts[i]
+        st = self.stored_counts[i]
+        # Everything a row depends on: the stored message, the counter, and the
+        # specs in the key (which hold whatever the changes' texts and figures are made of).
+        if prepared is None and _gone_by_index(key):
+            # A removed or dropped message, maybe compressed before: kept by index, the guard
+            # checks the changes (a hit's prepared is None too, so it cannot tell them apart).
+            by_index, table = True, cache.compressed_row_table(counter, tag, n, "gone")
+            hit = table.get(i)
+            if (hit is not None and hit.stored is stored and len(hit.changes) == (2 if key[1] == "compressed" else 1)
+                    and hit.changes[-1] is _shared_change(key[4 if key[1] == "compressed" else 1:])):
+                return hit
+        else:
+            by_index = _by_index(key)
+            table = cache.compressed_row_table(counter, tag, n) if by_index else cache.row_table(counter)
+            if not by_index and self.clear is not None and _cleared_by_index(key):
+                by_index, table = True, cache.compressed_row_table(counter, tag, n, self.clear.keep)
+            hit = table.get(i if by_index else key)
+            if hit is not None and hit.stored is stored and hit.prepared is prepared:
+                return hit
+        base = self.base[i]
+        kind = key[1]
+        if len(key) == 1 + _SPEC_LENGTHS[kind] and kind != "compressed":
+            changes = _shared_changes(key[1:])
+        else:
+            changes = _changes(key, self.policy, st, tp, stored)
+        if prepared is None:
+            row = _row(i, stored, None, changes, st, tp, base.tool_name, base.stored_reminders, (), ())
+        else:
+            if prepared is stored:
+                spans = base.stored_reminders
+            elif i in self.eph_reminders:  # (prepared is the embedded message: the budget only drops)
+                spans = self.eph_reminders[i]
+            else:
+                text = prepared.text
+                spans = cache.reminder_spans(text) if "<system-reminder>" in text else ()
+            row = _row(i, stored, prepared, changes, st, tp, base.tool_name, base.stored_reminders, spans,
+                       self.eph_spans.get(i, ()))
+        if len(table) >= _CACHE_LIMIT:
+            table.clear()
+        table[i if by_index else key] = row
+        return row
 
 
 def _new_row(row_cache: dict, cache_key: Any, key: tuple, base: Row, stored: Message, prepared: Message | None,
@@ -975,11 +991,14 @@ def _prepare_keep_recent_delta(
     if clear is not None and saved < clear.min_saving:  # type: ignore[operator]
         return None  # clearing would not apply at all now
     stats["compressed"] += delta_compressed
+    # (no message is removed or inserted here: the rows' prepared column is the prepared tuple)
+    new_prepared = prev_prepared[:lo] + tuple(prepared) + prev_prepared[hi:]
+    items = prev_rows.items() if isinstance(prev_rows, Rows) else list(prev_rows)
     view = dataclasses.replace(
         prev,
         settings=settings,
-        rows=prev_rows[:lo] + tuple(rows) + prev_rows[hi:],
-        prepared=prev_prepared[:lo] + tuple(prepared) + prev_prepared[hi:],
+        rows=Rows(items[:lo] + rows + items[hi:], range(n), msgs, new_prepared),
+        prepared=new_prepared,
         tokens_prepared=prev.tokens_prepared + delta_tokens,
         stats=stats,
     )

@@ -9,11 +9,12 @@ and why. The TUI and `ctxview report` only read these values.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping, Protocol, Sequence, overload
 
 from .model import Message
 
-__all__ = ["Change", "ClearSettings", "PreparedView", "Row", "Settings", "Span", "OLD_MESSAGE_STRATEGIES"]
+__all__ = ["Change", "ClearSettings", "PreparedView", "Row", "Rows", "Settings", "Span", "OLD_MESSAGE_STRATEGIES",
+           "row_columns"]
 
 # (start, end) character offsets into a message's text, end exclusive.
 Span = tuple[int, int]
@@ -88,12 +89,88 @@ class Row:
         return bool(self.changes)
 
 
+class RowMaker(Protocol):
+    """Makes the Row at a position of a Rows table when it is first read."""
+
+    def make(self, position: int) -> Row: ...
+
+
+class Rows(Sequence[Row]):
+    """A view's rows, each changed one made when first read.
+
+    A recompute after a setting changes may change tens of thousands of
+    rows; the inspector shows a screenful, `ctxview report` reads them all
+    once. So the pipeline stores, for a changed row, the RowMaker that can
+    make it, and this sequence makes and keeps the Row on first access (the
+    same object every time after). Reading it is reading a tuple of Rows.
+
+    Three columns are there without making any row: each row's `indices`
+    (its stored index, None for an inserted message), `stored` and
+    `prepared` messages (None where there is none), which is all a layout
+    needs to size the rows.
+    """
+
+    __slots__ = ("_items", "indices", "stored", "prepared")
+
+    def __init__(self, items: list, indices: Sequence[int | None], stored: Sequence[Message | None],
+                 prepared: Sequence[Message | None]) -> None:
+        self._items = items       # a Row, or the RowMaker of the row at that position
+        self.indices = indices
+        self.stored = stored
+        self.prepared = prepared
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, position: int) -> Row: ...
+    @overload
+    def __getitem__(self, position: slice) -> tuple[Row, ...]: ...
+
+    def __getitem__(self, position):
+        if type(position) is slice:
+            return tuple(self[p] for p in range(*position.indices(len(self._items))))
+        item = self._items[position]
+        if type(item) is Row:
+            return item
+        if position < 0:
+            position += len(self._items)
+        row = self._items[position] = item.make(position)
+        return row
+
+    def __iter__(self) -> Iterator[Row]:
+        for position, item in enumerate(self._items):
+            yield item if type(item) is Row else self[position]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Rows, tuple, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<Rows: {len(self._items):,} rows>"
+
+    def items(self) -> list:
+        """The stored entries (Rows and RowMakers), for building another table from this one's."""
+        return self._items
+
+
+def row_columns(rows: Sequence[Row]) -> tuple[Sequence[int | None], Sequence[Message | None],
+                                              Sequence[Message | None]]:
+    """(indices, stored, prepared) of each row: a Rows table's columns, without making its rows."""
+    if isinstance(rows, Rows):
+        return rows.indices, rows.stored, rows.prepared
+    return [r.index for r in rows], [r.stored for r in rows], [r.prepared for r in rows]
+
+
 @dataclass(frozen=True, slots=True)
 class PreparedView:
     """A conversation run through the pipeline with one set of Settings."""
 
     settings: Settings
-    rows: tuple[Row, ...]
+    rows: Sequence[Row]                 # a Rows table from the pipeline (each row made when first read)
     prepared: tuple[Message, ...]       # exactly what goes to the model, in order
     system_prompt: str | None = None
     tokens_stored: int = 0

@@ -13,7 +13,7 @@ from ctxview.compression import compress_tool_results, describe_tier, get_policy
 from ctxview.model import Content, Conversation, Message, ToolCall, Usage
 from ctxview.pipeline import PipelineCache, prepare, request_indices
 from ctxview.tokens import CharsCounter, SwarmEstimate
-from ctxview.view import ClearSettings, Settings
+from ctxview.view import ClearSettings, Row, Rows, Settings, row_columns
 
 C4 = CharsCounter()
 REMINDER = "<system-reminder>Keep the todo list current.</system-reminder>"
@@ -45,6 +45,13 @@ def check_view_invariants(conv: Conversation, view, counter=C4) -> None:
     assert [r.stored for r in stored_rows] == list(conv.messages[:n])
     assert [r.index for r in stored_rows] == list(range(n))
     assert [r.prepared for r in view.rows if r.prepared is not None] == list(view.prepared)
+    # the columns a layout reads without making rows are the rows' own
+    assert isinstance(view.rows, Rows)
+    indices, stored, prepared = row_columns(view.rows)
+    assert len(indices) == len(stored) == len(prepared) == len(view.rows)
+    assert list(indices) == [r.index for r in view.rows]
+    assert all(a is r.stored for a, r in zip(stored, view.rows))
+    assert all(a is r.prepared for a, r in zip(prepared, view.rows))
     for r in view.rows:
         if r.stored is not None:
             assert r.tokens_stored == counter.count_message(r.stored)
@@ -298,6 +305,23 @@ def test_one_setting_at_a_time_matches_a_fresh_cache(start, steps, counter):
         assert warm == cold
         assert warm.stats == cold.stats
         check_view_invariants(CONV, warm, counter)
+
+
+@pytest.mark.parametrize("s", [Settings(tiers="aggressive", clear=ClearSettings(keep=2)),
+                               Settings(old_messages="remove", budget=3_000), Settings(old_messages="llm")])
+def test_changed_rows_are_made_when_first_read_and_kept(s):
+    view = prepare(CONV, s, counter=C4, cache=PipelineCache())
+    rows = view.rows
+    assert isinstance(rows, Rows)
+    assert any(type(item) is not Row for item in rows.items())  # prepare made no changed row
+    # read backwards, from the end (negative positions), then forwards: the same objects,
+    # equal to the rows of a fresh run read in order
+    backwards = [rows[-k] for k in range(1, len(rows) + 1)][::-1]
+    assert all(type(item) is Row for item in rows.items())
+    assert all(a is b for a, b in zip(backwards, rows))
+    assert backwards == list(prepare(CONV, s, counter=C4).rows)
+    assert rows[2:5] == tuple(backwards[2:5]) and rows == tuple(backwards) and rows != backwards[1:]
+    assert rows.index(backwards[7]) == 7
 
 
 def test_keep_recent_steps_reuse_rows_outside_the_changed_range():

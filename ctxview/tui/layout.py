@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 from ..model import Message, content_text
-from ..view import PreparedView, Row
+from ..view import PreparedView, Row, Rows, row_columns
 
 __all__ = ["PREVIEW_LINES", "TOOL_CALL_PREVIEW", "Layout", "collapsed_height", "display_text", "removed_runs", "stored_heights_of"]
 
@@ -59,14 +59,15 @@ def stored_heights_of(messages: tuple[Message, ...]) -> list[int]:
     return [collapsed_height(m) for m in messages]
 
 
-def removed_runs(rows: tuple[Row, ...]) -> dict[int, tuple[int, int]]:
-    """For each row missing from the prepared side: (first row of its run, run length)."""
+def removed_runs(stored: Sequence[Message | None], prepared: Sequence[Message | None]) -> dict[int, tuple[int, int]]:
+    """For each row missing from the prepared side: (first row of its run, run length).
+    `stored`, `prepared`: each row's messages (view.row_columns)."""
     runs: dict[int, tuple[int, int]] = {}
-    i, n = 0, len(rows)
+    i, n = 0, len(prepared)
     while i < n:
-        if rows[i].prepared is None and rows[i].stored is not None:
+        if prepared[i] is None and stored[i] is not None:
             j = i
-            while j < n and rows[j].prepared is None and rows[j].stored is not None:
+            while j < n and prepared[j] is None and stored[j] is not None:
                 j += 1
             run = (i, j - i)
             for k in range(i, j):
@@ -77,34 +78,25 @@ def removed_runs(rows: tuple[Row, ...]) -> dict[int, tuple[int, int]]:
     return runs
 
 
-class _StoredRows(Sequence):
-    """A pending layout's rows, Row(index=i, stored=message, prepared=None), each made
-    when first asked for: the panes show a few dozen, while all of them (100k Row objects,
-    ~0.1x the file) would sit beside the first pipeline run, at the opening's peak."""
+class _StoredOnly:
+    """Makes a pending layout's rows, Row(index=i, stored=message, prepared=None), when the
+    panes ask for them: they show a few dozen, while all of them (100k Row objects, ~0.1x
+    the file) would sit beside the first pipeline run, at the opening's peak."""
 
-    __slots__ = ("messages", "made")
+    __slots__ = ("messages",)
 
     def __init__(self, messages: tuple[Message, ...]) -> None:
         self.messages = messages
-        self.made: dict[int, Row] = {}  # the same Row each time: the panes cache blocks by Row
 
-    def __len__(self) -> int:
-        return len(self.messages)
+    def make(self, position: int) -> Row:
+        from ..pipeline import make_row  # Row(index=i, stored=m, prepared=None), twice as fast
 
-    def __getitem__(self, i):
-        n = len(self.messages)
-        if isinstance(i, slice):
-            return tuple(self[j] for j in range(*i.indices(n)))
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("row index out of range")
-        row = self.made.get(i)
-        if row is None:
-            from ..pipeline import make_row  # Row(index=i, stored=m, prepared=None), twice as fast
+        return make_row(position, self.messages[position], None, (), 0, 0, None, (), (), ())
 
-            row = self.made[i] = make_row(i, self.messages[i], None, (), 0, 0, None, (), (), ())
-        return row
+
+def _stored_rows(messages: tuple[Message, ...]) -> Rows:
+    n = len(messages)
+    return Rows([_StoredOnly(messages)] * n, range(n), messages, (None,) * n)
 
 
 @dataclass(slots=True)
@@ -125,39 +117,45 @@ class Layout:
               stored_heights: list[int] | None = None) -> Layout:
         """Heights for every row.
 
-        Cheap on a recompute: a Row object found at the same position in
-        `previous` (the pipeline reuses unchanged rows) keeps its height, and
+        Cheap on a recompute: a row whose stored and prepared messages are
+        the same objects at the same position in `previous` keeps its height, and
         `stored_heights` (see `stored_heights_of`) spares re-reading the
         stored texts, which are most of the data.
         """
         height = collapsed_height
-        rows = view.rows
+        # the rows' messages, read from columns: a view's changed rows are made only when shown
+        indices, stored_col, prepared_col = row_columns(view.rows)
         heights: list[int] = []
         append = heights.append
         # (a pending layout's rows are never the pipeline's: nothing to reuse there)
-        old_rows = previous.view.rows if previous is not None and not previous.is_pending else ()
-        old_heights = previous.base_heights if old_rows else []
-        n_old = len(old_rows)
+        if previous is not None and not previous.is_pending:
+            _, old_stored, old_prepared = row_columns(previous.view.rows)
+            old_heights = previous.base_heights
+        else:
+            old_stored, old_prepared, old_heights = (), (), []
+        n_old = len(old_heights)
         n_stored = len(stored_heights) if stored_heights is not None else 0
-        for i, row in enumerate(rows):
-            if i < n_old and old_rows[i] is row:
+        for i, prepared in enumerate(prepared_col):
+            stored = stored_col[i]
+            # a block's height follows from its two messages alone
+            if i < n_old and old_prepared[i] is prepared and old_stored[i] is stored:
                 append(old_heights[i])
                 continue
-            index = row.index
-            if index is not None and index < n_stored and row.stored is not None:
+            index = indices[i]
+            if index is not None and index < n_stored and stored is not None:
                 hs = stored_heights[index]  # type: ignore[index]
             else:
-                hs = height(row.stored)
-            hp = hs if row.prepared is row.stored else height(row.prepared)
+                hs = height(stored)
+            hp = hs if prepared is stored else height(prepared)
             append(hs if hs > hp else hp)
-        layout = cls(view=view, base_heights=heights, runs=removed_runs(rows))
+        layout = cls(view=view, base_heights=heights, runs=removed_runs(stored_col, prepared_col))
         layout.reflow()
         return layout
 
     @classmethod
     def pending(cls, messages: tuple[Message, ...], settings, stored_heights: list[int]) -> Layout:
         """A stored-only layout to show while the first view is computed."""
-        view = PreparedView(settings=settings, rows=_StoredRows(messages), prepared=())  # type: ignore[arg-type]
+        view = PreparedView(settings=settings, rows=_stored_rows(messages), prepared=())
         layout = cls(view=view, base_heights=list(stored_heights), runs={}, is_pending=True)
         layout.reflow()
         return layout

@@ -72,7 +72,8 @@ def test_prefix_sums_and_row_at():
 def test_removed_runs_group_consecutive_rows():
     kept = row(Message("user", "a"), Message("user", "a"))
     gone = row(Message("tool", "b"), None)
-    runs = removed_runs((kept, gone, gone, gone, kept, gone))
+    rows = (kept, gone, gone, gone, kept, gone)
+    runs = removed_runs([r.stored for r in rows], [r.prepared for r in rows])
     assert runs == {1: (1, 3), 2: (1, 3), 3: (1, 3), 5: (5, 1)}
 
 
@@ -169,6 +170,11 @@ def test_cached_heights_match_a_fresh_build():
         cached = Layout.build(view, first, stored)
         fresh = Layout.build(view)
         assert cached.heights == fresh.heights and cached.offsets == fresh.offsets
+        # built from the rows' columns, without making a row: as if built from the rows themselves
+        unmade = any(type(item) is not Row for item in view.rows.items())
+        made = Layout.build(view_of(list(view.rows)))
+        assert unmade or not any(r.changes for r in view.rows)
+        assert (made.heights, made.runs) == (fresh.heights, fresh.runs)
         first = cached
 
 
@@ -192,7 +198,7 @@ def test_pending_layout_holds_stored_only_rows():
     assert pending.is_pending and pending.base_heights == heights
     expected = tuple(Row(index=i, stored=m, prepared=None) for i, m in enumerate(conv.messages))
     rows = pending.view.rows
-    assert not rows.made  # made when asked for (the panes ask for the rows on screen)
+    assert not any(type(item) is Row for item in rows.items())  # made when asked for (the panes ask for those on screen)
     assert tuple(rows) == expected and len(rows) == len(expected)
     assert rows[-1] is rows[len(rows) - 1] is rows[len(rows) - 1]  # one Row object per row: the panes cache by it
     assert rows[1:3] == expected[1:3] and rows[::-2] == expected[::-2]
@@ -215,4 +221,4 @@ def test_a_layout_built_after_a_pending_one_is_as_if_built_alone():
     after = Layout.build(view, pending, heights)
     alone = Layout.build(view, None, heights)
     assert (after.base_heights, after.offsets, after.runs) == (alone.base_heights, alone.offsets, alone.runs)
-    assert not pending.view.rows.made  # nothing to compare with: not one pending row made
+    assert not any(type(item) is Row for item in pending.view.rows.items())  # not one pending row made
