@@ -29,7 +29,7 @@ from textual.worker import get_current_worker
 from ..gcpause import paused_gc
 from ..model import Conversation, Session
 from ..sanitize import make_visible, sanitize
-from ..view import ClearSettings, PreparedView, Settings
+from ..view import ClearSettings, PreparedView, Settings, row_columns
 from .controls import ControlsPanel
 from .keys import APP_BINDINGS, KEYS, key_list
 from .layout import Layout, display_text, stored_heights_of
@@ -54,6 +54,19 @@ HUGE_LINES = 1_500
 # Runs of at least this many removed messages fold into one line on each side.
 FOLD_MIN = 2
 
+
+def _messages_match(stored, prepared, pattern: re.Pattern[str]) -> bool:
+    """Whether `pattern` is in either message's text or tool calls (None: no message)."""
+    search = pattern.search
+    for message in (stored, prepared):
+        if message is None:
+            continue
+        if search(message.text):  # raw text: no copy of a 100k-message session per search
+            return True
+        for call in message.tool_calls:
+            if search(call.name) or search(str(dict(call.arguments))):
+                return True
+    return False
 
 class LoadFailed(Exception):
     """Loading or the first recompute failed before the app was usable."""
@@ -702,16 +715,7 @@ class CtxviewApp(App[int]):
         """Whether the term is in either side's text or tool calls (case-insensitive)."""
         if pattern is None:
             pattern = re.compile(re.escape(self.search_term), re.IGNORECASE)
-        search = pattern.search
-        for message in (row.stored, row.prepared):
-            if message is None:
-                continue
-            if search(message.text):  # raw text: no copy of a 100k-message session per search
-                return True
-            for call in message.tool_calls:
-                if search(call.name) or search(str(dict(call.arguments))):
-                    return True
-        return False
+        return _messages_match(row.stored, row.prepared, pattern)
 
     def action_search_next(self, direction: int, include_current: bool = False) -> None:
         if not self.search_term:
@@ -729,14 +733,16 @@ class CtxviewApp(App[int]):
         """Scan for the next matching row off the UI thread (a miss reads every message)."""
         worker = get_current_worker()
         pattern = re.compile(re.escape(term), re.IGNORECASE)
-        rows, heights = layout.view.rows, layout.heights
-        n = len(rows)
+        # the rows' messages, not the rows: a changed row is made only when shown
+        _, stored, prepared = row_columns(layout.view.rows)
+        heights = layout.heights
+        n = len(heights)
         first = 0 if include_current else 1
         for step in range(first, n + 1):
             if worker.is_cancelled:
                 return
             i = (start + direction * step) % n
-            if heights[i] and self.search_matches(rows[i], pattern):
+            if heights[i] and _messages_match(stored[i], prepared[i], pattern):
                 self.call_from_thread(self._search_done, layout, term, i)
                 return
         self.call_from_thread(self._search_done, layout, term, None)
