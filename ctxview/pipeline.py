@@ -68,6 +68,7 @@ __all__ = ["PipelineCache", "prepare", "request_indices"]
 
 _CACHE_LIMIT = 1_000_000  # entries per cache before it is emptied
 _VIEWS_KEPT = 8
+_STAGES_KEPT = 4  # compression results kept per conversation (see PipelineCache.compressed)
 _SHORT_TEXT = 256  # texts up to this long (placeholders, markers) have their counts memoised by value
 
 # Counters whose count_message reads only the role, the text and the tool
@@ -91,7 +92,7 @@ class _ConversationData:
     """What depends only on the conversation (and a counter): computed once."""
 
     __slots__ = ("conversation", "requests", "names", "tool_indices", "counts", "prefix", "totals", "base_rows", "units",
-                 "ephemeral", "shared")
+                 "ephemeral", "shared", "compressed")
 
     def __init__(self, conversation: Conversation) -> None:
         msgs = conversation.messages
@@ -106,6 +107,8 @@ class _ConversationData:
         self.units: dict[int, list[Sequence[int]]] = {}  # n -> grouping.unit_runs(messages[:n])
         self.ephemeral: dict[int, Sequence[str]] | None = None
         self.shared: set[int] | None = None
+        # (counter name, policy tag, n, keep_recent) -> PipelineCache.compressed()'s result, oldest first
+        self.compressed: dict[tuple, tuple] = {}
 
     def shared_texts(self) -> set[int]:
         """compression.shared_text_ids of the conversation's messages (valid for any prefix)."""
@@ -407,6 +410,39 @@ class PipelineCache:
             data.base_rows[counter.name] = rows
         return rows
 
+    def compressed(self, data: _ConversationData, counter: TokenCounter, policy: compression.CompressionPolicy,
+                   tag: int, n: int, keep_recent: int) -> tuple[tuple[Message, ...], list[int], dict[int, tuple]]:
+        """Stage 1 of messages[:n] under (policy, keep_recent): the messages, their tokens and the
+        specs of the compressed ones ((i, "compressed", age, tag)). Remembered for the last few
+        (counter, policy, n, keep_recent): the other settings (clearing, a budget, a summary, the
+        reminders) start from it. A new first run counts only the results no remembered run of
+        this policy had."""
+        key = (counter.name, tag, n, keep_recent)
+        hit = data.compressed.get(key)
+        if hit is not None:
+            return hit
+        msgs = data.conversation.messages
+        msgs = msgs if n == len(msgs) else msgs[:n]
+        current = compression.compress_tool_results(msgs, keep_recent, policy, shared_texts=data.shared_texts())
+        cur_counts = self.counts_of(data, counter)[:n]
+        tools = data.tool_indices
+        changed = [i for i in tools[:bisect.bisect_left(tools, n - keep_recent)] if current[i] is not msgs[i]]
+        # Another n or keep_recent under this policy left most results the same objects (a result
+        # depends on its message and tier limit only): their tokens are that run's.
+        ref = next((done for (name, t, _, _), done in reversed(data.compressed.items())
+                    if name == counter.name and t == tag), None)
+        ref_msgs, ref_counts = (ref[0], ref[1]) if ref is not None else ((), [])
+        m = len(ref_msgs)
+        count_message = counter.count_message
+        for i in changed:
+            new = current[i]
+            cur_counts[i] = ref_counts[i] if i < m and ref_msgs[i] is new else count_message(new)
+        specs = {i: (i, "compressed", n - i, tag) for i in changed}
+        if len(data.compressed) >= _STAGES_KEPT:
+            data.compressed.pop(next(iter(data.compressed)))
+        done = data.compressed[key] = (tuple(current), cur_counts, specs)
+        return done
+
     def units(self, data: _ConversationData, n: int) -> list[Sequence[int]]:
         found = data.units.get(n)
         if found is None:
@@ -566,36 +602,9 @@ def _prepare(
     policy = cache.policy(settings)
     tag = cache.policy_tag(policy)
     if settings.compression and policy.enabled and n - keep_recent > 0:
-        compressed = compression.compress_tool_results(msgs, keep_recent, policy, shared_texts=data.shared_texts())
-        stop = n - keep_recent
-        # cache.count inlined, most are known: a compressed result (role "tool", a str
-        # content) is remembered by text under a text-only counter, else by message.
-        by_text = cache.tool_texts(counter)
-        tokens_of, text_of = by_text if by_text is not None else ({}, {})
-        known = cache.counts.get(counter.name, {})
-        count_message = counter.count_message
-        for i in data.tool_indices:
-            if i >= stop:
-                break
-            new = compressed[i]
-            if new is not current[i]:
-                current[i] = new
-                text = new.content
-                if by_text is not None and not new.tool_calls and type(text) is str:
-                    key = id(text)
-                    tokens = tokens_of.get(key)
-                    if tokens is None or text_of[key] is not text:
-                        tokens = count_message(new)
-                        if len(tokens_of) >= _CACHE_LIMIT:
-                            tokens_of.clear()
-                            text_of.clear()
-                        tokens_of[key] = tokens
-                        text_of[key] = text
-                    cur_counts[i] = tokens
-                else:
-                    hit = known.get(id(new))
-                    cur_counts[i] = hit[1] if hit is not None and hit[0] is new else count(counter, new)
-                specs[i] = (i, "compressed", n - i, tag)
+        done = cache.compressed(data, counter, policy, tag, n, keep_recent)
+        # copies: the later stages change them, the memo is kept for the next run
+        current, cur_counts, specs = list(done[0]), list(done[1]), dict(done[2])
         stats["compressed"] = len(specs)
 
     # 2. clearing

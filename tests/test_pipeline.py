@@ -394,3 +394,28 @@ def test_tool_results_sharing_a_text_are_counted_once_per_text(monkeypatch):
     assert calls == [a, with_call, assistant]   # b shares a's text object
     assert cache.count(counter, Message("tool", text[:-1] + "y")) == real(counter, a)
     assert len(calls) == 4                       # an equal-length but other text is counted
+
+
+def test_compression_is_remembered_for_other_settings_and_its_tokens_for_other_requests(monkeypatch):
+    from ctxview import compression
+
+    runs = []
+    real_compress = compression.compress_tool_results
+    monkeypatch.setattr(compression, "compress_tool_results", lambda *a, **k: runs.append(a[1]) or real_compress(*a, **k))
+    counted = []
+    real_count = CharsCounter.count_message
+    monkeypatch.setattr(CharsCounter, "count_message", lambda self, m: counted.append(m) or real_count(self, m))
+    counter, cache = CharsCounter(), PipelineCache()
+    first = prepare(CONV, Settings(tiers="aggressive"), counter=counter, cache=cache)
+    for other in (Settings(tiers="aggressive", clear=ClearSettings(keep=2)), Settings(tiers="aggressive", budget=4_000),
+                  Settings(tiers="aggressive", old_messages="remove")):
+        assert prepare(CONV, other, counter=counter, cache=cache) == prepare(CONV, other, counter=counter)
+    assert len(runs) == 1 + 3  # the three fresh runs compress; the shared cache did it once
+    # An earlier request: most results are the same objects, counted before; only the others are counted.
+    earlier = dataclasses.replace(first.settings, request=REQUESTS[20])
+    counted.clear()
+    view = prepare(CONV, earlier, counter=counter, cache=cache)
+    mine = [m for m in counted if m.role == "tool"]
+    new_results = [m for m in view.prepared if m.role == "tool" and all(m is not p for p in first.prepared)]
+    assert view == prepare(CONV, earlier, counter=CharsCounter())
+    assert new_results and {id(m) for m in mine} <= {id(m) for m in new_results}

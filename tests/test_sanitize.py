@@ -3,7 +3,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxview.sanitize import is_clean, make_visible, sanitize, visible_char
+from ctxview.sanitize import _FORMAT_RANGES, is_clean, make_visible, sanitize, visible_char
 
 # Characters a terminal would act on or a reader could not see.
 def _unsafe(ch: str) -> bool:
@@ -100,8 +100,15 @@ def test_output_never_holds_unsafe_characters(text):
     assert "\t" not in sanitize(text)
 
 
+def _later_format_character(c: str) -> bool:
+    # sanitize also covers format characters of Unicode versions after this interpreter's,
+    # which its unicodedata still calls unassigned (U+13439, say): not safe text for this test
+    return any(lo <= ord(c) <= hi for lo, hi in _FORMAT_RANGES)
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp"))))
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp")).filter(
+    lambda c: not _later_format_character(c))))
 def test_safe_text_is_unchanged(text):
     assert sanitize(text, tab_size=None) == text
 
