@@ -68,7 +68,7 @@ __all__ = ["PipelineCache", "prepare", "request_indices"]
 
 _CACHE_LIMIT = 1_000_000  # entries per cache before it is emptied
 _VIEWS_KEPT = 8
-_STAGES_KEPT = 4  # compression results kept per conversation (see PipelineCache.compressed)
+_STAGES_KEPT = 8  # results of stages 1 and 4 kept per conversation (see PipelineCache.stages)
 _SHORT_TEXT = 256  # texts up to this long (placeholders, markers) have their counts memoised by value
 
 # Counters whose count_message reads only the role, the text and the tool
@@ -92,7 +92,7 @@ class _ConversationData:
     """What depends only on the conversation (and a counter): computed once."""
 
     __slots__ = ("conversation", "requests", "names", "tool_indices", "counts", "prefix", "totals", "base_rows", "units",
-                 "ephemeral", "shared", "compressed")
+                 "ephemeral", "shared", "stages", "last_compressed")
 
     def __init__(self, conversation: Conversation) -> None:
         msgs = conversation.messages
@@ -107,8 +107,11 @@ class _ConversationData:
         self.units: dict[int, list[Sequence[int]]] = {}  # n -> grouping.unit_runs(messages[:n])
         self.ephemeral: dict[int, Sequence[str]] | None = None
         self.shared: set[int] | None = None
-        # (counter name, policy tag, n, keep_recent) -> PipelineCache.compressed()'s result, oldest first
-        self.compressed: dict[tuple, tuple] = {}
+        # PipelineCache.stages()'s arguments -> its result, oldest first
+        self.stages: dict[tuple, tuple] = {}
+        # (counter name, policy tag) -> the last compression's messages and tokens (kept beyond the
+        # stages: a tuple and a list per policy), whose counts the next one under the policy reuses
+        self.last_compressed: dict[tuple[str, int], tuple[tuple[Message, ...], list[int]]] = {}
 
     def shared_texts(self) -> set[int]:
         """compression.shared_text_ids of the conversation's messages (valid for any prefix)."""
@@ -410,37 +413,48 @@ class PipelineCache:
             data.base_rows[counter.name] = rows
         return rows
 
-    def compressed(self, data: _ConversationData, counter: TokenCounter, policy: compression.CompressionPolicy,
-                   tag: int, n: int, keep_recent: int) -> tuple[tuple[Message, ...], list[int], dict[int, tuple]]:
-        """Stage 1 of messages[:n] under (policy, keep_recent): the messages, their tokens and the
-        specs of the compressed ones ((i, "compressed", age, tag)). Remembered for the last few
-        (counter, policy, n, keep_recent): the other settings (clearing, a budget, a summary, the
-        reminders) start from it. A new first run counts only the results no remembered run of
-        this policy had."""
-        key = (counter.name, tag, n, keep_recent)
-        hit = data.compressed.get(key)
+    def stages(self, data: _ConversationData, counter: TokenCounter, policy: compression.CompressionPolicy | None,
+               tag: int, n: int, keep_recent: int, embed: bool) -> tuple:
+        """Stage 1 of messages[:n] under (policy, keep_recent) (None: no compression), then stage 4
+        with `embed` (for a run with no clearing or summary between them): (the messages, their
+        tokens, the specs of the changed ones, the ephemeral spans and reminder blocks by index,
+        how many were compressed). Remembered for the last few sets of arguments: the other
+        settings (a budget, a request seen before, clearing or a summary) start from it. A new
+        compression counts only the results no remembered run of the policy had."""
+        key = (counter.name, tag if policy is not None else None, n, keep_recent if policy is not None else None, embed)
+        hit = data.stages.pop(key, None)
         if hit is not None:
+            data.stages[key] = hit  # the most recently used last
             return hit
         msgs = data.conversation.messages
         msgs = msgs if n == len(msgs) else msgs[:n]
-        current = compression.compress_tool_results(msgs, keep_recent, policy, shared_texts=data.shared_texts())
-        cur_counts = self.counts_of(data, counter)[:n]
-        tools = data.tool_indices
-        changed = [i for i in tools[:bisect.bisect_left(tools, n - keep_recent)] if current[i] is not msgs[i]]
-        # Another n or keep_recent under this policy left most results the same objects (a result
-        # depends on its message and tier limit only): their tokens are that run's.
-        ref = next((done for (name, t, _, _), done in reversed(data.compressed.items())
-                    if name == counter.name and t == tag), None)
-        ref_msgs, ref_counts = (ref[0], ref[1]) if ref is not None else ((), [])
-        m = len(ref_msgs)
-        count_message = counter.count_message
-        for i in changed:
-            new = current[i]
-            cur_counts[i] = ref_counts[i] if i < m and ref_msgs[i] is new else count_message(new)
-        specs = {i: (i, "compressed", n - i, tag) for i in changed}
-        if len(data.compressed) >= _STAGES_KEPT:
-            data.compressed.pop(next(iter(data.compressed)))
-        done = data.compressed[key] = (tuple(current), cur_counts, specs)
+        if embed:
+            current, counts, specs, _, _, compressed = self.stages(data, counter, policy, tag, n, keep_recent, False)
+            current, counts, specs = list(current), list(counts), dict(specs)
+            eph_spans, eph_reminders = _embed_ephemeral(self, counter, data.valid_ephemeral(), n, current, counts,
+                                                        specs, frozenset())
+            done = (tuple(current), counts, specs, eph_spans, eph_reminders, compressed)
+        elif policy is None:
+            done = (msgs, self.counts_of(data, counter)[:n], {}, {}, {}, 0)
+        else:
+            current = compression.compress_tool_results(msgs, keep_recent, policy, shared_texts=data.shared_texts())
+            cur_counts = self.counts_of(data, counter)[:n]
+            tools = data.tool_indices
+            changed = [i for i in tools[:bisect.bisect_left(tools, n - keep_recent)] if current[i] is not msgs[i]]
+            # Another n or keep_recent under this policy left most results the same objects (a result
+            # depends on its message and tier limit only): their tokens are that run's.
+            ref_msgs, ref_counts = data.last_compressed.get((counter.name, tag), ((), []))
+            m = len(ref_msgs)
+            count_message = counter.count_message
+            for i in changed:
+                new = current[i]
+                cur_counts[i] = ref_counts[i] if i < m and ref_msgs[i] is new else count_message(new)
+            specs = {i: (i, "compressed", n - i, tag) for i in changed}
+            done = (tuple(current), cur_counts, specs, {}, {}, len(specs))
+            data.last_compressed[(counter.name, tag)] = (done[0], cur_counts)
+        if len(data.stages) >= _STAGES_KEPT:
+            data.stages.pop(next(iter(data.stages)))
+        data.stages[key] = done
         return done
 
     def units(self, data: _ConversationData, n: int) -> list[Sequence[int]]:
@@ -598,14 +612,21 @@ def _prepare(
                              "summarised": 0, "dropped": 0, "ephemeral": 0, "inserted": 0}
     keep_recent = settings.keep_recent
 
-    # 1. compression
+    # 1. compression (and 4., the ephemeral reminders, when no stage between them runs)
     policy = cache.policy(settings)
     tag = cache.policy_tag(policy)
-    if settings.compression and policy.enabled and n - keep_recent > 0:
-        done = cache.compressed(data, counter, policy, tag, n, keep_recent)
+    compress = settings.compression and policy.enabled and n - keep_recent > 0
+    embed = settings.embed_ephemeral and bool(data.valid_ephemeral())
+    direct = settings.clear is None and settings.old_messages == "keep"
+    eph_spans: dict[int, tuple] = {}
+    eph_reminders: dict[int, tuple] = {}  # the reminder blocks of the embedded texts
+    if compress or (embed and direct):
+        done = cache.stages(data, counter, policy if compress else None, tag, n, keep_recent, embed and direct)
         # copies: the later stages change them, the memo is kept for the next run
         current, cur_counts, specs = list(done[0]), list(done[1]), dict(done[2])
-        stats["compressed"] = len(specs)
+        eph_spans, eph_reminders = done[3], done[4]
+        stats["compressed"] = done[5]
+        stats["ephemeral"] = len(eph_spans)
 
     # 2. clearing
     clear = settings.clear
@@ -671,23 +692,9 @@ def _prepare(
             inserted, insert_at = summary.inserted, summary.insert_at
 
     # 4. ephemeral embedding (messages still sent only)
-    eph_spans: dict[int, tuple] = {}
-    eph_reminders: dict[int, tuple] = {}  # the reminder blocks of the embedded texts
-    if settings.embed_ephemeral and conversation.ephemeral:
-        embeds = cache.embed_table(counter)
-        for i, texts in conversation.ephemeral.items():
-            if type(i) is not int or not (0 <= i < n) or not texts or i in removed_rows:
-                continue
-            body = current[i]
-            hit = embeds.get(id(body))  # cache.embedded inlined: most are known
-            if hit is None or hit[0] is not body or hit[1] is not texts:
-                hit = cache.embedded(counter, body, texts)
-            current[i] = hit[2]
-            eph_spans[i] = hit[3]
-            tokens = hit[4]
-            eph_reminders[i] = hit[5]
-            specs[i] = specs.get(i, (i,)) + ("ephemeral", len(texts), tokens - cur_counts[i])
-            cur_counts[i] = tokens
+    if embed and not direct:
+        eph_spans, eph_reminders = _embed_ephemeral(cache, counter, data.valid_ephemeral(), n, current, cur_counts,
+                                                    specs, removed_rows)
         stats["ephemeral"] = len(eph_spans)
 
     # The sequence as sent: (stored index, or None for the inserted message).
@@ -780,6 +787,31 @@ def _prepare(
         stats=stats,
     )
     return view, clear_saved
+
+
+def _embed_ephemeral(cache: PipelineCache, counter: TokenCounter, ephemeral: dict[int, Sequence[str]], n: int,
+                     current: list[Message], counts: list[int], specs: dict[int, tuple],
+                     removed: frozenset[int]) -> tuple[dict[int, tuple], dict[int, tuple]]:
+    """Stage 4 in place: the reminders recorded for this request appended to the messages still
+    sent among the first n (`ephemeral`: _ConversationData.valid_ephemeral()); returns the spans of
+    the appended pieces and the reminder blocks of the new texts, by index."""
+    eph_spans: dict[int, tuple] = {}
+    eph_reminders: dict[int, tuple] = {}
+    embeds = cache.embed_table(counter)
+    for i, texts in ephemeral.items():
+        if not (0 <= i < n) or i in removed:
+            continue
+        body = current[i]
+        hit = embeds.get(id(body))  # cache.embedded inlined: most are known
+        if hit is None or hit[0] is not body or hit[1] is not texts:
+            hit = cache.embedded(counter, body, texts)
+        current[i] = hit[2]
+        eph_spans[i] = hit[3]
+        tokens = hit[4]
+        eph_reminders[i] = hit[5]
+        specs[i] = specs.get(i, (i,)) + ("ephemeral", len(texts), tokens - counts[i])
+        counts[i] = tokens
+    return eph_spans, eph_reminders
 
 
 class _RowMaker:
