@@ -667,6 +667,7 @@ def _prepare(
     inserted: Message | None = None
     insert_at: int | None = None
     removed_rows: frozenset[int] = frozenset()
+    removed_spec: tuple = ()  # (action, boundary, how many): with each one's tokens, a removed row's last spec
     strategy = settings.old_messages
     if strategy != "keep":
         before_index = settings.summarize_before if settings.summarize_before is not None else n - keep_recent
@@ -684,8 +685,7 @@ def _prepare(
         if summary.removed:
             action = "removed" if strategy == "remove" else "summarised"
             total = len(summary.removed)
-            for i in summary.removed:
-                specs[i] = specs.get(i, (i,)) + (action, summary.boundary, total, cur_counts[i])
+            removed_spec = (action, summary.boundary, total)
             removed_rows = frozenset(summary.removed)
             stats[action] = total
             stats["inserted"] = 1
@@ -724,30 +724,30 @@ def _prepare(
         fit = fit_to_budget(seq_msgs, max(room, 0), keep_recent, counts=seq_counts, protected=protected,
                             unit_list=cache.units(data, n) if inserted is None else None)
         shortfall = fit.shortfall + max(0, -room)
-        for p in fit.dropped:
-            j = seq_index[p]
-            if j is None:
-                inserted_dropped = True
-                continue
-            dropped_rows.add(j)
-            specs[j] = specs.get(j, (j,)) + ("dropped", settings.budget, seq_counts[p])
+        # (a dropped row's last spec, ("dropped", budget, its tokens), is added when it is made)
+        dropped_rows = {seq_index[p] for p in fit.dropped}
+        if None in dropped_rows:
+            inserted_dropped = True
+            dropped_rows.discard(None)
         stats["dropped"] = len(fit.dropped)
         if fit.dropped:
-            gone = set(fit.dropped)
-            seq_index = [j for p, j in enumerate(seq_index) if p not in gone]
+            seq_index = [seq_index[p] for p in fit.kept]
 
     # Rows: each message's unchanged row; a changed one is made when first read (see _RowMaker).
     total_stored = system_tokens + cache.stored_total(data, counter, n)
     gone = removed_rows | dropped_rows
     base_rows = cache.base_rows(data, counter)
     items: list = base_rows[:n]
-    maker = _RowMaker(cache, counter, policy, tag, n, msgs, current, cur_counts, stored_counts, specs, gone,
+    maker = _RowMaker(cache, counter, policy, tag, n, msgs, current, cur_counts, stored_counts, specs,
+                      removed_rows, removed_spec, dropped_rows, settings.budget,
                       eph_spans, eph_reminders, clear, None if inserted is None or inserted_dropped else insert_at,
                       base_rows)
     for i in specs:
         items[i] = maker
-    # prepared tokens: the stored total, moved by each changed message (a gone one sends nothing)
-    total_prepared = system_tokens + sum(cur_counts) - (sum(cur_counts[i] for i in gone) if gone else 0)
+    for i in gone:
+        items[i] = maker
+    total_prepared = system_tokens + (sum([cur_counts[j] for j in seq_index if j is not None]) if gone
+                                      else sum(cur_counts))
     spans_of = cache.reminder_spans
     prepared_seq = (tuple(current) if len(seq_index) == n and inserted is None
                     else tuple(inserted if j is None else current[j] for j in seq_index))
@@ -755,7 +755,9 @@ def _prepare(
     stored_col: Sequence[Message | None] = msgs
     prepared_col: Sequence[Message | None] = prepared_seq
     if gone:
-        prepared_col = [None if i in gone else m for i, m in enumerate(current)]
+        prepared_col = list(current)
+        for i in gone:
+            prepared_col[i] = None
     if inserted is not None and not inserted_dropped:
         total_prepared += inserted_tokens
         verb = "removal marker" if strategy == "remove" else "summary checkpoint"
@@ -820,26 +822,35 @@ class _RowMaker:
     remembered in, so that a row made once is the same object in every view that has it."""
 
     __slots__ = ("cache", "counter", "policy", "tag", "n", "msgs", "current", "cur_counts", "stored_counts",
-                 "specs", "gone", "eph_spans", "eph_reminders", "clear", "insert_at", "base")
+                 "specs", "removed", "removed_spec", "dropped", "budget", "eph_spans", "eph_reminders", "clear",
+                 "insert_at", "base")
 
     def __init__(self, cache: PipelineCache, counter: TokenCounter, policy: compression.CompressionPolicy,
                  tag: int, n: int, msgs: Sequence[Message], current: list[Message], cur_counts: list[int],
-                 stored_counts: list[int], specs: dict[int, tuple], gone: frozenset[int] | set[int],
+                 stored_counts: list[int], specs: dict[int, tuple], removed: frozenset[int], removed_spec: tuple,
+                 dropped: set[int], budget: int | None,
                  eph_spans: dict[int, tuple], eph_reminders: dict[int, tuple], clear: Any,
                  insert_at: int | None, base: list[Row]) -> None:
         self.base = base  # each message's unchanged row
         self.cache, self.counter, self.policy, self.tag, self.n = cache, counter, policy, tag, n
         self.msgs, self.current, self.cur_counts, self.stored_counts = msgs, current, cur_counts, stored_counts
-        self.specs, self.gone, self.eph_spans, self.eph_reminders = specs, gone, eph_spans, eph_reminders
+        self.specs, self.eph_spans, self.eph_reminders = specs, eph_spans, eph_reminders
+        # removed or dropped rows: their last spec is made with the row (tens of thousands may go)
+        self.removed, self.removed_spec, self.dropped, self.budget = removed, removed_spec, dropped, budget
         self.clear, self.insert_at = clear, insert_at
 
     def make(self, position: int) -> Row:
         i = position if self.insert_at is None or position < self.insert_at else position - 1
-        key = self.specs[i]
+        key = self.specs.get(i, (i,))
         cache, counter, tag, n = self.cache, self.counter, self.tag, self.n
         stored = self.msgs[i]
-        gone = self.gone
-        prepared = None if gone and i in gone else self.current[i]
+        prepared = self.current[i]
+        if i in self.removed:
+            key += (*self.removed_spec, self.cur_counts[i])
+            prepared = None
+        elif i in self.dropped:
+            key += ("dropped", self.budget, self.cur_counts[i])
+            prepared = None
         tp = 0 if prepared is None else self.cur_counts[i]
         st = self.stored_counts[i]
         # Everything a row depends on: the stored message, the counter, and the
