@@ -625,6 +625,7 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
     cache = plan.msgs
     by_content = plan.by_content
     cut = plan.cut
+    marker_parts, hints, detected = plan.marker_parts, plan.hints, _NAMES
     name = None
     current = None
     sources: dict = {}
@@ -663,7 +664,21 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
         else:
             text = _text_of(text)
             remember = True  # (the set holds content ids: a Content's text may be shared)
-        result = msg if len(text) <= limit else _as_tool_result(msg, cut(text, limit, name, remember))
+        if len(text) <= limit:
+            result = msg
+        elif remember:
+            result = _as_tool_result(msg, cut(text, limit, name))
+        else:  # plan.cut(text, limit, name, shared=False) inlined: most first-time cuts are these
+            out_text = text[:limit] + str(len(text) - limit).join(marker_parts)
+            tool = name
+            if by_content:
+                found = detected.get(id(text))
+                tool = found[1] if found is not None and found[0] is text else _detect_cached(text)
+            if tool is not None:
+                hint = hints.get(tool)
+                if hint is not None:
+                    out_text += hint
+            result = _as_tool_result(msg, out_text)
         if len(results) >= _CACHE_LIMIT or name is not None or names_of:
             entries.put(msg, name, result)  # type: ignore[union-attr]
         else:  # _Table.put inlined for the common case (no name to store)
