@@ -6,7 +6,12 @@ minima) over rounds that each start from a fresh cache and empty
 compression caches, so "first time" lines are first times in every round.
 Every line but the one marked memoised is a real recompute: the cache's memo
 of the last few views is emptied first. The cache's last view stays, as in
-the inspector: a keep_recent change is applied to it as a delta.
+the inspector: a keep_recent change is applied to it as a delta. What the
+cache remembers below the views stays too (stage results, counts, cuts):
+"first time" lines are settings no earlier step of the round used.
+Views are returned as the pipeline makes them, with their changed rows made
+when first read; the last lines time reading every row of one first-time
+view (what `ctxview report --messages` does) and a screenful of it.
 Then the size of what the caches hold after one round (objects reached
 from them, the loaded session left out) and the process's resident memory.
 
@@ -141,7 +146,7 @@ def one_round(conv: Conversation) -> tuple[PipelineCache, object]:
     cache = PipelineCache()
     base = Settings()
     view = timed(cache, "cold (default settings, swarm estimate)", lambda: prepare(conv, base, cache=cache))
-    timed(cache, "warm, same settings (full recompute)", lambda: prepare(conv, base, cache=cache))
+    timed(cache, "same settings, full path (stages remembered)", lambda: prepare(conv, base, cache=cache))
     timed(cache, "same settings again (memoised view)", lambda: prepare(conv, base, cache=cache), memo=True)
     timed(cache, "keep_recent 10 → 11 (new value)", lambda: prepare(conv, Settings(keep_recent=11), cache=cache))
     timed(cache, "keep_recent 11 → 10", lambda: prepare(conv, base, cache=cache))
@@ -161,6 +166,10 @@ def one_round(conv: Conversation) -> tuple[PipelineCache, object]:
     timed(cache, "request = middle assistant message (switch)",
           lambda: prepare(conv, Settings(request=view.requests[len(view.requests) // 2]), cache=cache))
     timed(cache, "request → last call (switch back)", lambda: prepare(conv, base, cache=cache))
+    fresh = timed(cache, "tiers 3:full,*:80 (first time; rows read below)",
+                  lambda: prepare(conv, Settings(tiers="3:full,*:80"), cache=cache))
+    timed(cache, "  then its first 60 rows read", lambda: fresh.rows[:60], memo=True)
+    timed(cache, "  then all its rows read", lambda: list(fresh.rows), memo=True)
     return cache, view
 
 

@@ -830,9 +830,9 @@ class _RowMaker:
     the prepared messages and tokens a run left, and the row tables a made row is looked up in and
     remembered in, so that a row made once is the same object in every view that has it."""
 
-    __slots__ = ("cache", "counter", "policy", "tag", "n", "msgs", "current", "cur_counts", "stored_counts",
-                 "specs", "removed", "removed_spec", "dropped", "budget", "eph_spans", "eph_reminders", "clear",
-                 "insert_at", "base")
+    __slots__ = ("cache", "policy", "msgs", "current", "cur_counts", "stored_counts", "specs", "removed",
+                 "removed_spec", "dropped", "budget", "eph_spans", "eph_reminders", "insert_at", "base",
+                 "by_spec", "by_index", "cleared", "gone", "heads", "by_age")
 
     def __init__(self, cache: PipelineCache, counter: TokenCounter, policy: compression.CompressionPolicy,
                  tag: int, n: int, msgs: Sequence[Message], current: list[Message], cur_counts: list[int],
@@ -841,17 +841,22 @@ class _RowMaker:
                  eph_spans: dict[int, tuple], eph_reminders: dict[int, tuple], clear: Any,
                  insert_at: int | None, base: list[Row]) -> None:
         self.base = base  # each message's unchanged row
-        self.cache, self.counter, self.policy, self.tag, self.n = cache, counter, policy, tag, n
+        self.cache, self.policy = cache, policy
         self.msgs, self.current, self.cur_counts, self.stored_counts = msgs, current, cur_counts, stored_counts
         self.specs, self.eph_spans, self.eph_reminders = specs, eph_spans, eph_reminders
         # removed or dropped rows: their last spec is made with the row (tens of thousands may go)
         self.removed, self.removed_spec, self.dropped, self.budget = removed, removed_spec, dropped, budget
-        self.clear, self.insert_at = clear, insert_at
+        self.insert_at = insert_at
+        # the row tables (see _by_index, _cleared_by_index, _gone_by_index)
+        self.by_spec = cache.row_table(counter)
+        self.by_index = cache.compressed_row_table(counter, tag, n)
+        self.cleared = cache.compressed_row_table(counter, tag, n, clear.keep) if clear is not None else None
+        self.gone = cache.compressed_row_table(counter, tag, n, "gone") if removed or dropped else None
+        self.heads, self.by_age = _tiers_of(policy)
 
     def make(self, position: int) -> Row:
         i = position if self.insert_at is None or position < self.insert_at else position - 1
         key = self.specs.get(i, (i,))
-        cache, counter, tag, n = self.cache, self.counter, self.tag, self.n
         stored = self.msgs[i]
         prepared = self.current[i]
         if i in self.removed:
@@ -862,27 +867,41 @@ class _RowMaker:
             prepared = None
         tp = 0 if prepared is None else self.cur_counts[i]
         st = self.stored_counts[i]
+        kind = key[1]
         # Everything a row depends on: the stored message, the counter, and the
         # specs in the key (which hold whatever the changes' texts and figures are made of).
         if prepared is None and _gone_by_index(key):
             # A removed or dropped message, maybe compressed before: kept by index, the guard
             # checks the changes (a hit's prepared is None too, so it cannot tell them apart).
-            by_index, table = True, cache.compressed_row_table(counter, tag, n, "gone")
-            hit = table.get(i)
-            if (hit is not None and hit.stored is stored and len(hit.changes) == (2 if key[1] == "compressed" else 1)
-                    and hit.changes[-1] is _shared_change(key[4 if key[1] == "compressed" else 1:])):
+            by_index, table = True, self.gone
+            hit = table.get(i)  # type: ignore[union-attr]
+            if (hit is not None and hit.stored is stored and len(hit.changes) == (2 if kind == "compressed" else 1)
+                    and hit.changes[-1] is _shared_change(key[4 if kind == "compressed" else 1:])):
                 return hit
         else:
-            by_index = _by_index(key)
-            table = cache.compressed_row_table(counter, tag, n) if by_index else cache.row_table(counter)
-            if not by_index and self.clear is not None and _cleared_by_index(key):
-                by_index, table = True, cache.compressed_row_table(counter, tag, n, self.clear.keep)
-            hit = table.get(i if by_index else key)
+            by_index = kind == "compressed" and (len(key) == 4 or (len(key) == 7 and key[4] == "ephemeral"))
+            table = self.by_index if by_index else self.by_spec  # (_by_index inlined)
+            if not by_index and self.cleared is not None and _cleared_by_index(key):
+                by_index, table = True, self.cleared
+            hit = table.get(i if by_index else key)  # type: ignore[union-attr]
             if hit is not None and hit.stored is stored and hit.prepared is prepared:
                 return hit
         base = self.base[i]
-        kind = key[1]
-        if len(key) == 1 + _SPEC_LENGTHS[kind] and kind != "compressed":
+        if kind == "compressed":  # _changes inlined for the bulk of a view: compressed, maybe then one more
+            age = key[2]
+            t_index, tier = self.by_age[age] if age < len(self.by_age) else self.by_age[-1]  # age = n - i > 0
+            content = stored.content
+            stored_len = len(content) if type(content) is str else len(stored.text)
+            cut = stored_len - (tier.max_chars or stored_len)
+            first = _new_change("compressed", "compression", f"{self.heads[t_index]}, age {age}: {cut:,} chars cut",
+                                t_index, age, st - tp)
+            if len(key) == 4:
+                changes: tuple[Change, ...] = (first,)
+            elif len(key) == 4 + _SPEC_LENGTHS[key[4]]:
+                changes = (first, _shared_change(key[4:]))
+            else:
+                changes = (first, *_changes(key, self.policy, st, tp, stored, 4))
+        elif len(key) == 1 + _SPEC_LENGTHS[kind]:
             changes = _shared_changes(key[1:])
         else:
             changes = _changes(key, self.policy, st, tp, stored)
@@ -895,7 +914,7 @@ class _RowMaker:
                 spans = self.eph_reminders[i]
             else:
                 text = prepared.text
-                spans = cache.reminder_spans(text) if "<system-reminder>" in text else ()
+                spans = self.cache.reminder_spans(text) if "<system-reminder>" in text else ()
             row = _row(i, stored, prepared, changes, st, tp, base.tool_name, base.stored_reminders, spans,
                        self.eph_spans.get(i, ()))
         if len(table) >= _CACHE_LIMIT:

@@ -139,8 +139,11 @@ class Rows(Sequence[Row]):
         return row
 
     def __iter__(self) -> Iterator[Row]:
-        for position, item in enumerate(self._items):
-            yield item if type(item) is Row else self[position]
+        items = self._items
+        for position, item in enumerate(items):
+            if type(item) is not Row:
+                item = items[position] = item.make(position)
+            yield item
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (Rows, tuple, list)):
