@@ -591,16 +591,15 @@ class CtxviewApp(App[int]):
                 pane.scroll_end(animate=False, immediate=True)
 
     def _find_row(self, predicate, direction: int = 1) -> int | None:
-        """The next visible row after the cursor (wrapping) for which predicate(row) holds."""
+        """The next visible row after the cursor (wrapping) whose position satisfies predicate."""
         layout = self.row_layout
         if layout is None or not len(layout):
             return None
-        rows = layout.view.rows
         heights = layout.heights
-        n = len(rows)
+        n = len(heights)
         for step in range(1, n + 1):
             i = (self.cursor + direction * step) % n
-            if heights[i] and predicate(rows[i]):
+            if heights[i] and predicate(i):
                 return i
         return None
 
@@ -612,11 +611,19 @@ class CtxviewApp(App[int]):
             self.set_cursor(row)
 
     def action_next_reminder(self) -> None:
-        self._jump(self._find_row(lambda r: r.stored_reminders or r.prepared_reminders or r.ephemeral_spans),
-                   "system reminders")
+        rows = self.row_layout.view.rows if self.row_layout is not None else ()
+
+        def has_reminders(i: int) -> bool:
+            r = rows[i]
+            return bool(r.stored_reminders or r.prepared_reminders or r.ephemeral_spans)
+
+        self._jump(self._find_row(has_reminders), "system reminders")
 
     def action_next_changed(self) -> None:
-        self._jump(self._find_row(lambda r: r.changes), "changed messages")
+        # a row changed exactly when its prepared message is not its stored one: read from the
+        # columns, so the rows passed over are not made
+        _, stored, prepared = row_columns(self.row_layout.view.rows) if self.row_layout is not None else ((), (), ())
+        self._jump(self._find_row(lambda i: prepared[i] is not stored[i]), "changed messages")
 
     # -- expand / detail -------------------------------------------------------------
 
