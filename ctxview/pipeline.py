@@ -1073,7 +1073,7 @@ def _prepare_keep_recent_delta(
     stats["compressed"] += delta_compressed
     # (no message is removed or inserted here: the rows' prepared column is the prepared tuple)
     new_prepared = prev_prepared[:lo] + tuple(prepared) + prev_prepared[hi:]
-    items = prev_rows.items() if isinstance(prev_rows, Rows) else list(prev_rows)
+    items = prev_rows.entries() if isinstance(prev_rows, Rows) else list(prev_rows)
     view = dataclasses.replace(
         prev,
         settings=settings,

@@ -112,7 +112,7 @@ class Rows(Sequence[Row]):
 
     __slots__ = ("_items", "indices", "stored", "prepared")
 
-    def __init__(self, items: list, indices: Sequence[int | None], stored: Sequence[Message | None],
+    def __init__(self, items: list[Row | RowMaker], indices: Sequence[int | None], stored: Sequence[Message | None],
                  prepared: Sequence[Message | None]) -> None:
         self._items = items       # a Row, or the RowMaker of the row at that position
         self.indices = indices
@@ -155,7 +155,7 @@ class Rows(Sequence[Row]):
     def __repr__(self) -> str:
         return f"<Rows: {len(self._items):,} rows>"
 
-    def items(self) -> list:
+    def entries(self) -> list[Row | RowMaker]:
         """The stored entries (Rows and RowMakers), for building another table from this one's."""
         return self._items
 

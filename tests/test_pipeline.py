@@ -312,11 +312,11 @@ def test_changed_rows_are_made_when_first_read_and_kept(s):
     view = prepare(CONV, s, counter=C4, cache=PipelineCache())
     rows = view.rows
     assert isinstance(rows, Rows)
-    assert any(type(item) is not Row for item in rows.items())  # prepare made no changed row
+    assert any(type(item) is not Row for item in rows.entries())  # prepare made no changed row
     # read backwards, from the end (negative positions), then forwards: the same objects,
     # equal to the rows of a fresh run read in order
     backwards = [rows[-k] for k in range(1, len(rows) + 1)][::-1]
-    assert all(type(item) is Row for item in rows.items())
+    assert all(type(item) is Row for item in rows.entries())
     assert all(a is b for a, b in zip(backwards, rows))
     assert backwards == list(prepare(CONV, s, counter=C4).rows)
     assert rows[2:5] == tuple(backwards[2:5]) and rows == tuple(backwards) and rows != backwards[1:]
@@ -400,7 +400,8 @@ def test_compression_is_remembered_for_other_settings_and_its_tokens_for_other_r
 
     runs = []
     real_compress = compression.compress_tool_results
-    monkeypatch.setattr(compression, "compress_tool_results", lambda *a, **k: runs.append(a[1]) or real_compress(*a, **k))
+    monkeypatch.setattr(compression, "compress_tool_results",
+                        lambda *a, **k: runs.append(a[1]) or real_compress(*a, **k))
     counted = []
     real_count = CharsCounter.count_message
     monkeypatch.setattr(CharsCounter, "count_message", lambda self, m: counted.append(m) or real_count(self, m))

@@ -171,7 +171,7 @@ def test_cached_heights_match_a_fresh_build():
         fresh = Layout.build(view)
         assert cached.heights == fresh.heights and cached.offsets == fresh.offsets
         # built from the rows' columns, without making a row: as if built from the rows themselves
-        unmade = any(type(item) is not Row for item in view.rows.items())
+        unmade = any(type(item) is not Row for item in view.rows.entries())
         made = Layout.build(view_of(list(view.rows)))
         assert unmade or not any(r.changes for r in view.rows)
         assert (made.heights, made.runs) == (fresh.heights, fresh.runs)
@@ -198,7 +198,7 @@ def test_pending_layout_holds_stored_only_rows():
     assert pending.is_pending and pending.base_heights == heights
     expected = tuple(Row(index=i, stored=m, prepared=None) for i, m in enumerate(conv.messages))
     rows = pending.view.rows
-    assert not any(type(item) is Row for item in rows.items())  # made when asked for (the panes ask for those on screen)
+    assert not any(type(item) is Row for item in rows.entries())  # made when the panes ask
     assert tuple(rows) == expected and len(rows) == len(expected)
     assert rows[-1] is rows[len(rows) - 1] is rows[len(rows) - 1]  # one Row object per row: the panes cache by it
     assert rows[1:3] == expected[1:3] and rows[::-2] == expected[::-2]
@@ -221,4 +221,4 @@ def test_a_layout_built_after_a_pending_one_is_as_if_built_alone():
     after = Layout.build(view, pending, heights)
     alone = Layout.build(view, None, heights)
     assert (after.base_heights, after.offsets, after.runs) == (alone.base_heights, alone.offsets, alone.runs)
-    assert not any(type(item) is Row for item in pending.view.rows.items())  # not one pending row made
+    assert not any(type(item) is Row for item in pending.view.rows.entries())  # not one pending row made
