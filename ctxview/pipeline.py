@@ -33,15 +33,19 @@ shifted, so position i is stored index i until the rows are built.
 Speed: a long-lived `PipelineCache` (pass the same one to every call) keeps
 per-message token counts, reminder spans and finished rows, keyed by object
 identity or by (index, *change specs) (rows compression changed, then maybe
-clearing and embedding: by index per policy, see _by_index and _cleared_by_index);
-compressed texts are cached by the compression module per (message, tier limit).
-A changed row is not made by the run: the view's `Rows` holds a `_RowMaker`
-at its position, which makes it (or finds it in those tables) when it is
-first read; the inspector reads a screenful. A first run under new settings
-still builds a Message and counts its tokens per message whose prepared form
-changed: that, not the lookups, is what such a run costs. It also keeps the last view:
-a keep_recent change with no summary or budget is applied to it as a delta
-(only the tool results between the old and new boundary are recomputed, see
+clearing and embedding: by index per policy, see _by_index and
+_cleared_by_index). The compression module caches compressed texts per
+(message, tier limit); the cache keeps the result of stage 1 (then of stage
+4, when nothing runs between them) per (policy, n, keep_recent) for the last
+few (PipelineCache.stages), so that another budget, request or clearing
+starts from it. A run does not make the changed rows: the view's `Rows`
+holds a `_RowMaker` at their positions, which makes a row (or finds it in
+those tables) when it is first read, and the inspector reads a screenful. A
+first run under new settings still builds a Message and counts its tokens
+per message whose prepared form changed: that, not the lookups, is what such
+a run costs. The cache also keeps the last view: a keep_recent change with
+no summary or budget is applied to it as a delta (only the tool results
+between the old and new boundary are recomputed, see
 _prepare_keep_recent_delta). Other changes run the full path, which reuses
 every cached piece (see benchmarks/bench_pipeline.py).
 """
