@@ -464,7 +464,11 @@ class PipelineCache:
                 cur_counts[i] = ref_counts[i] if i < m and ref_msgs[i] is new else count_message(new)
             specs = {i: (i, "compressed", n - i, tag) for i in changed}
             done = (tuple(current), cur_counts, specs, {}, {}, len(specs))
-            data.last_compressed[(counter.name, tag)] = (done[0], cur_counts)
+            last = data.last_compressed
+            last.pop((counter.name, tag), None)
+            if len(last) >= _STAGES_KEPT:  # (it keeps its results alive: bounded like the stages)
+                last.pop(next(iter(last)))
+            last[(counter.name, tag)] = (done[0], cur_counts)
         if len(data.stages) >= _STAGES_KEPT:
             data.stages.pop(next(iter(data.stages)))
         data.stages[key] = done

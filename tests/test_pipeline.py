@@ -419,3 +419,14 @@ def test_compression_is_remembered_for_other_settings_and_its_tokens_for_other_r
     new_results = [m for m in view.prepared if m.role == "tool" and all(m is not p for p in first.prepared)]
     assert view == prepare(CONV, earlier, counter=CharsCounter())
     assert new_results and {id(m) for m in mine} <= {id(m) for m in new_results}
+
+
+def test_remembered_stages_are_bounded_however_many_policies_are_tried():
+    from ctxview import pipeline
+
+    cache = PipelineCache()
+    for k in range(3 * pipeline._STAGES_KEPT):
+        prepare(CONV, Settings(tiers=f"{k % 7}:full,*:{40 + k}", keep_recent=k % 5), counter=C4, cache=cache)
+    data = cache.data(CONV)
+    assert len(data.stages) <= pipeline._STAGES_KEPT
+    assert len(data.last_compressed) <= pipeline._STAGES_KEPT
