@@ -342,3 +342,31 @@ def test_a_pipe_is_read_once_and_whole(tmp_path):
     t.join()
     assert s.format == "claude-code" and s.conversations[0].messages[0].text == "hi"
     assert s.source == str(fifo)
+
+
+# tool_calls that are not a list (the fuzz test found `true` crashing the openai loader)
+SAMPLES = __import__("pathlib").Path(__file__).parent.parent / "sample_sessions"
+
+
+def _with_tool_calls(fmt: str, value) -> tuple[str, bytes]:
+    if fmt == "openai":
+        doc = orjson.loads((SAMPLES / "openai-chat.json").read_bytes())
+        doc[2]["tool_calls"] = value
+        return "chat.json", orjson.dumps(doc)
+    if fmt == "swarm-snapshot":
+        doc = orjson.loads((SAMPLES / "swarm-demo.snapshot.json").read_bytes())
+        doc["agents"]["lead"]["conversation"][1]["tool_calls"] = value
+        return "snapshot.json", orjson.dumps(doc)
+    events = [orjson.loads(line) for line in (SAMPLES / "swarm-demo.events.jsonl").read_bytes().splitlines()]
+    events[5]["tool_calls"] = value
+    return "events.jsonl", b"".join(orjson.dumps(e) + b"\n" for e in events)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "swarm-snapshot", "swarm-events"])
+@pytest.mark.parametrize("value", [True, False, 7, "Read"])
+def test_tool_calls_that_are_not_a_list_are_a_load_error(tmp_path, fmt, value):
+    name, data = _with_tool_calls(fmt, value)
+    with pytest.raises(LoadError) as exc:
+        load_session(write(tmp_path, name, data), format=fmt)
+    assert f"tool_calls: expected a list of tool calls, found {type(value).__name__}" in one_line(exc.value)
+    assert load_session(write(tmp_path, "ok-" + name, _with_tool_calls(fmt, [])[1]), format=fmt).conversations

@@ -75,7 +75,11 @@ def _chat(items: Iterable[tuple[str, Any]], name: str) -> tuple[str | None, list
             system_parts.append(text or "")
             continue
         calls = []
-        for c in m.get("tool_calls") or ():
+        listed = m.get("tool_calls")
+        if listed is not None and not isinstance(listed, list):
+            raise LoadError(name, f"{origin}/tool_calls: expected a list of tool calls, found {type(listed).__name__}",
+                            expected=EXPECTED)
+        for c in listed or ():
             if not isinstance(c, Mapping):
                 continue
             fn = c.get("function") if isinstance(c.get("function"), Mapping) else c

@@ -138,9 +138,13 @@ def build(events: Iterable[tuple[str, Any]], name: str) -> tuple[list[Conversati
                 a.messages.append(Message(role="user", content=str(prompt), origin=origin,
                                           meta={"source": ev["source"]} if isinstance(ev.get("source"), str) else {}))
         elif etype in ("agent_step", "agent_stop"):
+            listed = ev.get("tool_calls")
+            if listed is not None and not isinstance(listed, list):
+                raise LoadError(name, f"{origin}/tool_calls: expected a list of tool calls, "
+                                      f"found {type(listed).__name__}", expected=EXPECTED)
             calls = tuple(
                 ToolCall(str(tc.get("id") or ""), str(tc.get("name") or ""), arguments_from(tc.get("arguments")))
-                for tc in (ev.get("tool_calls") or ()) if isinstance(tc, Mapping)
+                for tc in (listed or ()) if isinstance(tc, Mapping)
             )
             usage = ev.get("usage")
             if isinstance(usage, Mapping) and type(usage.get("context_limit")) is int:

@@ -76,9 +76,14 @@ def swarm_message(d: Any, origin: str, name: str, expected: str = EXPECTED) -> M
         raise LoadError(name, f"{origin}/content: expected a string, null or {{text, attachments}}",
                         expected=expected)
     calls = []
-    tcs = d.get("tool_calls") or ()
-    if isinstance(tcs, Mapping):  # RubyLLM keeps them keyed by id
+    tcs = d.get("tool_calls")
+    if tcs is None:
+        tcs = []
+    elif isinstance(tcs, Mapping):  # RubyLLM keeps them keyed by id
         tcs = list(tcs.values())
+    elif not isinstance(tcs, list):
+        raise LoadError(name, f"{origin}/tool_calls: expected a list of tool calls, found {type(tcs).__name__}",
+                        expected=expected)
     for k, tc in enumerate(tcs):
         if not isinstance(tc, Mapping):
             raise LoadError(name, f"{origin}/tool_calls/{k}: expected {{id, name, arguments}}", expected=expected)
