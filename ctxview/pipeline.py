@@ -55,7 +55,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import itertools
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from . import compression, reminders
 from .budget import EXCERPT_CHARS, fit_to_budget, plan_summary
@@ -90,6 +90,40 @@ _new_change = slot_builder(Change, "_new_change", {})
 _with_content = slot_builder(Message, "_with_content",
                              {f.name: f"src.{f.name}" for f in dataclasses.fields(Message) if f.name != "content"},
                              ("src",))
+
+
+class _Specs:
+    """What changed, per stored index: the key of each changed message's row, (index, *specs)
+    (see _changes). Stage 1's compression is read from its messages (the bulk of a view: no
+    tuple per result); the specs the later stages add are kept by index."""
+
+    __slots__ = ("n", "tag", "stage1", "msgs", "compressed", "more")
+
+    def __init__(self, n: int, tag: int, stage1: Sequence[Message], msgs: Sequence[Message],
+                 compressed: Sequence[int]) -> None:
+        self.n, self.tag = n, tag
+        self.stage1, self.msgs = stage1, msgs   # stage 1's messages and the stored ones
+        self.compressed = compressed             # the indices where they differ, in order
+        self.more: dict[int, tuple] = {}
+
+    def copy(self) -> _Specs:
+        other = _Specs(self.n, self.tag, self.stage1, self.msgs, self.compressed)
+        other.more = dict(self.more)
+        return other
+
+    def get(self, i: int) -> tuple:
+        spec = self.more.get(i)
+        if spec is None:
+            spec = (i, "compressed", self.n - i, self.tag) if self.stage1[i] is not self.msgs[i] else (i,)
+        return spec
+
+    def add(self, i: int, *spec: Any) -> None:
+        self.more[i] = self.get(i) + spec
+
+    def indices(self) -> Iterator[int]:
+        """Every index with a spec (some twice)."""
+        yield from self.compressed
+        yield from self.more
 
 
 class _ConversationData:
@@ -430,8 +464,8 @@ class PipelineCache:
                tag: int, n: int, keep_recent: int, embed: bool) -> tuple:
         """Stage 1 of messages[:n] under (policy, keep_recent) (None: no compression), then stage 4
         with `embed` (for a run with no clearing or summary between them): (the messages, their
-        tokens, the specs of the changed ones, the ephemeral spans and reminder blocks by index,
-        how many were compressed). Remembered for the last few sets of arguments: the other
+        tokens, the specs of the changed ones (a _Specs), the ephemeral spans and reminder blocks
+        by index). Remembered for the last few sets of arguments: the other
         settings (a budget, a request seen before, clearing or a summary) start from it. A new
         compression counts only the results no remembered run of the policy had."""
         key = (counter.name, tag if policy is not None else None, n, keep_recent if policy is not None else None, embed)
@@ -442,13 +476,13 @@ class PipelineCache:
         msgs = data.conversation.messages
         msgs = msgs if n == len(msgs) else msgs[:n]
         if embed:
-            current, counts, specs, _, _, compressed = self.stages(data, counter, policy, tag, n, keep_recent, False)
-            current, counts, specs = list(current), list(counts), dict(specs)
+            current, counts, specs, _, _ = self.stages(data, counter, policy, tag, n, keep_recent, False)
+            current, counts, specs = list(current), list(counts), specs.copy()
             eph_spans, eph_reminders = _embed_ephemeral(self, counter, data.valid_ephemeral(), n, current, counts,
                                                         specs, frozenset())
-            done = (tuple(current), counts, specs, eph_spans, eph_reminders, compressed)
+            done = (tuple(current), counts, specs, eph_spans, eph_reminders)
         elif policy is None:
-            done = (msgs, self.counts_of(data, counter)[:n], {}, {}, {}, 0)
+            done = (msgs, self.counts_of(data, counter)[:n], _Specs(n, tag, msgs, msgs, ()), {}, {})
         else:
             current = compression.compress_tool_results(msgs, keep_recent, policy, shared_texts=data.shared_texts())
             cur_counts = self.counts_of(data, counter)[:n]
@@ -462,8 +496,8 @@ class PipelineCache:
             for i in changed:
                 new = current[i]
                 cur_counts[i] = ref_counts[i] if i < m and ref_msgs[i] is new else count_message(new)
-            specs = {i: (i, "compressed", n - i, tag) for i in changed}
-            done = (tuple(current), cur_counts, specs, {}, {}, len(specs))
+            stage1 = tuple(current)
+            done = (stage1, cur_counts, _Specs(n, tag, stage1, msgs, changed), {}, {})
             last = data.last_compressed
             last.pop((counter.name, tag), None)
             if len(last) >= _STAGES_KEPT:  # (it keeps its results alive: bounded like the stages)
@@ -621,17 +655,17 @@ def _prepare(
 
     current: list[Message] = list(msgs)
     cur_counts: list[int] = stored_counts[:n]
+    policy = cache.policy(settings)
+    tag = cache.policy_tag(policy)
     # index -> (index, *change specs): the key of the row in the row cache, the
     # specs (see _changes) one flat tuple from which Change objects are built
-    # only when a row is not in the cache.
-    specs: dict[int, tuple] = {}
+    # only when a row is made.
+    specs = _Specs(n, tag, msgs, msgs, ())
     stats: dict[str, int] = {"compressed": 0, "cleared": 0, "excerpted": 0, "removed": 0,
                              "summarised": 0, "dropped": 0, "ephemeral": 0, "inserted": 0}
     keep_recent = settings.keep_recent
 
     # 1. compression (and 4., the ephemeral reminders, when no stage between them runs)
-    policy = cache.policy(settings)
-    tag = cache.policy_tag(policy)
     compress = settings.compression and policy.enabled and n - keep_recent > 0
     embed = settings.embed_ephemeral and bool(data.valid_ephemeral())
     direct = settings.clear is None and settings.old_messages == "keep"
@@ -640,9 +674,9 @@ def _prepare(
     if compress or (embed and direct):
         done = cache.stages(data, counter, policy if compress else None, tag, n, keep_recent, embed and direct)
         # copies: the later stages change them, the memo is kept for the next run
-        current, cur_counts, specs = list(done[0]), list(done[1]), dict(done[2])
+        current, cur_counts, specs = list(done[0]), list(done[1]), done[2].copy()
         eph_spans, eph_reminders = done[3], done[4]
-        stats["compressed"] = done[5]
+        stats["compressed"] = len(specs.compressed)
         stats["ephemeral"] = len(eph_spans)
 
     # 2. clearing
@@ -673,8 +707,7 @@ def _prepare(
                 cur_counts[i] = blanked_tokens
             else:
                 cur_counts[i] = measure(new)
-            specs[i] = specs.get(i, (i,)) + ("cleared", before - cur_counts[i], i in inputs,
-                                             new.role == "tool", clear.keep)
+            specs.add(i, "cleared", before - cur_counts[i], i in inputs, new.role == "tool", clear.keep)
             current[i] = new
         stats["cleared"] = len(result.cleared)
         if result.cleared:
@@ -697,7 +730,7 @@ def _prepare(
             before = cur_counts[i]
             cur_counts[i] = count(counter, new)
             current[i] = new
-            specs[i] = specs.get(i, (i,)) + ("excerpted", summary.boundary, cut, before - cur_counts[i])
+            specs.add(i, "excerpted", summary.boundary, cut, before - cur_counts[i])
         stats["excerpted"] = len(summary.excerpted)
         if summary.removed:
             action = "removed" if strategy == "remove" else "summarised"
@@ -759,7 +792,7 @@ def _prepare(
                       removed_rows, removed_spec, dropped_rows, settings.budget,
                       eph_spans, eph_reminders, clear, None if inserted is None or inserted_dropped else insert_at,
                       base_rows)
-    for i in specs:
+    for i in specs.indices():
         items[i] = maker
     for i in gone:
         items[i] = maker
@@ -809,7 +842,7 @@ def _prepare(
 
 
 def _embed_ephemeral(cache: PipelineCache, counter: TokenCounter, ephemeral: dict[int, Sequence[str]], n: int,
-                     current: list[Message], counts: list[int], specs: dict[int, tuple],
+                     current: list[Message], counts: list[int], specs: _Specs,
                      removed: frozenset[int]) -> tuple[dict[int, tuple], dict[int, tuple]]:
     """Stage 4 in place: the reminders recorded for this request appended to the messages still
     sent among the first n (`ephemeral`: _ConversationData.valid_ephemeral()); returns the spans of
@@ -828,7 +861,7 @@ def _embed_ephemeral(cache: PipelineCache, counter: TokenCounter, ephemeral: dic
         eph_spans[i] = hit[3]
         tokens = hit[4]
         eph_reminders[i] = hit[5]
-        specs[i] = specs.get(i, (i,)) + ("ephemeral", len(texts), tokens - counts[i])
+        specs.add(i, "ephemeral", len(texts), tokens - counts[i])
         counts[i] = tokens
     return eph_spans, eph_reminders
 
@@ -844,7 +877,7 @@ class _RowMaker:
 
     def __init__(self, cache: PipelineCache, counter: TokenCounter, policy: compression.CompressionPolicy,
                  tag: int, n: int, msgs: Sequence[Message], current: list[Message], cur_counts: list[int],
-                 stored_counts: list[int], specs: dict[int, tuple], removed: frozenset[int], removed_spec: tuple,
+                 stored_counts: list[int], specs: _Specs, removed: frozenset[int], removed_spec: tuple,
                  dropped: set[int], budget: int | None,
                  eph_spans: dict[int, tuple], eph_reminders: dict[int, tuple], clear: Any,
                  insert_at: int | None, base: list[Row]) -> None:
@@ -864,7 +897,7 @@ class _RowMaker:
 
     def make(self, position: int) -> Row:
         i = position if self.insert_at is None or position < self.insert_at else position - 1
-        key = self.specs.get(i, (i,))
+        key = self.specs.get(i)
         stored = self.msgs[i]
         prepared = self.current[i]
         if i in self.removed:

@@ -294,3 +294,19 @@ def test_removed_and_dropped_rows_are_kept_by_index_and_checked_by_their_changes
         again = prepare(conv, s, cache=cache)  # the same settings again: the same row objects
         by_index = {r.index: r for r in again.rows}
         assert all(by_index[r.index] is r for r in gone)
+
+
+def test_specs_read_compression_from_the_stage_messages_and_keep_what_later_stages_add():
+    from ctxview.pipeline import _Specs
+
+    stored = tuple(Message("tool", "x" * 50) for _ in range(4))
+    stage1 = (stored[0], Message("tool", "cut"), stored[2], Message("tool", "cut"))
+    specs = _Specs(4, 7, stage1, stored, (1, 3))
+    assert [specs.get(i) for i in range(4)] == [(0,), (1, "compressed", 3, 7), (2,), (3, "compressed", 1, 7)]
+    other = specs.copy()
+    other.add(1, "cleared", 5, False, True, 3)
+    other.add(2, "ephemeral", 1, 9)
+    assert other.get(1) == (1, "compressed", 3, 7, "cleared", 5, False, True, 3)
+    assert other.get(2) == (2, "ephemeral", 1, 9)
+    assert specs.get(1) == (1, "compressed", 3, 7) and specs.get(2) == (2,)  # the copy's additions are its own
+    assert sorted(set(other.indices())) == [1, 2, 3] and sorted(set(specs.indices())) == [1, 3]
