@@ -447,16 +447,20 @@ class _Plan:
             return self.last_limit
         return tier_for_age(self.policy, age)[1].max_chars
 
+    def render(self, text: str, max_chars: int, tool_name: str | None) -> str:
+        """compress_text for a text longer than max_chars; detects the name by content if so set."""
+        out = text[:max_chars] + str(len(text) - max_chars).join(self.marker_parts)
+        if self.by_content:
+            tool_name = _detect_cached(text)
+        hint = self.hints.get(tool_name) if tool_name is not None else None
+        return out if hint is None else out + hint
+
     def cut(self, text: str, max_chars: int, tool_name: str | None, shared: bool = True) -> str:
-        """compress_text for a text longer than max_chars; detects the name by content if so set.
+        """render(), remembered by text: a text several messages hold is cut into one string.
         shared=False: the caller knows no other message holds `text`, so it is not looked up or
         remembered by text (its message's result is)."""
         if not shared:
-            out = text[:max_chars] + str(len(text) - max_chars).join(self.marker_parts)
-            if self.by_content:
-                tool_name = _detect_cached(text)
-            hint = self.hints.get(tool_name) if tool_name is not None else None
-            return out if hint is None else out + hint
+            return self.render(text, max_chars, tool_name)
         cuts = self.cuts.get(max_chars)
         if cuts is None:
             cuts = self.cuts[max_chars] = _Table()
@@ -465,13 +469,7 @@ class _Plan:
         if hit is not None and cuts.sources[key] is text and cuts.names.get(key) == tool_name:
             return hit
         given = tool_name
-        out = text[:max_chars] + str(len(text) - max_chars).join(self.marker_parts)
-        if self.by_content:
-            tool_name = _detect_cached(text)
-        if tool_name is not None:
-            hint = self.hints.get(tool_name)
-            if hint is not None:
-                out += hint
+        out = self.render(text, max_chars, tool_name)
         if given is None and not cuts.names and len(cuts.results) < _CACHE_LIMIT:
             cuts.sources[key] = text  # (_Table.put inlined for the common case)
             cuts.results[key] = out
@@ -625,7 +623,6 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
     cache = plan.msgs
     by_content = plan.by_content
     cut = plan.cut
-    marker_parts, hints, detected = plan.marker_parts, plan.hints, _NAMES
     name = None
     current = None
     sources: dict = {}
@@ -664,21 +661,7 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
         else:
             text = _text_of(text)
             remember = True  # (the set holds content ids: a Content's text may be shared)
-        if len(text) <= limit:
-            result = msg
-        elif remember:
-            result = _as_tool_result(msg, cut(text, limit, name))
-        else:  # plan.cut(text, limit, name, shared=False) inlined: most first-time cuts are these
-            out_text = text[:limit] + str(len(text) - limit).join(marker_parts)
-            tool = name
-            if by_content:
-                found = detected.get(id(text))
-                tool = found[1] if found is not None and found[0] is text else _detect_cached(text)
-            if tool is not None:
-                hint = hints.get(tool)
-                if hint is not None:
-                    out_text += hint
-            result = _as_tool_result(msg, out_text)
+        result = msg if len(text) <= limit else _as_tool_result(msg, cut(text, limit, name, remember))
         if len(results) >= _CACHE_LIMIT or name is not None or names_of:
             entries.put(msg, name, result)  # type: ignore[union-attr]
         else:  # _Table.put inlined for the common case (no name to store)
