@@ -873,7 +873,7 @@ class _RowMaker:
 
     __slots__ = ("cache", "policy", "msgs", "current", "cur_counts", "stored_counts", "specs", "removed",
                  "removed_spec", "dropped", "budget", "eph_spans", "eph_reminders", "insert_at", "base",
-                 "by_spec", "by_index", "cleared", "gone", "heads", "by_age")
+                 "by_spec", "by_index", "cleared", "gone")
 
     def __init__(self, cache: PipelineCache, counter: TokenCounter, policy: compression.CompressionPolicy,
                  tag: int, n: int, msgs: Sequence[Message], current: list[Message], cur_counts: list[int],
@@ -893,7 +893,6 @@ class _RowMaker:
         self.by_index = cache.compressed_row_table(counter, tag, n)
         self.cleared = cache.compressed_row_table(counter, tag, n, clear.keep) if clear is not None else None
         self.gone = cache.compressed_row_table(counter, tag, n, "gone") if removed or dropped else None
-        self.heads, self.by_age = _tiers_of(policy)
 
     def make(self, position: int) -> Row:
         i = position if self.insert_at is None or position < self.insert_at else position - 1
@@ -920,61 +919,36 @@ class _RowMaker:
                     and hit.changes[-1] is _shared_change(key[4 if kind == "compressed" else 1:])):
                 return hit
         else:
-            by_index = kind == "compressed" and (len(key) == 4 or (len(key) == 7 and key[4] == "ephemeral"))
-            table = self.by_index if by_index else self.by_spec  # (_by_index inlined)
+            by_index = _by_index(key)
+            table = self.by_index if by_index else self.by_spec
             if not by_index and self.cleared is not None and _cleared_by_index(key):
                 by_index, table = True, self.cleared
             hit = table.get(i if by_index else key)  # type: ignore[union-attr]
             if hit is not None and hit.stored is stored and hit.prepared is prepared:
                 return hit
-        base = self.base[i]
-        if kind == "compressed":  # _changes inlined for the bulk of a view: compressed, maybe then one more
-            age = key[2]
-            t_index, tier = self.by_age[age] if age < len(self.by_age) else self.by_age[-1]  # age = n - i > 0
-            content = stored.content
-            stored_len = len(content) if type(content) is str else len(stored.text)
-            cut = stored_len - (tier.max_chars or stored_len)
-            first = _new_change("compressed", "compression", f"{self.heads[t_index]}, age {age}: {cut:,} chars cut",
-                                t_index, age, st - tp)
-            if len(key) == 4:
-                changes: tuple[Change, ...] = (first,)
-            elif len(key) == 4 + _SPEC_LENGTHS[key[4]]:
-                changes = (first, _shared_change(key[4:]))
-            else:
-                changes = (first, *_changes(key, self.policy, st, tp, stored, 4))
-        elif len(key) == 1 + _SPEC_LENGTHS[kind]:
-            changes = _shared_changes(key[1:])
-        else:
-            changes = _changes(key, self.policy, st, tp, stored)
-        if prepared is None:
-            row = _row(i, stored, None, changes, st, tp, base.tool_name, base.stored_reminders, (), ())
-        else:
-            if prepared is stored:
-                spans = base.stored_reminders
-            elif i in self.eph_reminders:  # (prepared is the embedded message: the budget only drops)
-                spans = self.eph_reminders[i]
-            else:
-                text = prepared.text
-                spans = self.cache.reminder_spans(text) if "<system-reminder>" in text else ()
-            row = _row(i, stored, prepared, changes, st, tp, base.tool_name, base.stored_reminders, spans,
-                       self.eph_spans.get(i, ()))
-        if len(table) >= _CACHE_LIMIT:
-            table.clear()
-        table[i if by_index else key] = row
-        return row
+        return _new_row(table, i if by_index else key, key, self.base[i], stored, prepared, self.policy, st, tp,
+                        self.eph_spans.get(i, ()), self.cache.reminder_spans, self.eph_reminders.get(i))
 
 
 def _new_row(row_cache: dict, cache_key: Any, key: tuple, base: Row, stored: Message, prepared: Message | None,
              policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int, eph: tuple,
-             spans_of: Callable[[str], tuple]) -> Row:
+             spans_of: Callable[[str], tuple], reminders: tuple | None = None) -> Row:
     """The row of a changed message (`base`: its unchanged row) with the changes of `key` ((index, *specs):
-    see _changes), remembered in `row_cache` under `cache_key`."""
-    i = base.index
-    row = _row(i, stored, prepared, _changes(key, policy, stored_tokens, prepared_tokens, stored),
-               stored_tokens, prepared_tokens, base.tool_name, base.stored_reminders,
-               () if prepared is None else (base.stored_reminders if prepared is stored
-                                             else spans_of(prepared.text)),
-               eph if prepared is not None else ())
+    see _changes), remembered in `row_cache` under `cache_key`. reminders: the reminder blocks of
+    prepared.text when the caller knows them (an embedded message's)."""
+    kind = key[1]
+    if kind != "compressed" and len(key) == 1 + _SPEC_LENGTHS[kind]:
+        changes = _shared_changes(key[1:])  # one tuple for every row with this one change
+    else:
+        changes = _changes(key, policy, stored_tokens, prepared_tokens, stored)
+    if prepared is None:
+        spans: tuple = ()
+    elif prepared is stored:
+        spans = base.stored_reminders
+    else:
+        spans = reminders if reminders is not None else spans_of(prepared.text)
+    row = _row(base.index, stored, prepared, changes, stored_tokens, prepared_tokens, base.tool_name,
+               base.stored_reminders, spans, eph if prepared is not None else ())
     if len(row_cache) >= _CACHE_LIMIT:
         row_cache.clear()
     row_cache[cache_key] = row
