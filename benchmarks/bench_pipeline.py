@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ctxview import compression  # noqa: E402
 from ctxview.gcpause import paused_gc  # noqa: E402
+from ctxview.identity_table import IdentityTable  # noqa: E402
 from ctxview.model import Conversation, Message, ToolCall, Usage  # noqa: E402
 from ctxview.pipeline import PipelineCache, prepare  # noqa: E402
 from ctxview.view import ClearSettings, Settings  # noqa: E402
@@ -259,11 +260,8 @@ def cache_sizes(cache: PipelineCache) -> dict[str, int]:
     for name, table in vars(cache).items():
         if isinstance(table, dict):
             inner = list(table.values())
-            # tables of tables (per counter, placeholder, policy...): their entries; a pair of
-            # parallel dicts counts as the entries of one
-            if inner and all(isinstance(t, tuple) and t and isinstance(t[0], dict) for t in inner):
-                inner = [t[0] for t in inner]
-            nested = bool(inner) and all(isinstance(t, dict) for t in inner)
+            # tables of tables (per counter, placeholder, policy...): their entries
+            nested = bool(inner) and all(isinstance(t, (dict, IdentityTable)) for t in inner)
             sizes[name] = sum(len(t) for t in inner) if nested else len(table)
     sizes["compressed cuts"] = sum(len(e) for msgs in compression._SHARED.values() for e in msgs.values())
     return {k: v for k, v in sizes.items() if v}

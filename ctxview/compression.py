@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Container, Iterable, Mapping, Sequence
 
 from .gcpause import paused_gc
+from .identity_table import IdentityTable
 from .model import Content, Message, slot_builder
 
 __all__ = [
@@ -376,49 +377,10 @@ _as_tool_result = slot_builder(Message, "_as_tool_result",
                                 if f != "content"}, ("src",))
 
 
-class _Table:
-    """{id(source): (source, tool name, result)} as parallel dicts: the source guards the id
-    (an id is not reused while its object is alive), so a lookup never hashes a long text.
-    Parallel dicts rather than a tuple per entry: tens of thousands of entries are added per
-    recompute, and a tuple each would be one more object for the cyclic GC to walk. Names
-    are stored only when not None (with a "content" policy they never are)."""
-
-    __slots__ = ("sources", "names", "results")
-
-    def __init__(self) -> None:
-        self.sources: dict[int, Any] = {}
-        self.names: dict[int, str | None] = {}
-        self.results: dict[int, Any] = {}
-
-    def __len__(self) -> int:
-        return len(self.results)
-
-    def get(self, source: Any, name: str | None) -> Any:
-        """The result stored for (source, name), or None."""
-        key = id(source)
-        hit = self.results.get(key)
-        if hit is not None and self.sources[key] is source and self.names.get(key) == name:
-            return hit
-        return None
-
-    def put(self, source: Any, name: str | None, result: Any) -> None:
-        if len(self.results) >= _CACHE_LIMIT:
-            self.sources.clear()
-            self.names.clear()
-            self.results.clear()
-        key = id(source)
-        self.sources[key] = source
-        if name is not None:
-            self.names[key] = name
-        elif self.names:
-            self.names.pop(key, None)
-        self.results[key] = result
-
-
 class _Plan:
     """What one policy needs per message, precomputed once, plus its cache.
 
-    The cache maps max_chars to a _Table of {id(message): (message, tool name, result)}.
+    The cache maps max_chars to an IdentityTable of {id(message): (message, tool name, result)}.
     Messages are immutable, so a hit is always still right.
     """
 
@@ -436,9 +398,9 @@ class _Plan:
         self.hints = {tool: policy.hint.replace("{tool}", tool) for tool in policy.rerunnable_tools}
         self.by_content = policy.tool_name_from == "content"
         self.msgs = msgs
-        # {max_chars: _Table of {id(text): (text, tool name given, cut text)}}: a text that several
+        # {max_chars: IdentityTable of {id(text): (text, tool name given, cut text)}}: a text several
         # messages share (a file read twice, loaded as one string) is cut into one string too
-        self.cuts: dict[int, _Table] = {}
+        self.cuts: dict[int, IdentityTable] = {}
 
     def limit(self, age: int) -> int | None:
         if 0 <= age < len(self.limits):
@@ -463,18 +425,18 @@ class _Plan:
             return self.render(text, max_chars, tool_name)
         cuts = self.cuts.get(max_chars)
         if cuts is None:
-            cuts = self.cuts[max_chars] = _Table()
+            cuts = self.cuts[max_chars] = IdentityTable(_CACHE_LIMIT)
         key = id(text)
-        hit = cuts.results.get(key)  # (_Table.get inlined: this runs once per compressed result)
+        hit = cuts.results.get(key)  # (IdentityTable.get inlined: this runs once per compressed result)
         if hit is not None and cuts.sources[key] is text and cuts.names.get(key) == tool_name:
             return hit
         given = tool_name
         out = self.render(text, max_chars, tool_name)
         if given is None and not cuts.names and len(cuts.results) < _CACHE_LIMIT:
-            cuts.sources[key] = text  # (_Table.put inlined for the common case)
+            cuts.sources[key] = text  # (IdentityTable.put inlined for the common case)
             cuts.results[key] = out
         else:
-            cuts.put(text, given, out)
+            cuts.put(text, out, given)
         return out
 
 
@@ -628,7 +590,7 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
     sources: dict = {}
     names_of: dict = {}
     results: dict = {}
-    entries: _Table | None = None
+    entries: IdentityTable | None = None
     for i in range(start, stop):
         msg = out[i]
         if msg.role != "tool":
@@ -642,7 +604,7 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
             current = limit
             entries = cache.get(limit)
             if entries is None:
-                entries = cache[limit] = _Table()
+                entries = cache[limit] = IdentityTable(_CACHE_LIMIT)
             sources, names_of, results = entries.sources, entries.names, entries.results
         if not by_content:
             name = msg.tool_name
@@ -663,8 +625,8 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
             remember = True  # (the set holds content ids: a Content's text may be shared)
         result = msg if len(text) <= limit else _as_tool_result(msg, cut(text, limit, name, remember))
         if len(results) >= _CACHE_LIMIT or name is not None or names_of:
-            entries.put(msg, name, result)  # type: ignore[union-attr]
-        else:  # _Table.put inlined for the common case (no name to store)
+            entries.put(msg, result, name)  # type: ignore[union-attr]
+        else:  # IdentityTable.put inlined for the common case (no name to store)
             sources[key] = msg
             results[key] = result
         out[i] = result

@@ -63,6 +63,7 @@ from .clearing import plan_clearing, tool_name_of
 from .compression import DEFAULT_POLICY
 from .gcpause import paused_gc
 from .grouping import unit_runs
+from .identity_table import IdentityTable
 from .model import Content, Conversation, Message, slot_builder
 from .tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, counter_for
 from .view import OLD_MESSAGE_STRATEGIES, Change, PreparedView, Row, Rows, Settings
@@ -173,10 +174,9 @@ class PipelineCache:
     def __init__(self) -> None:
         self.counts: dict[str, dict[int, tuple[Any, int]]] = {}
         self.short_counts: dict[tuple[str, str, str], int] = {}  # (counter, role, short text) -> tokens
-        # counter name -> ({id(text): tokens}, {id(text): text}) for tool results without calls under a
-        # text-only counter: compressed results that share one cut text are counted (and remembered)
-        # once (parallel dicts, not a tuple per entry: no object per entry for the cyclic GC to walk)
-        self.tool_text_counts: dict[str, tuple[dict[int, int], dict[int, str]]] = {}
+        # counter name -> {text: tokens} for tool results without calls under a text-only counter:
+        # results that share one text are counted (and remembered) once
+        self.tool_text_counts: dict[str, IdentityTable] = {}
         self.spans: dict[int, tuple[str, tuple]] = {}
         # counter name -> {(index, *change specs): row}; a row holds its stored and
         # prepared messages, which guard the entry (another conversation's row at
@@ -193,8 +193,8 @@ class PipelineCache:
         self.policies: dict[tuple, compression.CompressionPolicy] = {}
         self.embeds: dict[str, dict[int, tuple]] = {}  # counter name -> embedded()'s table
         self.suffixes: dict[int, tuple] = {}  # id(ephemeral texts) -> suffix()'s entry
-        # placeholder -> ({id(message): message}, {id(message): blanked message}), parallel dicts
-        self.blanks: dict[str, tuple[dict[int, Message], dict[int, Message]]] = {}
+        # placeholder -> {message: the message blanked with it}
+        self.blanks: dict[str, IdentityTable] = {}
         self.views: dict[tuple, tuple] = {}   # the last few views, oldest first
         # (id(conversation), counter name) -> (conversation, the last view computed,
         # the tokens its clearing saved or None): the base a keep_recent change is applied to.
@@ -244,16 +244,6 @@ class PipelineCache:
             table = self.rows[counter.name] = {}
         return table
 
-    def tool_texts(self, counter: TokenCounter) -> tuple[dict[int, int], dict[int, str]] | None:
-        """count()'s tables for tool results without calls under a text-only counter, else None:
-        {id(text): tokens} and {id(text): text} (the text guards its id)."""
-        if type(counter) not in _TEXT_ONLY_COUNTERS:
-            return None
-        pair = self.tool_text_counts.get(counter.name)
-        if pair is None:
-            pair = self.tool_text_counts[counter.name] = ({}, {})
-        return pair
-
     def count(self, counter: TokenCounter, msg: Message) -> int:
         table = self.counts.get(counter.name)
         if table is None:
@@ -262,18 +252,14 @@ class PipelineCache:
         if hit is not None and hit[0] is msg:
             return hit[1]
         if msg.role == "tool" and not msg.tool_calls and type(counter) in _TEXT_ONLY_COUNTERS:
-            tokens, texts = self.tool_texts(counter)  # type: ignore[misc]
+            by_text = self.tool_text_counts.get(counter.name)
+            if by_text is None:
+                by_text = self.tool_text_counts[counter.name] = IdentityTable(_CACHE_LIMIT)
             text = msg.text
-            key = id(text)
-            n = tokens.get(key)
-            if n is not None and texts[key] is text:
-                return n
-            n = counter.count_message(msg)
-            if len(tokens) >= _CACHE_LIMIT:
-                tokens.clear()
-                texts.clear()
-            tokens[key] = n
-            texts[key] = text
+            n = by_text.get(text)
+            if n is None:
+                n = counter.count_message(msg)
+                by_text.put(text, n)
             return n
         n = counter.count_message(msg)
         if len(table) >= _CACHE_LIMIT:
@@ -297,22 +283,15 @@ class PipelineCache:
 
     def blanked(self, msg: Message, placeholder: str) -> Message:
         """`msg` with its content replaced by `placeholder` (clearing), the same object each time."""
-        pair = self.blanks.get(placeholder)
-        if pair is None:
+        table = self.blanks.get(placeholder)
+        if table is None:
             if len(self.blanks) >= 64:
                 self.blanks.clear()
-            pair = self.blanks[placeholder] = ({}, {})
-        sources, blanked = pair
-        key = id(msg)
-        hit = blanked.get(key)
-        if hit is not None and sources[key] is msg:
-            return hit
-        new = _with_content(msg, placeholder)
-        if len(blanked) >= _CACHE_LIMIT:
-            sources.clear()
-            blanked.clear()
-        sources[key] = msg
-        blanked[key] = new
+            table = self.blanks[placeholder] = IdentityTable(_CACHE_LIMIT)
+        new = table.get(msg)
+        if new is None:
+            new = _with_content(msg, placeholder)
+            table.put(msg, new)
         return new
 
     def embed_table(self, counter: TokenCounter) -> dict[int, tuple]:

@@ -134,17 +134,23 @@ def test_budget_and_summary_paths_match_a_fresh_cache_after_other_settings():
         assert prepare(conv, s, cache=cache) == prepare(conv, s), s
 
 
-def test_compression_table_keeps_results_apart_by_name():
-    from ctxview.compression import _Table
+def test_identity_table_keeps_results_apart_by_name_and_object():
+    from ctxview.identity_table import IdentityTable
 
-    table, msg = _Table(), Message("tool", "x")
-    assert table.get(msg, None) is None
-    table.put(msg, "Read", "with a name")
-    assert table.get(msg, "Read") == "with a name" and table.get(msg, None) is None
-    table.put(msg, None, "without")
-    assert table.get(msg, None) == "without" and table.get(msg, "Read") is None
+    table, msg = IdentityTable(limit=3), Message("tool", "x")
+    assert table.get(msg) is None
+    table.put(msg, "with a name", "Read")
+    assert table.get(msg, "Read") == "with a name" and table.get(msg) is None
+    table.put(msg, "without")
+    assert table.get(msg) == "without" and table.get(msg, "Read") is None
     other = Message("tool", "x")
-    assert table.get(other, None) is None  # an equal message is another object: no hit
+    assert table.get(other) is None  # an equal message is another object: no hit
+    kept = [Message("tool", str(k)) for k in range(3)]
+    for m in kept[:2]:
+        table.put(m, m.text)
+    assert len(table) == 3
+    table.put(kept[2], "2")  # full: emptied before the new entry
+    assert len(table) == 1 and table.get(msg) is None and table.get(kept[2]) == "2"
 
 
 def test_rows_compression_alone_changed_are_reused_after_a_request_switch():
