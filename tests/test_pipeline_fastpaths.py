@@ -236,16 +236,24 @@ def test_embedded_matches_joining_and_counting_the_whole(base, texts, role, coun
         assert tokens == counter.count_message(new)
 
 
+def _reads(ephemeral=None, said=lambda k: "a"):
+    """30 Read calls with 3 KB results (index 2 is the first result)."""
+    from ctxview.model import Conversation
+
+    msgs = [Message("user", "go")]
+    for k in range(30):
+        msgs += [Message("assistant", said(k), tool_calls=(ToolCall(f"c{k}", "Read"),)),
+                 Message("tool", f"{k}→" + "x = f(y);\n" * 300, tool_call_id=f"c{k}")]
+    return Conversation(name="t", messages=tuple(msgs), ephemeral=ephemeral or {})
+
+
+TODO = {2: ("<system-reminder>todo</system-reminder>",)}
+
+
 def test_compressed_and_embedded_rows_are_kept_by_index_and_reused():
     # A compressed result with an ephemeral reminder: its row is kept by index (no spec-tuple key),
     # reused by a recompute, and equal to a fresh cache's row.
-    msgs = [Message("user", "go")]
-    for k in range(30):
-        msgs += [Message("assistant", "a", tool_calls=(ToolCall(f"c{k}", "Read"),)),
-                 Message("tool", f"{k}→" + "x = f(y);\n" * 300, tool_call_id=f"c{k}")]
-    from ctxview.model import Conversation
-
-    conv = Conversation(name="t", messages=tuple(msgs), ephemeral={2: ("<system-reminder>todo</system-reminder>",)})
+    conv = _reads(TODO)
     cache = PipelineCache()
     s = Settings(tiers="aggressive", keep_recent=2)
     view = prepare(conv, s, cache=cache)
@@ -258,13 +266,7 @@ def test_compressed_and_embedded_rows_are_kept_by_index_and_reused():
 
 
 def test_compressed_and_cleared_rows_are_kept_by_index_per_keep():
-    from ctxview.model import Conversation
-
-    msgs = [Message("user", "go")]
-    for k in range(30):
-        msgs += [Message("assistant", "a", tool_calls=(ToolCall(f"c{k}", "Read"),)),
-                 Message("tool", f"{k}→" + "x = f(y);\n" * 300, tool_call_id=f"c{k}")]
-    conv = Conversation(name="t", messages=tuple(msgs), ephemeral={2: ("<system-reminder>todo</system-reminder>",)})
+    conv = _reads(TODO)
     cache = PipelineCache()
     for keep in (3, 5, 3):
         s = Settings(tiers="aggressive", keep_recent=2, clear=ClearSettings(keep=keep))
@@ -279,13 +281,7 @@ def test_compressed_and_cleared_rows_are_kept_by_index_per_keep():
 
 
 def test_removed_and_dropped_rows_are_kept_by_index_and_checked_by_their_changes():
-    from ctxview.model import Conversation
-
-    msgs = [Message("user", "go")]
-    for k in range(30):
-        msgs += [Message("assistant", f"a{k}", tool_calls=(ToolCall(f"c{k}", "Read"),)),
-                 Message("tool", f"{k}→" + "x = f(y);\n" * 300, tool_call_id=f"c{k}")]
-    conv = Conversation(name="t", messages=tuple(msgs))
+    conv = _reads(said=lambda k: f"a{k}")
     cache = PipelineCache()
     steps = [Settings(budget=2000), Settings(budget=2000, compression=False), Settings(budget=2000),
              Settings(budget=1500), Settings(old_messages="remove"), Settings(old_messages="remove", compression=False),
