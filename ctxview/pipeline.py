@@ -309,20 +309,11 @@ class PipelineCache:
         hit = table.get(id(body))
         if hit is not None and hit[0] is body and hit[1] is texts:
             return hit
-        # (the property calls and helpers inlined: a first run under new tiers embeds tens of thousands)
-        content = body.content
-        base = content if type(content) is str else body.text
+        base = body.text
         at = len(base) + 2  # where the first appended piece starts
-        entry = self.suffixes.get(id(texts))
-        if entry is None or entry[0] is not texts:
-            entry = self.suffix(texts)
-        _, suffix, spans, found, stats = entry
-        new = _with_content(body, base + suffix) if type(content) is str else _with_text(body, base + suffix)
-        if len(spans) == 1:
-            (start, end), = spans
-            appended: tuple = ((start + at, end + at),)
-        else:
-            appended = _shifted(spans, at)
+        _, suffix, spans, found, stats = self.suffix(texts)
+        new = _with_text(body, base + suffix)
+        appended = _shifted(spans, at)
         if found is not None and "<system-reminder>" in base:
             own = self.reminder_spans(base)
             # (an opening tag after the base's last block could close in a piece: scan the whole)
