@@ -23,7 +23,7 @@ from .compression import DEFAULT_POLICY, compress_tool_results
 from .gcpause import paused_gc
 from .model import Message
 from .tokens import SwarmEstimate, TokenCounter
-from .view import ClearSettings
+from .settings import ClearSettings
 
 __all__ = ["BloatReport", "Recommendation", "analyze_context_bloat"]
 

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 from .compression import detect_tool_name
 from .model import Message, ToolCall
 from .tokens import SwarmEstimate, TokenCounter
-from .view import ClearSettings
+from .settings import ClearSettings
 
 __all__ = ["ClearResult", "clear_tool_uses", "plan_clearing", "tool_name_of"]
 

@@ -13,64 +13,15 @@ from .bloat import analyze_context_bloat
 from .model import Conversation, Session
 from .pipeline import PipelineCache, prepare
 from .tokens import calibrate
-from .view import ClearSettings, PreparedView, Row, Settings
+from .settings import Settings, settings_from
+from .view import PreparedView, Row
 from .windows import WARNING_MARKS, gauge_level
 
 __all__ = ["build_report", "conversation_report", "settings_for"]
 
-_FIELDS = {f.name for f in dataclasses.fields(Settings)}
-_CLEAR_FIELDS = {f.name for f in dataclasses.fields(ClearSettings)}
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-# What a value read from a session file must be, per Settings field.
-_CHECKS = {
-    "keep_recent": lambda v: _is_int(v) and v >= 0,
-    "tiers": lambda v: isinstance(v, str),
-    "compression": lambda v: isinstance(v, bool),
-    "tool_name_from": lambda v: v in ("content", "tool_call"),
-    "clear": lambda v: v is None or (isinstance(v, ClearSettings) and _is_int(v.keep) and _is_int(v.trigger)
-                                     and _is_int(v.min_saving) and isinstance(v.placeholder, str)),
-    "old_messages": lambda v: isinstance(v, str),
-    "summarize_before": lambda v: v is None or (_is_int(v) and v >= 0),
-    "budget": lambda v: v is None or (_is_int(v) and v > 0),
-    "context_window": lambda v: v is None or (_is_int(v) and v > 0),
-    "embed_ephemeral": lambda v: isinstance(v, bool),
-    "request": lambda v: v is None or _is_int(v),
-    "counter": lambda v: isinstance(v, str),
-}
-
-
-def _valid(key: str, value: Any) -> bool:
-    check = _CHECKS.get(key)
-    return check is None or bool(check(value))
-
-
 def settings_for(conversation: Conversation, overrides: Mapping[str, Any] | None = None) -> Settings:
-    """Settings for a conversation: its open-with settings, then explicit overrides.
-
-    Unknown keys in the conversation's own settings are ignored (they come from
-    a file); unknown override keys raise ValueError.
-    """
-    values: dict[str, Any] = {}
-    for key, value in (conversation.settings or {}).items():
-        if key not in _FIELDS:
-            continue
-        if key == "clear" and isinstance(value, Mapping):
-            value = ClearSettings(**{k: (tuple(v) if k == "exclude" and isinstance(v, list) else v)
-                                     for k, v in value.items() if k in _CLEAR_FIELDS})
-        if not _valid(key, value):
-            raise ValueError(f"{conversation.name}: setting {key}={value!r} in the file is not valid")
-        values[key] = value
-    for key, value in (overrides or {}).items():
-        if key not in _FIELDS:
-            raise ValueError(f"unknown setting {key!r}")
-        if value is not None:
-            values[key] = value
-    return Settings(**values)
+    """Settings for a conversation: its open-with settings, then explicit overrides (settings.settings_from)."""
+    return settings_from(conversation.settings, overrides, where=conversation.name)
 
 
 def _by_role(view: PreparedView) -> dict[str, dict[str, int]]:

@@ -12,45 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Protocol, Sequence, overload
 
 from .model import Message
+from .settings import OLD_MESSAGE_STRATEGIES, ClearSettings, Settings  # (re-exported: their home is settings.py)
 
 __all__ = ["Change", "ClearSettings", "PreparedView", "Row", "Rows", "Settings", "Span", "OLD_MESSAGE_STRATEGIES",
            "row_columns"]
 
 # (start, end) character offsets into a message's text, end exclusive.
 Span = tuple[int, int]
-
-OLD_MESSAGE_STRATEGIES = ("keep", "truncate", "remove", "llm")
-
-
-@dataclass(frozen=True, slots=True)
-class ClearSettings:
-    """Anthropic-style clearing of old tool uses (clear_tool_uses)."""
-
-    keep: int = 3                       # most recent tool results left intact
-    exclude: tuple[str, ...] = ()       # tool names never cleared
-    clear_inputs: bool = False          # also clear the tool-call arguments
-    trigger: int = 0                    # only when total tokens exceed this
-    min_saving: int = 0                 # clear nothing unless this many tokens are saved
-    placeholder: str = "[tool result cleared to save context]"
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """Everything that decides how stored messages become prepared ones."""
-
-    keep_recent: int = 10
-    tiers: str = "default"              # a preset name or a tier spec (see compression.parse_tiers)
-    compression: bool = True
-    tool_name_from: str = "content"     # "content" (the seed's detection) or "tool_call"
-    clear: ClearSettings | None = None  # None: no clearing
-    old_messages: str = "keep"          # one of OLD_MESSAGE_STRATEGIES
-    summarize_before: int | None = None  # index; None with a strategy: everything before the recent part
-    budget: int | None = None           # token budget for truncate_to_fit; None: no budget
-    context_window: int | None = None   # overrides the conversation's / model table's
-    embed_ephemeral: bool = True        # add the conversation's recorded ephemeral reminders
-    request: int | None = None          # prepare as for the model call that produced the
-                                        # assistant message at this index; None: the next call
-    counter: str = "auto"               # token counter name (see tokens.get_counter)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +153,11 @@ class PreparedView:
     requests: tuple[int, ...] = ()      # indices of assistant messages that mark model calls
     counter_name: str = ""
     stats: Mapping[str, Any] = field(default_factory=dict)  # counts: compressed, cleared, removed, ...
+
+    @property
+    def view_label(self) -> str:
+        """"as sent", or "what-if: ..." naming each ctxview transform applied (Settings.label)."""
+        return self.settings.label()
 
     @property
     def window_share(self) -> float | None:

@@ -48,7 +48,7 @@ def digest(path: Path) -> str:
 
 def test_report_json_document(tmp_path):
     path = chat(tmp_path)
-    out = run("report", str(path), "--json", "--keep-recent", "4")
+    out = run("report", str(path), "--tiers", "default", "--json", "--keep-recent", "4")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["format"] == "openai" and doc["source"].endswith("chat.json")
@@ -65,7 +65,7 @@ def test_report_json_document(tmp_path):
 
 def test_report_options_change_the_figures(tmp_path):
     path = chat(tmp_path)
-    base = json.loads(run("report", str(path), "--json").stdout)["conversations"][0]
+    base = json.loads(run("report", str(path), "--tiers", "default", "--json").stdout)["conversations"][0]
     off = json.loads(run("report", str(path), "--json", "--tiers", "off").stdout)["conversations"][0]
     assert off["tokens"]["prepared"] == off["tokens"]["stored"] > base["tokens"]["prepared"]
     budget = json.loads(run("report", str(path), "--json", "--budget", "500", "--context-window", "4000").stdout)
@@ -121,7 +121,7 @@ def test_report_rich_tables_keep_hostile_text_inert(tmp_path):
 
 def test_prepare_openai_shape_to_stdout(tmp_path):
     path = chat(tmp_path)
-    out = run("prepare", str(path), "--keep-recent", "2")
+    out = run("prepare", str(path), "--tiers", "default", "--keep-recent", "2")
     assert out.returncode == 0, out.stderr
     body = json.loads(out.stdout)
     msgs = body["messages"]
@@ -274,14 +274,14 @@ def test_open_reports_a_missing_tui_clearly(monkeypatch, capsys):
 
 def test_report_messages_lists_every_row(tmp_path):
     path = chat(tmp_path)
-    doc = json.loads(run("report", str(path), "--json", "--messages", "--keep-recent", "2").stdout)
+    doc = json.loads(run("report", str(path), "--tiers", "default", "--json", "--messages", "--keep-recent", "2").stdout)
     rows = doc["conversations"][0]["rows"]
     assert [r["index"] for r in rows] == list(range(30))
     first_result = rows[2]
     assert first_result["role"] == "tool" and first_result["tool"] == "Read"
     assert first_result["changes"][0]["action"] == "compressed" and first_result["changes"][0]["age"] == 28
     assert first_result["tokens_prepared"] < first_result["tokens_stored"]
-    text = run("report", str(path), "--messages").stdout
+    text = run("report", str(path), "--tiers", "default", "--messages").stdout
     assert "Messages:" in text and "compressed: tier" in text
     assert "rows" not in json.loads(run("report", str(path), "--json").stdout)["conversations"][0]
 

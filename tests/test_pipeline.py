@@ -77,7 +77,7 @@ def check_view_invariants(conv: Conversation, view, counter=C4) -> None:
 
 def test_default_settings_equal_the_seed_compression():
     conv = make_conversation()
-    view = prepare(conv, Settings(), counter=C4)
+    view = prepare(conv, Settings(tiers="default"), counter=C4)
     assert list(view.prepared) == compress_tool_results(conv.messages, 10, get_policy("default"))
     check_view_invariants(conv, view)
     assert view.stats["compressed"] > 0
@@ -86,7 +86,7 @@ def test_default_settings_equal_the_seed_compression():
 
 def test_compressed_row_says_rule_tier_and_age():
     conv = make_conversation()
-    view = prepare(conv, Settings(), counter=C4)
+    view = prepare(conv, Settings(tiers="default"), counter=C4)
     n = len(conv.messages)
     row = next(r for r in view.rows if r.changes and r.changes[0].action == "compressed" and r.changes[0].age > 40)
     ch = row.changes[0]
@@ -110,7 +110,7 @@ def test_compression_off_and_keep_recent_everything():
 def test_ephemeral_is_appended_after_compression_and_spanned():
     conv = make_conversation(ephemeral={2: ("<system-reminder>eph A</system-reminder>", "plain B"),
                                         999: ("nowhere",)})
-    view = prepare(conv, Settings(keep_recent=2), counter=C4)
+    view = prepare(conv, Settings(tiers="default", keep_recent=2), counter=C4)
     row = view.rows[2]
     assert row.stored.role == "tool"
     assert [c.action for c in row.changes] == ["compressed", "ephemeral"]
@@ -120,7 +120,7 @@ def test_ephemeral_is_appended_after_compression_and_spanned():
     assert "[" in text and "chars truncated for context management]" in text
     assert view.stats["ephemeral"] == 1
     check_view_invariants(conv, view)
-    off = prepare(conv, Settings(keep_recent=2, embed_ephemeral=False), counter=C4)
+    off = prepare(conv, Settings(tiers="default", keep_recent=2, embed_ephemeral=False), counter=C4)
     assert "eph A" not in off.rows[2].prepared.text
 
 
@@ -351,16 +351,16 @@ def _cleared_tokens(view) -> int:
 def test_clearing_minimum_saving_is_checked_again_after_a_keep_recent_step():
     # Fewer compressed results (a larger keep_recent) leave more to clear, so
     # a minimum between the two savings lets clearing apply at 60, not at 0.
-    low = _cleared_tokens(prepare(CONV, Settings(keep_recent=0, clear=ClearSettings(keep=0)), counter=C4))
-    high = _cleared_tokens(prepare(CONV, Settings(keep_recent=60, clear=ClearSettings(keep=0)), counter=C4))
+    low = _cleared_tokens(prepare(CONV, Settings(tiers="default", keep_recent=0, clear=ClearSettings(keep=0)), counter=C4))
+    high = _cleared_tokens(prepare(CONV, Settings(tiers="default", keep_recent=60, clear=ClearSettings(keep=0)), counter=C4))
     assert 0 < low < high
     clear = ClearSettings(keep=0, min_saving=(low + high) // 2)
     cache = PipelineCache()
-    applied = prepare(CONV, Settings(keep_recent=60, clear=clear), counter=C4, cache=cache)
+    applied = prepare(CONV, Settings(tiers="default", keep_recent=60, clear=clear), counter=C4, cache=cache)
     assert applied.stats["cleared"] > 0
-    after = prepare(CONV, Settings(keep_recent=0, clear=clear), counter=C4, cache=cache)
+    after = prepare(CONV, Settings(tiers="default", keep_recent=0, clear=clear), counter=C4, cache=cache)
     assert after.stats["cleared"] == 0
-    assert after == prepare(CONV, Settings(keep_recent=0, clear=clear), counter=C4)
+    assert after == prepare(CONV, Settings(tiers="default", keep_recent=0, clear=clear), counter=C4)
 
 
 def test_a_memoised_view_is_the_base_of_the_next_keep_recent_step(monkeypatch):

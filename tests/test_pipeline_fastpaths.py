@@ -156,12 +156,12 @@ def test_identity_table_keeps_results_apart_by_name_and_object():
 def test_rows_compression_alone_changed_are_reused_after_a_request_switch():
     conv = _conversation()
     cache = PipelineCache()
-    first = prepare(conv, Settings(keep_recent=4), cache=cache)
+    first = prepare(conv, Settings(tiers="default", keep_recent=4), cache=cache)
     middle = conv.messages.index(next(m for m in conv.messages[60:] if m.role == "assistant"))
-    prepare(conv, Settings(keep_recent=4, request=middle), cache=cache)
+    prepare(conv, Settings(tiers="default", keep_recent=4, request=middle), cache=cache)
     cache.views.clear()  # a full recompute, not the memo
-    again = prepare(conv, Settings(keep_recent=4), cache=cache)
-    assert again == first == prepare(conv, Settings(keep_recent=4))
+    again = prepare(conv, Settings(tiers="default", keep_recent=4), cache=cache)
+    assert again == first == prepare(conv, Settings(tiers="default", keep_recent=4))
     compressed = [i for i, r in enumerate(first.rows) if [c.action for c in r.changes] == ["compressed"]]
     assert compressed and all(again.rows[i] is first.rows[i] for i in compressed)
 

@@ -32,6 +32,8 @@ async def settle(pilot) -> None:
 
 
 def new_app(convs: int = 2, **settings) -> CtxviewApp:
+    # (most tests drive the what-if controls: they start from the default tiers)
+    settings.setdefault("tiers", "default")
     return CtxviewApp("test.json", Settings(keep_recent=4, **settings), session=make_session(convs))
 
 

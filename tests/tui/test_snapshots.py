@@ -91,5 +91,5 @@ class TestScreens:
 class TestHostile:
     def test_hostile_content(self, snap_compare):
         """Markup, ANSI/OSC escapes, NUL, C1 and bidi controls show as visible characters."""
-        app = CtxviewApp(HOSTILE, Settings(keep_recent=2, counter="swarm"))
+        app = CtxviewApp(HOSTILE, Settings(keep_recent=2, counter="swarm", tiers="default"))
         assert snap_compare(app, terminal_size=WIDE, run_before=settled("down", "down", "enter", "end", "enter"))
