@@ -165,6 +165,9 @@ PRESETS: dict[str, CompressionPolicy] = {
         name="aggressive", tiers=(Tier(5, None), Tier(10, 500), Tier(20, 200), Tier(40, 100), Tier(None, 50))
     ),
     "off": CompressionPolicy(name="off", tiers=(Tier(None, None),), enabled=False),
+    # SwarmSDK's own rule, a what-if the pipeline's stage 0 runs (harness.swarm_auto_event): no cut
+    # per request, one compression with the default tiers when a request first reaches 60% of the window
+    "swarm-auto": CompressionPolicy(name="swarm-auto", enabled=False),
 }
 DEFAULT_POLICY = PRESETS["default"]
 

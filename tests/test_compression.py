@@ -270,15 +270,17 @@ def test_default_policy_is_the_seed():
 
 
 def test_presets():
-    assert set(PRESETS) == {"default", "light", "aggressive", "off"}
+    assert set(PRESETS) == {"default", "light", "aggressive", "off", "swarm-auto"}
     assert not PRESETS["off"].enabled
+    # swarm-auto cuts nothing per request: the pipeline's stage 0 runs SwarmSDK's one compression
+    assert not PRESETS["swarm-auto"].enabled and PRESETS["swarm-auto"].tiers == DEFAULT_POLICY.tiers
     for name, policy in PRESETS.items():
         assert policy.name == name
         assert get_policy(name) is policy
         assert get_policy(f" {name.upper()} ") is policy
     msgs = [Message("tool", "x" * 3000)] * 30 + [Message("user", "u")] * 30
     lengths = {n: sum(len(m.text) for m in compress_tool_results(msgs, 10, p)) for n, p in PRESETS.items()}
-    assert lengths["aggressive"] < lengths["default"] < lengths["light"] < lengths["off"]
+    assert lengths["aggressive"] < lengths["default"] < lengths["light"] < lengths["off"] == lengths["swarm-auto"]
 
 
 @pytest.mark.parametrize(

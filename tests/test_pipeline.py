@@ -364,7 +364,7 @@ def test_clearing_minimum_saving_is_checked_again_after_a_keep_recent_step():
 
 
 def test_a_memoised_view_is_the_base_of_the_next_keep_recent_step(monkeypatch):
-    import ctxview.pipeline as pipeline
+    import ctxview.pipeline.cached as pipeline
 
     full_runs = []
     full = pipeline._prepare
@@ -422,7 +422,7 @@ def test_compression_is_remembered_for_other_settings_and_its_tokens_for_other_r
 
 
 def test_remembered_stages_are_bounded_however_many_policies_are_tried():
-    from ctxview import pipeline
+    from ctxview.pipeline import cached as pipeline
 
     cache = PipelineCache()
     for k in range(3 * pipeline._STAGES_KEPT):

@@ -9,7 +9,7 @@ from ctxview.budget import plan_summary
 from ctxview.compression import _plan, compress_text, detect_tool_name, get_policy
 from ctxview.grouping import unit_of, unit_runs, units
 from ctxview.model import Message, ToolCall
-from ctxview.pipeline import _SHARED_CHANGES, PipelineCache, _change, _shared_change, _shared_changes, prepare
+from ctxview.pipeline.cached import _SHARED_CHANGES, PipelineCache, _change, _shared_change, _shared_changes, prepare
 from ctxview.view import ClearSettings, Settings
 
 
@@ -168,7 +168,8 @@ def test_rows_compression_alone_changed_are_reused_after_a_request_switch():
 
 def test_slot_builders_equal_the_constructors():
     from ctxview.compression import _as_tool_result  # built by model.slot_builder
-    from ctxview.pipeline import _new_change, _row, _with_content
+    from ctxview.pipeline.cached import _row, _with_content
+    from ctxview.pipeline.changes import new_change as _new_change
     from ctxview.view import Change, Row
 
     msg = Message("assistant", "text", tool_call_id="c", tool_calls=(ToolCall("c", "Read", {"p": 1}),),
@@ -198,7 +199,7 @@ PIECE = st.lists(st.sampled_from(["<system-reminder>", "</system-reminder>", "a"
 @given(st.lists(PIECE, min_size=1, max_size=4))
 def test_joined_reminder_spans_match_a_scan_of_the_joined_text(parts):
     from ctxview import reminders
-    from ctxview.pipeline import _joined_spans
+    from ctxview.pipeline.cached import _joined_spans
 
     found = _joined_spans(parts, lambda t: tuple(reminders.spans(t)))
     if found is not None:  # None: the caller scans the joined text itself
@@ -206,7 +207,7 @@ def test_joined_reminder_spans_match_a_scan_of_the_joined_text(parts):
 
 
 def test_joined_reminder_spans_fall_back_when_a_block_runs_across_parts():
-    from ctxview.pipeline import _joined_spans
+    from ctxview.pipeline.cached import _joined_spans
 
     assert _joined_spans(["x <system-reminder> open", "close </system-reminder>"], lambda t: ()) is None
 
@@ -299,7 +300,7 @@ def test_removed_and_dropped_rows_are_kept_by_index_and_checked_by_their_changes
 
 
 def test_specs_read_compression_from_the_stage_messages_and_keep_what_later_stages_add():
-    from ctxview.pipeline import _Specs
+    from ctxview.pipeline.cached import _Specs
 
     stored = tuple(Message("tool", "x" * 50) for _ in range(4))
     stage1 = (stored[0], Message("tool", "cut"), stored[2], Message("tool", "cut"))

@@ -1,34 +1,5 @@
-"""One conversation through one set of Settings: the side-by-side view.
-
-`prepare(conversation, settings)` returns a `PreparedView` (see view.py): one
-Row per stored message pairing its stored and prepared forms, what changed
-and why, tokens on both sides and reminder spans, plus rows for messages the
-pipeline inserted (a summary checkpoint or a removal marker).
-
-Order of the stages, and why:
-
-1. compression: SwarmSDK's age-tiered cut of old tool results (age =
-   len(messages) - i, the last keep_recent untouched), exactly the seed's
-   compress_tool_results under the chosen policy. It runs on the stored text
-   because that is what SwarmSDK compresses: it rewrites history.
-2. clearing: Anthropic-style clear_tool_uses, after compression, so that its
-   token trigger and minimum saving see the already-compressed context.
-3. summarising old messages (truncate / remove / llm) before an index: it
-   too rewrites history, so it sees what compression and clearing left.
-4. ephemeral embedding: the reminders recorded for this request are appended
-   to their messages ("\\n\\n"-joined, as prepare_for_llm does), to the
-   messages still sent. SwarmSDK appends them at call time to the history
-   as it then is, so they are never cut by compression or an excerpt, and
-   vanish with a removed message. They come before the budget because their
-   tokens are part of what must fit.
-5. the token budget: oldest units dropped until the rest fits.
-
-The stage order differs from the brief's first sketch (ephemeral first) on
-purpose: embedding first would let compression or an excerpt cut text that
-exists only for this request, which SwarmSDK never does.
-
-No stage before the budget moves a message: removed ones are marked, not
-shifted, so position i is stored index i until the rows are built.
+"""The cached pipeline: `prepare`, which computes what reference.prepare_reference does (see
+the package docstring for the stages) and remembers what it can between calls.
 
 Speed: a long-lived `PipelineCache` (pass the same one to every call) keeps
 per-message token counts, reminder spans and finished rows, keyed by object
@@ -57,17 +28,21 @@ import dataclasses
 import itertools
 from typing import Any, Callable, Iterator, Sequence
 
-from . import compression, reminders
-from .budget import EXCERPT_CHARS, fit_to_budget, plan_summary
-from .clearing import plan_clearing, tool_name_of
-from .compression import DEFAULT_POLICY
-from .gcpause import paused_gc
-from .grouping import unit_runs
-from .identity_table import IdentityTable
-from .model import Content, Conversation, Message, slot_builder
-from .tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, counter_for
-from .view import OLD_MESSAGE_STRATEGIES, Change, PreparedView, Row, Rows, Settings
-from .windows import resolve_context_window
+from .. import compression, reminders
+from . import changes as made
+from ..budget import EXCERPT_CHARS, fit_to_budget, plan_summary
+from ..clearing import plan_clearing, tool_name_of
+from ..compression import DEFAULT_POLICY
+from ..gcpause import paused_gc
+from ..grouping import unit_runs
+from ..identity_table import IdentityTable
+from ..model import Content, Conversation, Message, slot_builder
+from ..tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, counter_for
+from ..settings import AS_SENT, Settings
+from ..view import Change, PreparedView, Row, Rows
+from . import sent_history
+from .reference import request_indices
+from ..windows import resolve_context_window
 
 __all__ = ["PipelineCache", "prepare", "request_indices"]
 
@@ -86,7 +61,6 @@ _row = slot_builder(Row, "_row", {})
 # Row(...) with every field given by position, without the frozen __init__:
 # for callers building rows by the 100k (the inspector's stored-only layout).
 make_row = _row
-_new_change = slot_builder(Change, "_new_change", {})
 # Message.with_content(content) (model._replace) as straight-line slot copies.
 _with_content = slot_builder(Message, "_with_content",
                              {f.name: f"src.{f.name}" for f in dataclasses.fields(Message) if f.name != "content"},
@@ -163,7 +137,7 @@ class _ConversationData:
         """The conversation's ephemeral reminders that get embedded: int index, some text."""
         if self.ephemeral is None:
             self.ephemeral = {i: texts for i, texts in (self.conversation.ephemeral or {}).items()
-                              if type(i) is int and texts}
+                              if type(i) is int and not all(x is None or x is False for x in texts)}
         return self.ephemeral
 
 
@@ -200,8 +174,20 @@ class PipelineCache:
         # the tokens its clearing saved or None): the base a keep_recent change is applied to.
         self.last: dict[tuple, tuple[Conversation, PreparedView, int | None]] = {}
 
+        # stage 0 (sent_history.py): the rewrite events of (conversation, counter, swarm-auto), the
+        # conversations stage 0 made (the history as sent from a compaction on), and their wrapped views
+        self.harness: dict[tuple, tuple] = {}
+        self.sent: dict[tuple, Any] = {}
+        self.offsets: dict[int, tuple[Conversation, int]] = {}
+        self.sent_views: dict[int, tuple[PreparedView, PreparedView]] = {}
+
     def clear(self) -> None:
         self.__init__()
+
+    def offset_of(self, conversation: Conversation) -> int:
+        """The stored index of `conversation`'s first message: > 0 for a history stage 0 made."""
+        hit = self.offsets.get(id(conversation))
+        return hit[1] if hit is not None and hit[0] is conversation else 0
 
     # -- helpers ---------------------------------------------------------------
     def counter(self, conversation: Conversation, name: str) -> TokenCounter:
@@ -520,40 +506,20 @@ def _tool_name(msg: Message, names: dict[str, str]) -> str | None:
     return name if name is not None else compression.detect_tool_name_cached(msg.text)
 
 
-def request_indices(messages: Sequence[Message]) -> list[int]:
-    """Indices of assistant messages that start a model call's reply.
-
-    A run of consecutive assistant messages (a transcript may store one reply
-    as several lines) counts once, at its first message.
-    """
-    out = []
-    prev = None
-    for i, msg in enumerate(messages):
-        role = msg.role
-        if role == "assistant" and prev != "assistant":
-            out.append(i)
-        prev = role
-    return out
-
-
 def _with_text(msg: Message, text: str) -> Message:
     content = Content(text, msg.content.attachments) if isinstance(msg.content, Content) else text
     return _with_content(msg, content)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
-
-
 def prepare(
     conversation: Conversation,
-    settings: Settings = Settings(),
+    settings: Settings = AS_SENT,
     *,
     counter: TokenCounter | None = None,
     cache: PipelineCache | None = None,
     summarizer: Callable[[Sequence[Message]], str] | None = None,
 ) -> PreparedView:
-    """Run `conversation` through `settings`; see the module docstring for the stages.
+    """Run `conversation` through `settings`: what reference.prepare_reference computes.
 
     counter: overrides settings.counter. summarizer: for old_messages="llm",
     a callable turning the old messages into the checkpoint's text (the
@@ -562,6 +528,16 @@ def prepare(
     if cache is None:
         cache = PipelineCache()
     counter = counter or cache.counter(conversation, settings.counter)
+    sent = sent_history.for_request(cache, conversation, settings, counter)
+    if sent is None:  # the harness sent the stored messages as they are
+        return _prepare_stored(conversation, settings, counter, cache, summarizer)
+    inner = _prepare_stored(sent.conversation, sent.inner_settings(settings), counter, cache, summarizer)
+    return sent.view(cache, counter, settings, inner)
+
+
+def _prepare_stored(conversation: Conversation, settings: Settings, counter: TokenCounter, cache: PipelineCache,
+                    summarizer: Callable[[Sequence[Message]], str] | None) -> PreparedView:
+    """Stages 1-5 on a history the harness sent as stored (the conversation's own, or stage 0's)."""
     # Going back to settings seen a moment ago (+ then -) returns the same view.
     key = (id(conversation), settings, counter.name, id(summarizer))
     try:
@@ -600,11 +576,7 @@ def _prepare(
     """The full path: the view, and the tokens clearing saved (None when it cleared nothing)."""
     if cache is None:
         cache = PipelineCache()
-    if settings.keep_recent < 0:
-        raise ValueError(f"keep_recent must be ≥ 0, not {settings.keep_recent}")
-    if settings.old_messages not in OLD_MESSAGE_STRATEGIES:
-        raise ValueError(f"unknown old_messages strategy {settings.old_messages!r} "
-                         f"(valid: {', '.join(OLD_MESSAGE_STRATEGIES)})")
+    settings.check()
     counter = counter or cache.counter(conversation, settings.counter)
     data = cache.data(conversation)
     all_msgs = conversation.messages
@@ -632,7 +604,8 @@ def _prepare(
     # only when a row is made.
     specs = _Specs(n, tag, msgs, msgs, ())
     stats: dict[str, int] = {"compressed": 0, "cleared": 0, "excerpted": 0, "removed": 0,
-                             "summarised": 0, "dropped": 0, "ephemeral": 0, "inserted": 0}
+                             "summarised": 0, "dropped": 0, "ephemeral": 0, "inserted": 0,
+                             "compacted": 0, "microcompacted": 0, "harness_compressed": 0}
     keep_recent = settings.keep_recent
 
     # 1. compression (and 4., the ephemeral reminders, when no stage between them runs)
@@ -690,6 +663,7 @@ def _prepare(
     removed_spec: tuple = ()  # (action, boundary, how many): with each one's tokens, a removed row's last spec
     strategy = settings.old_messages
     if strategy != "keep":
+        offset = cache.offset_of(conversation)  # (boundaries are named by stored index)
         before_index = settings.summarize_before if settings.summarize_before is not None else n - keep_recent
         # Compression and clearing keep roles, call ids and tool calls: the stored units hold.
         summary = plan_summary(current, before_index, strategy, summarizer=summarizer,
@@ -700,12 +674,12 @@ def _prepare(
             before = cur_counts[i]
             cur_counts[i] = count(counter, new)
             current[i] = new
-            specs.add(i, "excerpted", summary.boundary, cut, before - cur_counts[i])
+            specs.add(i, "excerpted", summary.boundary + offset, cut, before - cur_counts[i])
         stats["excerpted"] = len(summary.excerpted)
         if summary.removed:
             action = "removed" if strategy == "remove" else "summarised"
             total = len(summary.removed)
-            removed_spec = (action, summary.boundary, total)
+            removed_spec = (action, summary.boundary + offset, total)
             removed_rows = frozenset(summary.removed)
             stats[action] = total
             stats["inserted"] = 1
@@ -780,11 +754,9 @@ def _prepare(
             prepared_col[i] = None
     if inserted is not None and not inserted_dropped:
         total_prepared += inserted_tokens
-        verb = "removal marker" if strategy == "remove" else "summary checkpoint"
         items.insert(insert_at, Row(  # type: ignore[arg-type]
             index=None, stored=None, prepared=inserted,
-            changes=(Change("inserted", "summarize", f"{verb} standing for {len(removed_rows):,} messages",
-                            saved_tokens=-inserted_tokens),),
+            changes=(made.inserted(strategy, len(removed_rows), inserted_tokens),),
             tokens_prepared=inserted_tokens, prepared_reminders=spans_of(inserted.text),
         ))
         indices = [*range(insert_at), None, *range(insert_at, n)]  # type: ignore[arg-type]
@@ -1070,44 +1042,6 @@ def _prepare_keep_recent_delta(
     return view, saved
 
 
-_TIERS: dict[int, tuple] = {}
-
-
-def _tiers_of(policy: compression.CompressionPolicy) -> tuple[tuple[str, ...], list[tuple[int, Any]]]:
-    """For a policy, memoised by identity: "tier 3 (ages 21-40 → 500 chars)" per tier, and
-    tier_for_age for ages 0 to one past the largest finite tier age (older ages fall where that one does)."""
-    hit = _TIERS.get(id(policy))
-    if hit is None or hit[0] is not policy:
-        heads = tuple(f"tier {t + 1} ({compression.describe_tier(policy, t)})" for t in range(len(policy.tiers)))
-        top = max((t.max_age for t in policy.tiers if t.max_age is not None), default=-1)
-        by_age = [compression.tier_for_age(policy, age) for age in range(max(top, 0) + 2)]
-        if len(_TIERS) > 256:
-            _TIERS.clear()
-        hit = _TIERS[id(policy)] = (policy, heads, by_age)
-    return hit[1], hit[2]
-
-
-_DETAILS: dict[tuple, str] = {}
-
-
-def _shared_detail(kind: str, *figures: int) -> str:
-    """The detail line of a change that reads the same on every row it marks (a removal, a budget
-    drop): formatted once and shared, as tens of thousands of rows may carry it."""
-    key = (kind, *figures)
-    detail = _DETAILS.get(key)
-    if detail is None:
-        if kind == "dropped":
-            detail = f"dropped to fit the budget of {figures[0]:,} tokens (oldest first, calls kept with results)"
-        else:
-            boundary, total = figures
-            into = "a removal marker" if kind == "removed" else "a summary checkpoint"
-            detail = f"{kind}: the {total:,} messages before index {boundary} are replaced by {into}"
-        if len(_DETAILS) > 1024:
-            _DETAILS.clear()
-        _DETAILS[key] = detail
-    return detail
-
-
 def _by_index(key: tuple) -> bool:
     """Whether the row of `key` is kept by index in the compressed-rows table of (counter, policy
     tag, n): compressed, maybe then embedded. The table fixes the age and tag; the embedded message
@@ -1184,37 +1118,19 @@ def _shared_changes(spec: tuple) -> tuple[Change]:
 
 def _change(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,
             stored: Message) -> Change:
-    """The Change a spec tuple stands for, with its one-line detail."""
+    """The Change a spec tuple stands for (see changes.py)."""
     kind = spec[0]
-    if kind == "compressed":
-        age = spec[1]  # spec[2]: the policy's tag, so rows of different tiers are cached apart
-        heads, by_age = _tiers_of(policy)
-        t_index, tier = by_age[age] if 0 <= age < len(by_age) else (
-            by_age[-1] if age > 0 else compression.tier_for_age(policy, age))
-        stored_len = len(stored.text)
-        cut = stored_len - (tier.max_chars or stored_len)
-        return _new_change("compressed", "compression", f"{heads[t_index]}, age {age}: {cut:,} chars cut",
-                           t_index, age, stored_tokens - prepared_tokens)
+    if kind == "compressed":  # spec[2]: the policy's tag, so rows of different tiers are cached apart
+        return made.compressed(policy, spec[1], len(stored.text), stored_tokens - prepared_tokens)
     if kind == "cleared":
-        _, saved, inputs, is_result, keep = spec
-        what = "tool result cleared" if is_result else "tool-call inputs cleared"
-        return _new_change("cleared", "clear",
-                           f"{what} (the {_plural(keep, 'most recent tool result')} kept): {saved:,} tokens saved",
-                           None, None, saved)
+        _, saved, _inputs, is_result, keep = spec
+        return made.cleared(saved, is_result, keep)
     if kind == "ephemeral":
-        _, pieces, added = spec
-        return _new_change("ephemeral", "ephemeral",
-                           f"{_plural(pieces, 'ephemeral reminder')} added for this request (+{added:,} tokens)",
-                           None, None, -added)
+        return made.ephemeral(spec[1], spec[2])
     if kind == "excerpted":
-        _, boundary, cut, saved = spec
-        return _new_change("excerpted", "summarize",
-                           f"cut to a {EXCERPT_CHARS}-char excerpt (before index {boundary}): {cut:,} chars cut",
-                           None, None, saved)
+        return made.excerpted(spec[1], spec[2], spec[3])
     if kind in ("removed", "summarised"):
-        action, boundary, total, tokens = spec
-        return _new_change(action, "summarize", _shared_detail(kind, boundary, total), None, None, tokens)
+        return made.removed(*spec)
     if kind == "dropped":
-        _, budget, tokens = spec
-        return _new_change("dropped", "budget", _shared_detail(kind, budget), None, None, tokens)
+        return made.dropped(spec[1], spec[2])
     raise AssertionError(f"unknown change {kind!r}")  # pragma: no cover

@@ -1,0 +1,153 @@
+"""Stage 0: what the harness itself sent at a request, from the file's own records.
+
+A stored history is not what the model read at every request. The harness
+rewrote it, and the file says where:
+
+- a **compaction** (Claude Code `compact_boundary`, Codex `compacted`): from
+  its index on, the messages before it are no longer sent; the summary (and,
+  for Codex, the replacement history) is stored right after the boundary;
+- a **microcompaction** (Claude Code `microcompact_boundary`): from its index
+  on, the tool results it names are sent as Claude Code's placeholder;
+- a **compression** (SwarmSDK's `context_compression` event): SwarmSDK's
+  `auto_compress_on_threshold` cut the old tool results of the history as it
+  then was (`compress_tool_results(messages, keep_recent: 10)`, default
+  tiers) and replaced the history with the result, once.
+
+`history_as_sent(conversation, n)` applies the rewrites recorded before
+request n (the request that sends messages[:n]) and returns a `SentHistory`.
+`swarm_auto_event` finds where SwarmSDK's own rule would have compressed a
+history that was never compressed (the `swarm-auto` what-if): at the end of
+the first reply whose context reached 60% of the window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+from .compression import DEFAULT_POLICY, compress_tool_results
+from .model import Content, ContextEvent, Conversation, Message
+
+__all__ = ["MICROCOMPACT_PLACEHOLDER", "SWARM_COMPRESSION_SHARE", "SWARM_KEEP_RECENT", "Rewrite", "SentHistory",
+           "context_tokens", "history_as_sent", "rewrite_events", "swarm_auto_event"]
+
+# Claude Code's text for a tool result that microcompaction cleared (used when the record
+# does not carry one).
+MICROCOMPACT_PLACEHOLDER = "[Old tool result content cleared]"
+SWARM_COMPRESSION_SHARE = 0.6  # SwarmSDK's Context::COMPRESSION_THRESHOLD (60%)
+SWARM_KEEP_RECENT = 10         # trigger_automatic_compression's keep_recent
+_KINDS = ("compaction", "microcompaction", "compression")
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """One message the harness sent other than stored: its stored index, what it sent, and why."""
+
+    index: int
+    message: Message
+    kind: str            # "microcompaction" or "compression"
+    event: ContextEvent
+
+
+@dataclass(frozen=True, slots=True)
+class SentHistory:
+    """The history the harness sent for one request: messages[start:n], some rewritten."""
+
+    start: int                                  # first stored index sent (0: no compaction applies)
+    messages: tuple[Message, ...]               # what was sent for stored indices start..n-1, in order
+    rewrites: Mapping[int, Rewrite] = field(default_factory=dict)  # stored index -> its rewrite
+    compaction: ContextEvent | None = None      # the compaction that set `start`
+
+    @property
+    def plain(self) -> bool:
+        """Nothing rewritten: the stored messages as they are."""
+        return self.start == 0 and not self.rewrites
+
+
+def rewrite_events(conversation: Conversation) -> tuple[ContextEvent, ...]:
+    """The conversation's events that rewrite what is sent, in index order."""
+    return tuple(sorted((e for e in conversation.events if e.kind in _KINDS and type(e.index) is int),
+                        key=lambda e: e.index))
+
+
+def _placeholder(event: ContextEvent) -> str:
+    text = event.meta.get("placeholder") if isinstance(event.meta, Mapping) else None
+    return text if isinstance(text, str) else MICROCOMPACT_PLACEHOLDER
+
+
+def _with_text(msg: Message, text: str) -> Message:
+    if isinstance(msg.content, Content):
+        return msg.with_content(Content(text, msg.content.attachments))
+    return msg.with_content(text)
+
+
+def _keep_recent(event: ContextEvent) -> int:
+    value = event.meta.get("keep_recent") if isinstance(event.meta, Mapping) else None
+    return value if type(value) is int and value >= 0 else SWARM_KEEP_RECENT
+
+
+def history_as_sent(conversation: Conversation, n: int | None = None,
+                    events: Sequence[ContextEvent] | None = None) -> SentHistory:
+    """The history sent at the request that sends messages[:n] (None: the next request), with the
+    rewrite events recorded at an index ≤ n applied in order (`events`: those to apply instead of
+    the conversation's own, e.g. with the swarm-auto what-if's)."""
+    msgs = conversation.messages
+    n = len(msgs) if n is None else n
+    todo = [e for e in (rewrite_events(conversation) if events is None else events) if e.index <= n]
+    if not todo:
+        return SentHistory(0, msgs if n == len(msgs) else msgs[:n])
+    start = 0
+    compaction = None
+    current: dict[int, Message] = {}   # stored index -> the message sent, where it differs
+    kinds: dict[int, tuple[str, ContextEvent]] = {}
+    for event in todo:
+        if event.kind == "compaction":
+            start, compaction = event.index, event
+            current = {i: m for i, m in current.items() if i >= start}
+            kinds = {i: k for i, k in kinds.items() if i >= start}
+        elif event.kind == "microcompaction":
+            ids = set(event.meta.get("tool_ids") or ()) if isinstance(event.meta, Mapping) else set()
+            ids |= {m.tool_call_id for m in event.replaced if m.tool_call_id}
+            text = _placeholder(event)
+            for i in range(start, min(event.index, n)):
+                msg = current.get(i, msgs[i])
+                if msg.role == "tool" and msg.tool_call_id in ids and msg.text != text:
+                    current[i], kinds[i] = _with_text(msg, text), ("microcompaction", event)
+        else:  # compression: the history as it then was, compressed once
+            stop = min(event.index, n)
+            before = [current.get(i, msgs[i]) for i in range(start, event.index)]
+            done = compress_tool_results(before, _keep_recent(event), DEFAULT_POLICY)
+            for off, new in enumerate(done[:stop - start]):
+                if new is not before[off]:
+                    current[start + off], kinds[start + off] = new, ("compression", event)
+    sent = tuple(current.get(i, msgs[i]) for i in range(start, n))
+    rewrites = {i: Rewrite(i, current[i], kinds[i][0], kinds[i][1]) for i in sorted(current) if start <= i < n}
+    return SentHistory(start, sent, rewrites, compaction)
+
+
+def swarm_auto_event(conversation: Conversation, tokens_of: Callable[[int], int],
+                     window: int | None) -> ContextEvent | None:
+    """Where SwarmSDK's own rule compresses this history: after the first reply (an assistant message
+    at index k) whose context, tokens_of(k + 1) (the tokens of messages[:k + 1] as sent,
+    system prompt included), reaches 60% of the window; None without a window or when no reply does.
+    `tokens_of` must not decrease with its argument (a prefix sum)."""
+    if not window:
+        return None
+    limit = SWARM_COMPRESSION_SHARE * window
+    for k, msg in enumerate(conversation.messages):
+        if msg.role == "assistant" and tokens_of(k + 1) >= limit:
+            return ContextEvent(kind="compression", index=k + 1, trigger="swarm-auto",
+                                meta={"keep_recent": SWARM_KEEP_RECENT, "what_if": True})
+    return None
+
+
+def context_tokens(counts_prefix: Sequence[int], events: Sequence[ContextEvent], system_tokens: int,
+                   upto: int) -> int:
+    """The tokens of messages[:upto] as sent, estimated from the stored messages' prefix sums: the
+    system prompt and the messages since the latest compaction at or before `upto` (the estimate
+    swarm-auto's threshold reads; rewrites inside the history are not subtracted)."""
+    start = 0
+    for e in events:
+        if e.kind == "compaction" and e.index <= upto:
+            start = e.index
+    return system_tokens + counts_prefix[upto] - counts_prefix[start]

@@ -1,0 +1,140 @@
+"""What a row says was done to its message: one named constructor per kind of Change.
+
+The reference pipeline and the cached one build their Changes here, so a
+detail line reads the same whichever made it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import compression
+from ..budget import EXCERPT_CHARS
+from ..model import ContextEvent, slot_builder
+from ..view import Change
+
+__all__ = ["compacted", "compressed", "cleared", "dropped", "ephemeral", "excerpted", "inserted", "removed",
+           "rewritten"]
+
+# Change(...) by position without the frozen __init__ (rows are made by the tens of thousands).
+new_change = slot_builder(Change, "new_change", {})
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+_TIERS: dict[int, tuple] = {}
+
+
+def _tiers_of(policy: compression.CompressionPolicy) -> tuple[tuple[str, ...], list[tuple[int, Any]]]:
+    """For a policy, memoised by identity: "tier 3 (ages 21-40 → 500 chars)" per tier, and
+    tier_for_age for ages 0 to one past the largest finite tier age (older ages fall where that one does)."""
+    hit = _TIERS.get(id(policy))
+    if hit is None or hit[0] is not policy:
+        heads = tuple(f"tier {t + 1} ({compression.describe_tier(policy, t)})" for t in range(len(policy.tiers)))
+        top = max((t.max_age for t in policy.tiers if t.max_age is not None), default=-1)
+        by_age = [compression.tier_for_age(policy, age) for age in range(max(top, 0) + 2)]
+        if len(_TIERS) > 256:
+            _TIERS.clear()
+        hit = _TIERS[id(policy)] = (policy, heads, by_age)
+    return hit[1], hit[2]
+
+
+def _tier(policy: compression.CompressionPolicy, age: int) -> tuple[str, int, Any]:
+    heads, by_age = _tiers_of(policy)
+    t_index, tier = by_age[age] if 0 <= age < len(by_age) else (
+        by_age[-1] if age > 0 else compression.tier_for_age(policy, age))
+    return heads[t_index], t_index, tier
+
+
+def compressed(policy: compression.CompressionPolicy, age: int, stored_chars: int, saved_tokens: int) -> Change:
+    """A tool result cut by the what-if tier compression (age: its distance from the request's end)."""
+    head, t_index, tier = _tier(policy, age)
+    cut = stored_chars - (tier.max_chars or stored_chars)
+    return new_change("compressed", "compression", f"{head}, age {age}: {cut:,} chars cut", t_index, age, saved_tokens)
+
+
+def cleared(saved: int, is_result: bool, keep: int) -> Change:
+    what = "tool result cleared" if is_result else "tool-call inputs cleared"
+    return new_change("cleared", "clear",
+                      f"{what} (the {plural(keep, 'most recent tool result')} kept): {saved:,} tokens saved",
+                      None, None, saved)
+
+
+def ephemeral(pieces: int, added: int) -> Change:
+    return new_change("ephemeral", "ephemeral",
+                      f"{plural(pieces, 'ephemeral reminder')} added for this request (+{added:,} tokens)",
+                      None, None, -added)
+
+
+def excerpted(boundary: int, cut: int, saved: int) -> Change:
+    return new_change("excerpted", "summarize",
+                      f"cut to a {EXCERPT_CHARS}-char excerpt (before index {boundary}): {cut:,} chars cut",
+                      None, None, saved)
+
+
+_DETAILS: dict[tuple, str] = {}
+
+
+def shared_detail(kind: str, *figures: int) -> str:
+    """The detail line of a change that reads the same on every row it marks (a removal, a budget
+    drop): formatted once and shared, as tens of thousands of rows may carry it."""
+    key = (kind, *figures)
+    detail = _DETAILS.get(key)
+    if detail is None:
+        if kind == "dropped":
+            detail = f"dropped to fit the budget of {figures[0]:,} tokens (oldest first, calls kept with results)"
+        else:
+            boundary, total = figures
+            into = "a removal marker" if kind == "removed" else "a summary checkpoint"
+            detail = f"{kind}: the {total:,} messages before index {boundary} are replaced by {into}"
+        if len(_DETAILS) > 1024:
+            _DETAILS.clear()
+        _DETAILS[key] = detail
+    return detail
+
+
+def removed(action: str, boundary: int, total: int, tokens: int) -> Change:
+    """Left out by the what-if summary (action "removed" or "summarised")."""
+    return new_change(action, "summarize", shared_detail(action, boundary, total), None, None, tokens)
+
+
+def dropped(budget: int, tokens: int) -> Change:
+    return new_change("dropped", "budget", shared_detail("dropped", budget), None, None, tokens)
+
+
+def inserted(strategy: str, count: int, tokens: int) -> Change:
+    verb = "removal marker" if strategy == "remove" else "summary checkpoint"
+    return Change("inserted", "summarize", f"{verb} standing for {count:,} messages", saved_tokens=-tokens)
+
+
+def compaction_words(event: ContextEvent) -> str:
+    """"auto, 167,412 tokens before" (what the record says of a compaction)."""
+    parts = [event.trigger] if event.trigger else []
+    if event.tokens_before is not None:
+        parts.append(f"{event.tokens_before:,} tokens before")
+    return ", ".join(parts)
+
+
+def compacted(event: ContextEvent, total: int, tokens: int) -> Change:
+    """Not sent: replaced by the harness's compaction (recorded in the file)."""
+    words = compaction_words(event)
+    return new_change("compacted", "compaction",
+                      f"replaced by compaction at #{event.index}" + (f" ({words})" if words else "")
+                      + f": {plural(total, 'message')} no longer sent", None, None, tokens)
+
+
+def rewritten(kind: str, event: ContextEvent, age: int, saved: int) -> Change:
+    """Sent other than stored by the harness's own rule: Claude Code's microcompaction, or
+    SwarmSDK's one-shot compression (recorded, or the swarm-auto what-if's)."""
+    if kind == "microcompaction":
+        return new_change("microcompacted", "compaction",
+                          f"tool result cleared by the harness's microcompaction at #{event.index}: "
+                          f"{saved:,} tokens saved", None, None, saved)
+    head, t_index, _ = _tier(compression.DEFAULT_POLICY, age)
+    what_if = bool(event.meta.get("what_if")) if hasattr(event.meta, "get") else False
+    who = "what-if swarm-auto: SwarmSDK's rule would compress" if what_if else "SwarmSDK compressed"
+    return new_change("compressed", "swarm-auto" if what_if else "harness",
+                      f"{who} the history after #{event.index - 1} ({head}, age {age}): {saved:,} tokens saved",
+                      t_index, age, saved)
