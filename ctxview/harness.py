@@ -29,7 +29,7 @@ from .compression import DEFAULT_POLICY, compress_tool_results
 from .model import Content, ContextEvent, Conversation, Message
 
 __all__ = ["MICROCOMPACT_PLACEHOLDER", "SWARM_COMPRESSION_SHARE", "SWARM_KEEP_RECENT", "Rewrite", "SentHistory",
-           "context_tokens", "history_as_sent", "rewrite_events", "swarm_auto_event"]
+           "context_tokens", "history_as_sent", "rewrite_events", "sent_tokens", "swarm_auto_event"]
 
 # Claude Code's text for a tool result that microcompaction cleared (used when the record
 # does not carry one).
@@ -151,3 +151,27 @@ def context_tokens(counts_prefix: Sequence[int], events: Sequence[ContextEvent],
         if e.kind == "compaction" and e.index <= upto:
             start = e.index
     return system_tokens + counts_prefix[upto] - counts_prefix[start]
+
+
+def sent_tokens(conversation: Conversation, counts: Sequence[int], count_message: Callable[[Message], int],
+                system_tokens: int = 0) -> Callable[[int], int]:
+    """A function k -> the tokens of the history as sent at the request that sends messages[:k]
+    (system prompt included), from the stored messages' tokens `counts`: one history_as_sent per
+    set of rewrites (a handful), then a prefix sum per request."""
+    prefix = [0]
+    for c in counts:
+        prefix.append(prefix[-1] + c)
+    events = rewrite_events(conversation)
+    epochs: dict[int, tuple[int, int]] = {}  # events applied -> (start, tokens the rewrites add)
+
+    def tokens(k: int) -> int:
+        applied = sum(1 for e in events if e.index <= k)  # (events are sorted: the first `applied`)
+        hit = epochs.get(applied)
+        if hit is None:
+            sent = history_as_sent(conversation, len(conversation.messages), events[:applied])
+            delta = sum(count_message(r.message) - counts[i] for i, r in sent.rewrites.items())
+            hit = epochs[applied] = (sent.start, delta)
+        start, delta = hit
+        return system_tokens + prefix[k] - prefix[start] + delta
+
+    return tokens

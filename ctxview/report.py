@@ -11,7 +11,8 @@ from typing import Any, Mapping
 
 from .bloat import analyze_context_bloat
 from .model import Conversation, Session
-from .pipeline import PipelineCache, prepare
+from .harness import rewrite_events, sent_tokens
+from .pipeline import PipelineCache, prepare, request_indices
 from .tokens import calibrate
 from .settings import Settings, settings_from
 from .view import PreparedView, Row
@@ -20,8 +21,37 @@ from .windows import WARNING_MARKS, gauge_level
 __all__ = ["build_report", "conversation_report", "settings_for"]
 
 def settings_for(conversation: Conversation, overrides: Mapping[str, Any] | None = None) -> Settings:
-    """Settings for a conversation: its open-with settings, then explicit overrides (settings.settings_from)."""
+    """Settings for a conversation: its open-with settings, then explicit overrides (settings.settings_from).
+    The override `request_number` (1-based, as the inspector numbers requests) picks `request`."""
+    overrides = dict(overrides or {})
+    number = overrides.pop("request_number", None)
+    if number is not None:
+        overrides["request"] = request_index(conversation, number)
     return settings_from(conversation.settings, overrides, where=conversation.name)
+
+
+def request_index(conversation: Conversation, number: int) -> int | None:
+    """The stored index of request `number` (1-based); one past the last is the next request (None)."""
+    requests = request_indices(conversation.messages)
+    if number == len(requests) + 1:
+        return None
+    if not 1 <= number <= len(requests):
+        raise ValueError(f"{conversation.name}: no request {number} (the file holds requests 1 to "
+                         f"{len(requests)}, and {len(requests) + 1} is the next one)")
+    return requests[number - 1]
+
+
+def compactions(conversation: Conversation) -> list[dict[str, Any]]:
+    """The rewrites the harness recorded (compactions, microcompactions, SwarmSDK compressions)."""
+    out = []
+    for e in rewrite_events(conversation):
+        entry = {"kind": e.kind, "index": e.index, "trigger": e.trigger, "tokens_before": e.tokens_before}
+        if e.kind == "compaction":
+            entry["messages_replaced"] = len(e.replaced)
+        elif e.kind == "microcompaction":
+            entry["results_cleared"] = len(e.replaced)
+        out.append(entry)
+    return out
 
 
 def _by_role(view: PreparedView) -> dict[str, dict[str, int]]:
@@ -58,12 +88,22 @@ def conversation_report(
         system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent, counts=stored_counts,
         measure=lambda m: cache.count(counter, m),  # compressed messages were counted by prepare already
     )
-    calibration = calibrate(msgs, counter, system_prompt=conversation.system_prompt, counts=stored_counts)
+    system = counter.count(conversation.system_prompt) if conversation.system_prompt else 0
+    calibration = calibrate(msgs, counter, system_prompt=conversation.system_prompt, counts=stored_counts,
+                            estimate=sent_tokens(conversation, stored_counts, lambda m: cache.count(counter, m),
+                                                 system))
     share = view.window_share
+    requests = view.requests
+    shown = settings.request
     out = {
         "name": conversation.name,
         "model": conversation.model,
         "counter": view.counter_name,
+        "view": settings.view,
+        "view_label": settings.label(),
+        "request": {"number": (requests.index(shown) + 1) if shown in requests else len(requests) + 1,
+                    "index": shown, "of": len(requests)},
+        "compactions": compactions(conversation),
         "settings": dataclasses.asdict(settings),
         "messages": {"stored": sum(1 for r in view.rows if r.stored is not None), "prepared": len(view.prepared)},
         "tokens": {"stored": view.tokens_stored, "prepared": view.tokens_prepared, "system": view.system_tokens},

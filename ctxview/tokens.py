@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 from .model import Conversation, Message
 
@@ -277,6 +277,8 @@ class Calibration:
     # distinct estimates.
     overhead: int | None = None
     slope: float | None = None
+    r2: float | None = None               # the fit's coefficient of determination (None: no fit)
+    view: str = "as-stored"               # what the estimates are of: "as-sent" or "as-stored"
 
     def corrected(self, tokens: int) -> int:
         """An estimate corrected by this conversation's fit, or its factor."""
@@ -294,6 +296,8 @@ class Calibration:
             "factor": None if self.factor is None else round(self.factor, 4),
             "overhead": self.overhead,
             "slope": None if self.slope is None else round(self.slope, 4),
+            "r2": None if self.r2 is None else round(self.r2, 4),
+            "view": self.view,
         }
 
 
@@ -303,12 +307,14 @@ def calibrate(
     *,
     system_prompt: str | None = None,
     counts: Sequence[int] | None = None,
+    estimate: Callable[[int], int] | None = None,
 ) -> Calibration:
     """Compare estimated context sizes with the recorded input of each request.
 
-    For each assistant message k that recorded usage, the estimate is the
-    system prompt plus every stored message before k (the context that call
-    read). The factor is recorded over estimated, summed over all requests.
+    For each assistant message k that recorded usage, the estimate is
+    `estimate(k)` (the context as sent, from a caller that knows the
+    harness's rewrites), else the system prompt plus every stored message
+    before k. The factor is recorded over estimated, summed over all requests.
     Recorded figures also hold tool definitions and anything the file does not
     store, which the factor absorbs.
     """
@@ -319,13 +325,15 @@ def calibrate(
     for i, msg in enumerate(messages):
         usage = msg.usage
         if msg.role == "assistant" and usage is not None and usage.context_tokens > 0:
-            rows.append(RequestCalibration(i, prefix, usage.context_tokens))
+            rows.append(RequestCalibration(i, prefix if estimate is None else estimate(i), usage.context_tokens))
         prefix += per[i]
+    view = "as-stored" if estimate is None else "as-sent"
     if not rows:
-        return Calibration(counter.name, notes=("no recorded usage",))
+        return Calibration(counter.name, notes=("no recorded usage",), view=view)
     est = sum(r.estimated for r in rows)
     rec = sum(r.recorded for r in rows)
-    overhead, slope = _fit_line([r.estimated for r in rows], [r.recorded for r in rows])
+    xs, ys = [r.estimated for r in rows], [r.recorded for r in rows]
+    overhead, slope = _fit_line(xs, ys)
     return Calibration(
         counter=counter.name,
         requests=tuple(rows),
@@ -335,7 +343,20 @@ def calibrate(
         factor=(rec / est) if est else None,
         overhead=overhead,
         slope=slope,
+        r2=_r2(xs, ys, overhead, slope),
+        view=view,
     )
+
+
+def _r2(xs: Sequence[int], ys: Sequence[int], a: int | None, b: float | None) -> float | None:
+    """1 - SS_res / SS_tot of the line y = a + b·x (None without a line or without spread in y)."""
+    if a is None or b is None:
+        return None
+    mean_y = sum(ys) / len(ys)
+    ss_tot = sum((y - mean_y) ** 2 for y in ys)
+    if ss_tot == 0:
+        return None
+    return 1 - sum((y - (a + b * x)) ** 2 for x, y in zip(xs, ys)) / ss_tot
 
 
 def _fit_line(xs: Sequence[int], ys: Sequence[int]) -> tuple[int | None, float | None]:
