@@ -87,6 +87,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                              "(an offline extractive summary)")
     parser.add_argument("--summarize-before", metavar="INDEX", type=_int_at_least(0, "--summarize-before"),
                         help="with --old-messages: the first message index left alone (default: the recent part)")
+    parser.add_argument("--request", metavar="N", type=_int_at_least(1, "--request"),
+                        help="the request to show, 1-based as the inspector numbers them (default: the next one)")
     parser.add_argument("--clear-keep", metavar="N", type=_int_at_least(0, "--clear-keep"),
                         help="clear old tool results, keeping the N most recent (Anthropic's clear_tool_uses)")
 
@@ -142,6 +144,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "old_messages": args.old_messages,
         "summarize_before": args.summarize_before,
         "clear": None if args.clear_keep is None else ClearSettings(keep=args.clear_keep),
+        "request_number": args.request,
     }
 
 
@@ -197,7 +200,7 @@ def _run_open(argv: Sequence[str]) -> int:
     from .view import Settings
 
     values = {k: v for k, v in _overrides(args).items() if v is not None}
-    settings = Settings(**values)
+    settings = Settings(**{k: v for k, v in values.items() if k != "request_number"})
     try:
         from .tui.app import run_app
     except ImportError as exc:
@@ -253,6 +256,17 @@ def _report_sections(conv: dict[str, Any], *, ascii_only: bool) -> list[tuple]:
     out: list[tuple] = []
     model = conv.get("model") or "unknown model"
     out.append(("title", f"{conv['name']} · {model} · counter {conv['counter']}"))
+    req = conv["request"]
+    which = "the next request" if req["index"] is None else f"request {req['number']} of {req['of']} (#{req['index']})"
+    # As sent, or a what-if: never let a simulation read as what the model saw.
+    out.append(("line", f"view: {conv['view_label']} · {which}", 0 if conv["view"] == "as-sent" else 1))
+    for c in conv["compactions"]:
+        what = {"compaction": f"{c.get('messages_replaced', 0):,} messages replaced by its summary",
+                "microcompaction": f"{c.get('results_cleared', 0):,} tool results cleared",
+                "compression": "old tool results compressed by SwarmSDK"}.get(c["kind"], "")
+        extra = ", ".join(x for x in (c["trigger"], f"{c['tokens_before']:,} tokens before"
+                                      if c["tokens_before"] is not None else None) if x)
+        out.append(("line", f"{c['kind']} at #{c['index']}" + (f" ({extra})" if extra else "") + f": {what}", 0))
     rows = []
     for role, e in conv["by_role"].items():
         rows.append([role, _fmt_int(e["stored"]), _fmt_int(e["prepared"]),
@@ -291,7 +305,9 @@ def _report_sections(conv: dict[str, Any], *, ascii_only: bool) -> list[tuple]:
                             f"{cal['estimated_total']:,} vs recorded {cal['recorded_total']:,} tokens, mean error "
                             f"{cal['mean_abs_error']:.1%}, correction factor ×{cal['factor']:.3f}", 0))
         if cal.get("slope") is not None:
-            out.append(("line", f"  fit: recorded ≈ {cal['overhead']:,} + {cal['slope']:.3f} × estimate "
+            r2 = f", r² {cal['r2']:.3f}" if cal.get("r2") is not None else ""
+            out.append(("line", f"  fit ({cal.get('view', 'as-stored')}{r2}): recorded ≈ {cal['overhead']:,} + "
+                                f"{cal['slope']:.3f} × estimate "
                                 "(the constant is what each request carried that the file does not store: "
                                 "system prompt, tool definitions)", 0))
     b = conv["bloat"]

@@ -153,11 +153,14 @@ def build_report(
     `rows` adds one entry per message to each conversation."""
     conversations = [session.conversation(agent)] if agent is not None else list(session.conversations)
     cache = PipelineCache()
+    # A request number names a request of one conversation: the one asked for, else the first.
+    others = {k: v for k, v in (overrides or {}).items() if k != "request_number"}
     return {
         "format": session.format,
         "source": session.source,
         "conversations": [
-            conversation_report(c, settings_for(c, overrides), cache=cache, threshold=threshold, rows=rows)
-            for c in conversations
+            conversation_report(c, settings_for(c, overrides if k == 0 else others), cache=cache,
+                                threshold=threshold, rows=rows)
+            for k, c in enumerate(conversations)
         ],
     }

@@ -118,11 +118,10 @@ def compaction_words(event: ContextEvent) -> str:
 
 
 def compacted(event: ContextEvent, total: int, tokens: int) -> Change:
-    """Not sent: replaced by the harness's compaction (recorded in the file)."""
+    """Not sent: replaced by the harness's compaction (recorded in the file); one of `total` such."""
     words = compaction_words(event)
-    return new_change("compacted", "compaction",
-                      f"replaced by compaction at #{event.index}" + (f" ({words})" if words else "")
-                      + f": {plural(total, 'message')} no longer sent", None, None, tokens)
+    return new_change("compacted", "compaction", f"replaced by compaction at #{event.index}"
+                      + (f" ({words})" if words else ""), None, None, tokens)
 
 
 def rewritten(kind: str, event: ContextEvent, age: int, saved: int) -> Change:

@@ -68,7 +68,7 @@ class PaneStyles:
 
 
 _SHORT = {"ephemeral": "+eph", "cleared": "clr", "excerpted": "exc", "summarised": "sum", "removed": "rm",
-          "dropped": "drop"}
+          "dropped": "drop", "microcompacted": "µcmp", "compacted": "cmp"}
 
 
 def badge_label(change: Change, short: bool = False) -> str:
@@ -147,8 +147,11 @@ def ghost_line(row: Row, side: Side, run: tuple[int, int] | None, row_pos: int, 
         if row_pos != start:
             text.append("┊", styles.ghost)
             return text
-        why = next((c for c in row.changes if c.action in ("removed", "dropped", "summarised")), None)
         noun = "message" if length == 1 else "messages"
+        if row.changes and row.changes[0].action == "compacted":  # the harness's own, recorded in the file
+            text.append(f"⋯ {length:,} {noun} {make_visible(row.changes[0].detail)} ⋯", styles.ghost)
+            return text
+        why = next((c for c in row.changes if c.action in ("removed", "dropped", "summarised")), None)
         text.append(f"⋯ {length:,} {noun} removed", styles.ghost)
         if why is not None:
             text.append(": ", styles.ghost)
