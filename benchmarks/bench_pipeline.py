@@ -48,6 +48,12 @@ from ctxview.pipeline import PipelineCache, prepare  # noqa: E402
 from ctxview.view import ClearSettings, Settings  # noqa: E402
 
 
+def DefaultTiers(**changes):  # noqa: N802 - the settings these figures were always taken with
+    """Settings with SwarmSDK's default tiers (the default view is as sent, which compresses nothing)."""
+    return Settings(**{"tiers": "default", **changes})
+
+
+
 def _tool_text(rng: random.Random, k: int) -> tuple[str, str]:
     size = rng.randint(1000, 3000)
     kind = k % 3
@@ -145,30 +151,30 @@ def one_round(conv: Conversation) -> tuple[PipelineCache, object]:
     """The inspector's sequence of recomputes, from a fresh cache and empty compression caches."""
     compression.clear_caches()
     cache = PipelineCache()
-    base = Settings()
+    base = DefaultTiers()
     view = timed(cache, "cold (default settings, swarm estimate)", lambda: prepare(conv, base, cache=cache))
     timed(cache, "same settings, full path (stages remembered)", lambda: prepare(conv, base, cache=cache))
     timed(cache, "same settings again (memoised view)", lambda: prepare(conv, base, cache=cache), memo=True)
-    timed(cache, "keep_recent 10 → 11 (new value)", lambda: prepare(conv, Settings(keep_recent=11), cache=cache))
+    timed(cache, "keep_recent 10 → 11 (new value)", lambda: prepare(conv, DefaultTiers(keep_recent=11), cache=cache))
     timed(cache, "keep_recent 11 → 10", lambda: prepare(conv, base, cache=cache))
-    timed(cache, "keep_recent 10 → 25 (new value)", lambda: prepare(conv, Settings(keep_recent=25), cache=cache))
+    timed(cache, "keep_recent 10 → 25 (new value)", lambda: prepare(conv, DefaultTiers(keep_recent=25), cache=cache))
     timed(cache, "keep_recent 25 → 10", lambda: prepare(conv, base, cache=cache))
     timed(cache, "tiers default → aggressive (first time)",
-          lambda: prepare(conv, Settings(tiers="aggressive"), cache=cache))
-    timed(cache, "tiers → light (first time)", lambda: prepare(conv, Settings(tiers="light"), cache=cache))
+          lambda: prepare(conv, DefaultTiers(tiers="aggressive"), cache=cache))
+    timed(cache, "tiers → light (first time)", lambda: prepare(conv, DefaultTiers(tiers="light"), cache=cache))
     timed(cache, "tiers → default (seen)", lambda: prepare(conv, base, cache=cache))
-    timed(cache, "compression off", lambda: prepare(conv, Settings(compression=False), cache=cache))
-    timed(cache, "clearing keep 3 (first time)", lambda: prepare(conv, Settings(clear=ClearSettings()), cache=cache))
+    timed(cache, "compression off", lambda: prepare(conv, DefaultTiers(compression=False), cache=cache))
+    timed(cache, "clearing keep 3 (first time)", lambda: prepare(conv, DefaultTiers(clear=ClearSettings()), cache=cache))
     timed(cache, "clearing on, keep_recent 10 → 12",
-          lambda: prepare(conv, Settings(clear=ClearSettings(), keep_recent=12), cache=cache))
-    timed(cache, "budget 100k tokens (first time)", lambda: prepare(conv, Settings(budget=100_000), cache=cache))
+          lambda: prepare(conv, DefaultTiers(clear=ClearSettings(), keep_recent=12), cache=cache))
+    timed(cache, "budget 100k tokens (first time)", lambda: prepare(conv, DefaultTiers(budget=100_000), cache=cache))
     timed(cache, "old_messages=remove (first time)",
-          lambda: prepare(conv, Settings(old_messages="remove"), cache=cache))
+          lambda: prepare(conv, DefaultTiers(old_messages="remove"), cache=cache))
     timed(cache, "request = middle assistant message (switch)",
-          lambda: prepare(conv, Settings(request=view.requests[len(view.requests) // 2]), cache=cache))
+          lambda: prepare(conv, DefaultTiers(request=view.requests[len(view.requests) // 2]), cache=cache))
     timed(cache, "request → last call (switch back)", lambda: prepare(conv, base, cache=cache))
     fresh = timed(cache, "tiers 3:full,*:80 (first time; rows read below)",
-                  lambda: prepare(conv, Settings(tiers="3:full,*:80"), cache=cache))
+                  lambda: prepare(conv, DefaultTiers(tiers="3:full,*:80"), cache=cache))
     timed(cache, "  then its first 60 rows read", lambda: fresh.rows[:60], memo=True)
     timed(cache, "  then all its rows read", lambda: list(fresh.rows), memo=True)
     return cache, view
@@ -215,10 +221,10 @@ def main() -> None:
 
     if exact_available() and "--exact" in sys.argv:
         exact = PipelineCache()
-        o200k = Settings(counter="o200k_base")
+        o200k = DefaultTiers(counter="o200k_base")
         timed(exact, "cold, exact o200k_base counter (new cache)", lambda: prepare(conv, o200k, cache=exact))
         timed(exact, "o200k after keep_recent 10 → 11",
-              lambda: prepare(conv, Settings(counter="o200k_base", keep_recent=11), cache=exact))
+              lambda: prepare(conv, DefaultTiers(counter="o200k_base", keep_recent=11), cache=exact))
         for label in ("cold, exact o200k_base counter (new cache)", "o200k after keep_recent 10 → 11"):
             print(f"{label:<46} {TIMES[label][0][0] * 1000:8.1f} ms")
 
