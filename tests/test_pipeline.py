@@ -430,3 +430,31 @@ def test_remembered_stages_are_bounded_however_many_policies_are_tried():
     data = cache.data(CONV)
     assert len(data.stages) <= pipeline._STAGES_KEPT
     assert len(data.last_compressed) <= pipeline._STAGES_KEPT
+
+
+def test_a_stage_that_reads_the_whole_context_sends_keep_recent_steps_through_the_full_path(monkeypatch):
+    import ctxview.pipeline.cached as pipeline
+    from ctxview.pipeline import reference
+
+    full_runs = []
+    full = pipeline._prepare
+    monkeypatch.setattr(pipeline, "_prepare", lambda *a: full_runs.append(a[1]) or full(*a))
+    cache = PipelineCache()
+    prepare(CONV, Settings(tiers="default"), counter=C4, cache=cache)
+    prepare(CONV, Settings(tiers="default", keep_recent=12), counter=C4, cache=cache)
+    assert len(full_runs) == 1  # the delta
+    new_stage = reference.Stage("a new stage", lambda s: True, per_message=False)
+    monkeypatch.setattr(reference, "STAGES", (*reference.STAGES, new_stage))
+    prepare(CONV, Settings(tiers="default", keep_recent=13), counter=C4, cache=cache)
+    assert len(full_runs) == 2  # the stage the delta does not know about: the full path
+
+
+def test_clearing_the_cache_empties_the_module_memos():
+    from ctxview.pipeline import changes, cached
+
+    cache = PipelineCache()
+    prepare(CONV, Settings(tiers="default", budget=2_000, old_messages="remove"), counter=C4, cache=cache)
+    list(prepare(CONV, Settings(tiers="default", budget=2_000, old_messages="remove"), counter=C4, cache=cache).rows)
+    assert changes._TIERS and cached._SHARED_CHANGES
+    cache.clear()
+    assert not changes._TIERS and not changes._DETAILS and not cached._SHARED_CHANGES and not cache.views

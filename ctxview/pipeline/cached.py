@@ -41,7 +41,7 @@ from ..tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, coun
 from ..settings import AS_SENT, Settings
 from ..view import Change, PreparedView, Row, Rows
 from . import sent_history
-from .reference import request_indices
+from .reference import request_indices, whole_context_stages
 from ..windows import resolve_context_window
 
 __all__ = ["PipelineCache", "prepare", "request_indices"]
@@ -182,7 +182,12 @@ class PipelineCache:
         self.sent_views: dict[int, tuple[PreparedView, PreparedView]] = {}
 
     def clear(self) -> None:
+        """Forget everything, the memo tables of the modules the pipeline calls included."""
         self.__init__()
+        _SHARED_CHANGES.clear()
+        _SHARED_ONES.clear()
+        made.clear_memos()
+        compression.clear_caches()
 
     def offset_of(self, conversation: Conversation) -> int:
         """The stored index of `conversation`'s first message: > 0 for a history stage 0 made."""
@@ -909,8 +914,8 @@ def _prepare_keep_recent_delta(
     Also returns the tokens clearing saved (None: no clearing applied).
 
     keep_recent only decides which tool results compression leaves alone:
-    those at n - keep_recent and later. With no summary or budget every
-    other stage works message by message, so the rows before
+    those at n - keep_recent and later. When every stage that runs works
+    message by message (reference.STAGES says which do), the rows before
     n - max(old, new) and from n - min(old, new) on are the previous ones;
     only the tool results in between are recomputed, and the totals and
     counts move by their difference. Clearing is also per message once it
@@ -922,10 +927,9 @@ def _prepare_keep_recent_delta(
     old = prev.settings
     k = settings.keep_recent
     clear = settings.clear
-    if (k == old.keep_recent or k < 0 or settings.old_messages != "keep" or settings.budget is not None
-            or prev.counter_name != counter.name):
+    if k == old.keep_recent or k < 0 or prev.counter_name != counter.name or whole_context_stages(settings):
         return None
-    if clear is not None and (clear.trigger or prev_saved is None):
+    if clear is not None and prev_saved is None:
         return None
     try:
         if dataclasses.replace(old, keep_recent=k) != settings:

@@ -95,6 +95,12 @@ def shared_detail(kind: str, *figures: int) -> str:
     return detail
 
 
+def clear_memos() -> None:
+    """Forget the memoised tier heads and detail lines (PipelineCache.clear calls it)."""
+    _TIERS.clear()
+    _DETAILS.clear()
+
+
 def removed(action: str, boundary: int, total: int, tokens: int) -> Change:
     """Left out by the what-if summary (action "removed" or "summarised")."""
     return new_change(action, "summarize", shared_detail(action, boundary, total), None, None, tokens)

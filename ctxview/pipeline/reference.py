@@ -23,7 +23,41 @@ from ..view import PreparedView, Row
 from ..windows import resolve_context_window
 from . import changes as made
 
-__all__ = ["prepare_reference", "request_indices", "harness_events"]
+__all__ = ["STAGES", "Stage", "prepare_reference", "request_indices", "harness_events", "whole_context_stages"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """One stage of the pipeline, as the cache needs to know it.
+
+    `runs(settings)`: whether the stage does anything under these settings.
+    `per_message`: while it runs, a message's result depends only on that message and on whether
+    compression's keep_recent boundary lies before or after it (so a keep_recent step changes only
+    the tool results between the old and new boundary, and the cache may apply it as a delta).
+    A stage that is not per_message sends every keep_recent step through the full path."""
+
+    name: str
+    runs: Callable[[Settings], bool]
+    per_message: bool
+
+
+# In order. A new stage goes here (and into prepare_reference below): the cache's keep_recent
+# delta reads this list, so a stage it does not know makes it take the full path.
+STAGES: tuple[Stage, ...] = (
+    Stage("harness", lambda s: True, True),  # (the delta runs on stage 0's history, per request)
+    Stage("compression", lambda s: s.compression and s.tiers != "off", True),
+    # clearing is per message once it applies; its token trigger reads the whole context
+    Stage("clearing", lambda s: s.clear is not None, True),
+    Stage("clearing trigger", lambda s: s.clear is not None and bool(s.clear.trigger), False),
+    Stage("summary", lambda s: s.old_messages != "keep", False),   # its default boundary moves with keep_recent
+    Stage("ephemeral", lambda s: s.embed_ephemeral, True),
+    Stage("budget", lambda s: s.budget is not None, False),        # the kept part depends on the whole
+)
+
+
+def whole_context_stages(settings: Settings) -> tuple[str, ...]:
+    """The stages that run under `settings` and read the whole context (see Stage.per_message)."""
+    return tuple(stage.name for stage in STAGES if not stage.per_message and stage.runs(settings))
 
 
 def request_indices(messages: Sequence[Message]) -> list[int]:
