@@ -6,6 +6,14 @@ the messages before an index. Both treat an assistant message with tool calls
 and its tool results as one unit (see `grouping`), so a request never holds
 a result without its call or a call without its result. System messages are
 never dropped or summarised. Inputs are never mutated.
+
+The first turn stays the user's (providers reject a request whose first
+message is the assistant's): when fitting drops messages and leaves an
+assistant (or tool) unit first, that unit is dropped too, and so on; when the
+unit left first is protected, the nearest dropped user message before it is
+kept after all (its tokens may leave a shortfall). Summarising puts a user
+message (the removal marker or the checkpoint) where the old messages were.
+A conversation that itself starts with the assistant is left as it is.
 """
 
 from __future__ import annotations
@@ -70,7 +78,8 @@ def fit_to_budget(
     Protected: system messages, the last `keep_recent` messages, the indices in
     `protected`, and every message sharing a unit with one of those.
     `counts` (tokens per message) and `unit_list` (grouping.units(messages))
-    may be passed in when the caller has them already.
+    may be passed in when the caller has them already. What is kept starts
+    with a user turn (the module docstring says how).
     """
     if max_tokens < 0:
         raise ValueError(f"max_tokens must be ≥ 0, not {max_tokens}")
@@ -80,10 +89,13 @@ def fit_to_budget(
         counts = [counter.count_message(m) for m in messages]
     total = sum(counts)
     dropped: list[int] = []
+    gone: set[int] = set()
     if total > max_tokens:
         recent_from = n - max(keep_recent, 0)
         extra = set(protected)
-        for unit in units(messages) if unit_list is None else unit_list:
+
+        all_units = units(messages) if unit_list is None else unit_list
+        for unit in all_units:
             if total <= max_tokens:
                 break
             for i in unit:  # (a loop, not any() over a generator: this runs once per unit of 100k)
@@ -93,16 +105,48 @@ def fit_to_budget(
                 dropped.extend(unit)
                 for i in unit:
                     total -= counts[i]
-    gone = set(dropped)
+
+        def is_protected(unit: Sequence[int]) -> bool:
+            return any(i >= recent_from or i in extra or messages[i].role == "system" for i in unit)
+
+        if dropped:
+            gone = set(dropped)
+            total -= _user_first(messages, counts, all_units, gone, is_protected)
+            dropped = sorted(gone)
     kept = tuple(i for i in range(n) if i not in gone)
     return FitResult(
         messages=tuple(messages[i] for i in kept),
         kept=kept,
-        dropped=tuple(sorted(dropped)),
+        dropped=tuple(dropped),
         tokens=total,
         budget=max_tokens,
         shortfall=max(0, total - max_tokens),
     )
+
+
+def _user_first(messages: Sequence[Message], counts: Sequence[int], all_units: Sequence[Sequence[int]],
+                gone: set[int], is_protected: Callable[[Sequence[int]], bool]) -> int:
+    """Make the first unit kept (after system messages) start with a user message (see the module
+    docstring); updates `gone` and returns the tokens it dropped minus those it kept again."""
+    saved = 0
+    for unit in all_units:
+        head = unit[0]
+        if head in gone or messages[head].role == "system":
+            continue
+        if messages[head].role == "user":
+            return saved
+        if not is_protected(unit):
+            gone.update(unit)
+            saved += sum(counts[i] for i in unit)
+            continue
+        # A protected assistant turn leads: keep the user message that came before it.
+        for i in range(head - 1, -1, -1):
+            if i in gone and messages[i].role == "user" and not messages[i].tool_calls:
+                gone.discard(i)  # (a user message without calls is a unit of its own)
+                saved -= counts[i]
+                break
+        return saved
+    return saved
 
 
 def truncate_to_fit(

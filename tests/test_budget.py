@@ -85,15 +85,35 @@ def test_truncate_to_fit_properties(msgs, budget, keep_recent):
         assert fit.dropped == tuple(sorted(set(range(len(msgs))) - set(fit.kept)))
     else:
         assert total <= budget
+    first = next((i for i in fit.kept if msgs[i].role != "system"), None)
+    if fit.dropped and first is not None:  # the first turn is the user's, when the input has one before it
+        assert msgs[first].role == "user" or not any(m.role == "user" for m in msgs[:first])
 
 
 def test_truncate_drops_oldest_first_and_keeps_calls_with_results():
     msgs = [Message("system", "sys"), Message("user", "u" * 400), *step("a"), *step("b"), Message("user", "last")]
     fit = fit_to_budget(msgs, 150, keep_recent=1, counter=C4)
-    # the user message (100 tokens) and step a (2 + 100) go; step b stays whole
-    assert fit.dropped == (1, 2, 3)
-    assert [m.role for m in fit.messages] == ["system", "assistant", "tool", "user"]
+    # the user message (100 tokens) and step a (2 + 100) go; step b, now first, goes too (the first turn
+    # must be the user's)
+    assert fit.dropped == (1, 2, 3, 4, 5)
+    assert [m.role for m in fit.messages] == ["system", "user"]
     assert fit.shortfall == 0
+
+
+def test_a_protected_assistant_turn_keeps_the_user_message_before_it():
+    msgs = [Message("user", "first"), Message("assistant", "b" * 40), Message("user", "u" * 400),
+            *step("a"), *step("b"), Message("user", "last")]
+    fit = fit_to_budget(msgs, 10, keep_recent=3, counter=C4)   # protects step b and the last message
+    # everything before step b goes except the user message right before the steps (400 chars)
+    assert fit.dropped == (0, 1, 3, 4)
+    assert [m.role for m in fit.messages] == ["user", "assistant", "tool", "user"]
+    assert fit.tokens == sum(C4.count_message(m) for m in fit.messages) and fit.shortfall == fit.tokens - 10
+
+
+def test_a_conversation_starting_with_the_assistant_is_left_so():
+    msgs = [Message("assistant", "hello"), *step("a"), Message("user", "u")]
+    fit = fit_to_budget(msgs, 3, keep_recent=3, counter=C4)
+    assert fit.dropped == (0,) and fit.messages[0].role == "assistant"   # no user message to keep
 
 
 def test_truncate_reports_shortfall_when_protected_part_is_too_big():
@@ -107,7 +127,7 @@ def test_keep_recent_extends_to_the_whole_unit():
     msgs = [Message("user", "u" * 40), *step("a", 400), Message("user", "x")]
     # keep_recent=2 protects the tool result, hence its call too
     fit = fit_to_budget(msgs, 10, keep_recent=2, counter=C4)
-    assert fit.dropped == (0,)
+    assert fit.dropped == ()          # (the user message before the protected unit stays: first turn)
     assert not orphans(list(fit.messages))
 
 
@@ -195,6 +215,15 @@ def test_extractive_summary_of_nothing():
 def test_unknown_strategy_names_the_valid_ones():
     with pytest.raises(ValueError, match="unknown strategy 'magic'.*truncate.*remove.*llm"):
         summarize_old_messages(sample(), 3, "magic")
+
+
+@settings(max_examples=100, deadline=None)
+@given(conversations(), st.integers(0, 20), st.sampled_from(["remove", "llm"]))
+def test_summarising_leaves_the_user_first(msgs, before, strategy):
+    result = plan_summary(msgs, before, strategy)
+    first = next((m for m in result.messages if m.role != "system"), None)
+    if result.removed:
+        assert first is result.inserted and first.role == "user"
 
 
 def test_summarize_does_not_mutate_and_keep_is_identity():
