@@ -129,6 +129,11 @@ def _prepare_parser() -> argparse.ArgumentParser:
     parser.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout")
     parser.add_argument("--shape", choices=("openai", "anthropic"), default="openai",
                         help="request shape (default openai)")
+    parser.add_argument("--model", metavar="NAME", help="the body's model (default: the one the session recorded)")
+    parser.add_argument("--max-tokens", metavar="N", type=_int_at_least(1, "--max-tokens"),
+                        help="max_tokens of an Anthropic body (default: the recorded request's, else 8192)")
+    parser.add_argument("--stats", action="store_true",
+                        help="print what was prepared (messages, tokens, what changed) to stderr")
     return parser
 
 
@@ -414,16 +419,28 @@ def _run_prepare(argv: Sequence[str]) -> int:
     if args.output and args.file != "-" and _same_file(args.output, args.file):
         raise UsageError(f"refusing to overwrite the input file {args.file}")
     session = _load(args)
-    from .export import dumps, to_shape, write_atomic
+    from .export import DEFAULT_MAX_TOKENS, dumps, export_stats, recorded_max_tokens, stats_text, to_shape, write_atomic
     from .pipeline import prepare
     from .report import settings_for
 
     conv = session.conversation(args.agent) if args.agent is not None else session.conversations[0]
+    model = args.model or conv.model
+    if not model:  # the body is written all the same, for editing: say what it lacks
+        print(f"ctxview: warning: {_one_line(f'no model recorded for {conv.name!r}')}: the body has no \"model\" "
+              "(the API requires one); name one with --model NAME", file=sys.stderr)
+    max_tokens = args.max_tokens or recorded_max_tokens(conv.metadata, session.metadata) or DEFAULT_MAX_TOKENS
     try:
         view = prepare(conv, settings_for(conv, _overrides(args)))
-    except ValueError as exc:
+        text = dumps(to_shape(view, args.shape, model, max_tokens=max_tokens))
+    except ValueError as exc:  # bad saved settings; a NaN in a tool call's arguments
         raise InputError(f"{args.file}: {exc}") from None
-    text = dumps(to_shape(view, args.shape, conv.model))
+    stats = export_stats(view, args.shape)
+    if args.stats:
+        from .sanitize import sanitize
+
+        print(sanitize(stats_text(stats, conv.name, args.shape, args.file)), file=sys.stderr)
+    elif stats["not_exported"]["attachments"]:  # never silently
+        print(f"ctxview: note: {stats['not_exported']['attachments']:,} attachments not exported", file=sys.stderr)
     if args.output:
         try:
             write_atomic(args.output, text)

@@ -1,117 +1,272 @@
-"""Prepared messages in the shapes model APIs take.
+"""Prepared messages as request bodies the model APIs accept as they are.
 
-`to_openai(view)` gives an OpenAI chat-completions request body
-(`{"model", "messages"}`, tool calls as `function` calls with JSON-string
-arguments); `to_anthropic(view)` a Messages API body (`{"model", "system",
-"messages"}`, tool calls as `tool_use` blocks, tool results as `tool_result`
-blocks in user turns, consecutive same-role turns merged since the API wants
-them alternating). Attachments are not exported; their count is noted under
-`"ctxview"` so nothing is lost silently.
+`to_openai(view, model)` gives an OpenAI Chat Completions body (`{"model",
+"messages"}`: the system prompt first, tool calls as `function` calls with
+JSON-string arguments); `to_anthropic(view, model)` a Messages API body
+(`{"model", "max_tokens", "system", "messages"}`, `system` only when there is
+one): tool calls as `tool_use` blocks, tool results as `tool_result` blocks
+that open their user turn (consecutive results share one), same-role turns
+merged since the API wants them alternating. Bodies hold only keys of the
+providers' request schemas (the tests validate every sample against the
+official SDKs' types); ctxview's own figures are in `export_stats`.
+
+Not exported: attachments (images and files are placeholders in the model)
+and, for OpenAI, thinking (chat requests have no field for it); the stats
+count them. The first message is the user's because the budget and the
+summary keep it so (see `budget`), not because this module patches it.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from .atomic import write_atomic
 from .model import Content, Message
-from .view import PreparedView
+from .view import PreparedView, row_columns
 
-__all__ = ["SHAPES", "dumps", "to_anthropic", "to_openai", "to_shape", "write_atomic"]
+__all__ = ["DEFAULT_MAX_TOKENS", "SHAPES", "dumps", "export_stats", "paired", "recorded_max_tokens", "stats_text",
+           "to_anthropic", "to_openai", "to_shape", "write_atomic"]
 
 SHAPES = ("openai", "anthropic")
+DEFAULT_MAX_TOKENS = 8192   # Anthropic requires max_tokens; used when the source recorded none
 
 
-def _attachments(messages: Sequence[Message]) -> int:
-    return sum(len(m.content.attachments) for m in messages if isinstance(m.content, Content))
+def _with_model(body: dict[str, Any], model: str | None) -> dict[str, Any]:
+    # The APIs require a model; with none known the body leaves it out rather than
+    # send null (`prepare` refuses to write such a body unless --model names one).
+    return {"model": model, **body} if model else body
 
 
-def _meta(view: PreparedView, model: str | None) -> dict[str, Any]:
-    meta: dict[str, Any] = {
-        "tokens_prepared": view.tokens_prepared,
-        "counter": view.counter_name,
-        "messages": len(view.prepared),
-    }
-    dropped = _attachments(view.prepared)
-    if dropped:
-        meta["attachments_not_exported"] = dropped
-    return meta
+# --- tool calls and their results ------------------------------------------------------
+
+def paired(messages: Sequence[Message]) -> tuple[list[Message], int, int]:
+    """The messages with each assistant's tool results right after it, and what could not be paired.
+
+    Both APIs want an assistant's tool calls answered by the next messages (OpenAI: tool
+    messages right after it; Anthropic: tool_result blocks opening the next user turn). A
+    source may store other messages in between (Claude Code puts its compaction summary
+    between a call and its result): results answering the call move up to it, before them.
+    A call without a result before the next assistant message (the session was interrupted)
+    is left out of its message, and so is a result without its call; returns the messages,
+    then how many calls and how many results were left out.
+    """
+    out: list[Message] = []
+    calls_out = results_out = 0
+    n = len(messages)
+    i = 0
+    while i < n:
+        msg = messages[i]
+        if msg.role == "tool":  # not in an assistant's window below: its call is not in the request
+            results_out += 1
+            i += 1
+            continue
+        if msg.role != "assistant" or not msg.tool_calls:
+            out.append(msg)
+            i += 1
+            continue
+        j = i + 1
+        while j < n and messages[j].role != "assistant":
+            j += 1
+        ids = {c.id for c in msg.tool_calls}
+        results: list[Message] = []
+        others: list[Message] = []
+        answered: set[str | None] = set()
+        for m in messages[i + 1:j]:
+            if m.role != "tool":
+                others.append(m)
+            elif m.tool_call_id in ids and m.tool_call_id not in answered:
+                results.append(m)
+                answered.add(m.tool_call_id)
+            else:
+                results_out += 1
+        calls = tuple(c for c in msg.tool_calls if c.id in answered)
+        calls_out += len(msg.tool_calls) - len(calls)
+        out.append(msg if len(calls) == len(msg.tool_calls) else msg.replace(tool_calls=calls))
+        out.extend(results)
+        out.extend(others)
+        i = j
+    return out, calls_out, results_out
+
+
+# --- OpenAI Chat Completions --------------------------------------------------------
+
+def _openai_message(msg: Message) -> dict[str, Any]:
+    role = msg.role
+    if role == "assistant":
+        if not msg.tool_calls:
+            return {"role": "assistant", "content": msg.text}
+        calls = [{"id": c.id, "type": "function",
+                  "function": {"name": c.name,
+                               "arguments": json.dumps(dict(c.arguments), ensure_ascii=False, default=str,
+                                                       allow_nan=False)}}
+                 for c in msg.tool_calls]
+        return {"role": "assistant", "content": msg.text or None, "tool_calls": calls}
+    if role == "tool":
+        return {"role": "tool", "tool_call_id": msg.tool_call_id or "", "content": msg.text}
+    if role in ("system", "developer"):
+        return {"role": role, "content": msg.text}
+    return {"role": "user", "content": msg.text}   # user, and any role the chat API has no name for
 
 
 def to_openai(view: PreparedView, model: str | None = None) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
     if view.system_prompt:
         out.append({"role": "system", "content": view.system_prompt})
-    for msg in view.prepared:
-        if msg.role == "assistant":
-            item: dict[str, Any] = {"role": "assistant", "content": msg.text or None}
-            if msg.tool_calls:
-                item["tool_calls"] = [
-                    {"id": c.id, "type": "function",
-                     "function": {"name": c.name,
-                                  "arguments": json.dumps(dict(c.arguments), ensure_ascii=False, default=str)}}
-                    for c in msg.tool_calls
-                ]
-            out.append(item)
-        elif msg.role == "tool":
-            out.append({"role": "tool", "tool_call_id": msg.tool_call_id or "", "content": msg.text})
-        else:
-            out.append({"role": msg.role, "content": msg.text})
-    body: dict[str, Any] = {"model": model, "messages": out, "ctxview": _meta(view, model)}
-    return body
+    out.extend(_openai_message(m) for m in paired(view.prepared)[0])
+    return _with_model({"messages": out}, model)
 
 
-def to_anthropic(view: PreparedView, model: str | None = None) -> dict[str, Any]:
-    system_parts = [view.system_prompt] if view.system_prompt else []
+# --- Anthropic Messages -------------------------------------------------------------
+
+def _thinking_blocks(msg: Message) -> list[dict[str, Any]]:
+    """The thinking blocks the source recorded for this message (Message.meta["thinking_blocks"]),
+    with only the keys the API takes.
+
+    Message.thinking alone is never turned into a block: the API checks each
+    thinking block's signature and rejects an unsigned or altered one.
+    """
+    recorded = msg.meta.get("thinking_blocks") if msg.meta else None
+    out: list[dict[str, Any]] = []
+    for b in recorded if isinstance(recorded, (list, tuple)) else ():
+        if not isinstance(b, Mapping):
+            continue
+        if b.get("type") == "thinking" and isinstance(b.get("thinking"), str) and isinstance(b.get("signature"), str):
+            out.append({"type": "thinking", "thinking": b["thinking"], "signature": b["signature"]})
+        elif b.get("type") == "redacted_thinking" and isinstance(b.get("data"), str):
+            out.append({"type": "redacted_thinking", "data": b["data"]})
+    return out
+
+
+def _text_blocks(text: str) -> list[dict[str, Any]]:
+    # The API rejects text blocks that are empty or only whitespace.
+    return [{"type": "text", "text": text}] if text.strip() else []
+
+
+def _assistant_blocks(msg: Message) -> list[dict[str, Any]]:
+    blocks = _thinking_blocks(msg)   # first, as recorded
+    blocks.extend(_text_blocks(msg.text))
+    blocks.extend({"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.arguments)}
+                  for c in msg.tool_calls)
+    return blocks
+
+
+def _tool_result(msg: Message) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": msg.tool_call_id or ""}
+    if msg.text:
+        block["content"] = msg.text
+    if msg.meta and msg.meta.get("is_error") is True:
+        block["is_error"] = True
+    return block
+
+
+def _add(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
+    # (paired() has put the results right after their call, so they open their user turn)
+    if not blocks:
+        return
+    if turns and turns[-1]["role"] == role:
+        turns[-1]["content"].extend(blocks)
+    else:
+        turns.append({"role": role, "content": blocks})
+
+
+def to_anthropic(view: PreparedView, model: str | None = None, *,
+                 max_tokens: int = DEFAULT_MAX_TOKENS) -> dict[str, Any]:
+    system_parts = [view.system_prompt] if view.system_prompt and view.system_prompt.strip() else []
     turns: list[dict[str, Any]] = []
-
-    def add(role: str, blocks: list[dict[str, Any]]) -> None:
-        if not blocks:
-            return
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role, "content": blocks})
-
-    for msg in view.prepared:
-        text = msg.text
+    for msg in paired(view.prepared)[0]:
         if msg.role == "system":
-            if text:
-                system_parts.append(text)
+            if msg.text.strip():
+                system_parts.append(msg.text)
         elif msg.role == "assistant":
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-            blocks.extend({"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.arguments)}
-                          for c in msg.tool_calls)
-            add("assistant", blocks)
+            _add(turns, "assistant", _assistant_blocks(msg))
         elif msg.role == "tool":
-            add("user", [{"type": "tool_result", "tool_use_id": msg.tool_call_id or "", "content": text}])
+            _add(turns, "user", [_tool_result(msg)])
         else:
-            add("user", [{"type": "text", "text": text}] if text else [])
-    body: dict[str, Any] = {"model": model, "system": "\n\n".join(system_parts), "messages": turns,
-                            "ctxview": _meta(view, model)}
-    return body
+            _add(turns, "user", _text_blocks(msg.text))
+    body: dict[str, Any] = {"max_tokens": max_tokens}
+    if system_parts:
+        body["system"] = "\n\n".join(system_parts)
+    body["messages"] = turns
+    return _with_model(body, model)
 
 
-def to_shape(view: PreparedView, shape: str = "openai", model: str | None = None) -> dict[str, Any]:
+def to_shape(view: PreparedView, shape: str = "openai", model: str | None = None, *,
+             max_tokens: int = DEFAULT_MAX_TOKENS) -> dict[str, Any]:
+    """The body in `shape`; `max_tokens` goes into Anthropic bodies (OpenAI's is optional, left out)."""
     if shape == "openai":
         return to_openai(view, model)
     if shape == "anthropic":
-        return to_anthropic(view, model)
+        return to_anthropic(view, model, max_tokens=max_tokens)
     raise ValueError(f"unknown shape {shape!r} (choices: {', '.join(SHAPES)})")
+
+
+def recorded_max_tokens(*metadata: Mapping[str, Any]) -> int | None:
+    """The max_tokens a source recorded for its request (the Anthropic loader keeps a request's in
+    Session.metadata), from the first of `metadata` (e.g. a conversation's, then the session's) holding one."""
+    for meta in metadata:
+        value = meta.get("max_tokens") if meta else None
+        if type(value) is int and value > 0:
+            return value
+    return None
+
+
+# --- what the body leaves out and what the pipeline did ---------------------------------
+
+def export_stats(view: PreparedView, shape: str) -> dict[str, Any]:
+    """ctxview's figures for an export: messages and tokens stored → prepared, what changed
+    (the pipeline's counts), and what the shape could not carry."""
+    _, stored, _ = row_columns(view.rows)
+    prepared = view.prepared
+    if shape == "openai":
+        thinking = sum(1 for m in prepared if m.thinking or (m.meta and m.meta.get("thinking_blocks")))
+    else:
+        thinking = sum(1 for m in prepared if m.thinking and not _thinking_blocks(m))
+    _, calls_out, results_out = paired(prepared)
+    return {
+        "messages": {"stored": sum(1 for m in stored if m is not None), "prepared": len(prepared)},
+        "tokens": {"stored": view.tokens_stored, "prepared": view.tokens_prepared},
+        "counter": view.counter_name,
+        "changes": {k: v for k, v in view.stats.items() if v and k not in ("tool_results", "inserted")},
+        "budget_shortfall": view.budget_shortfall,
+        "not_exported": {"attachments": sum(len(m.content.attachments) for m in prepared
+                                            if isinstance(m.content, Content)),
+                         "thinking": thinking, "unanswered_calls": calls_out, "orphan_results": results_out},
+    }
+
+
+_LEFT_OUT = {"thinking": "messages' thinking", "unanswered_calls": "tool calls without a result",
+             "orphan_results": "tool results without their call"}
+
+
+def stats_text(stats: Mapping[str, Any], name: str, shape: str, source: str) -> str:
+    """`export_stats` as a short block for a human (what `prepare --stats` prints)."""
+    m, t = stats["messages"], stats["tokens"]
+    lines = [f"{name!r} from {source} as {shape}: messages {m['stored']:,} stored → {m['prepared']:,} prepared; "
+             f"tokens {t['stored']:,} → {t['prepared']:,} ({stats['counter']})"]
+    changes = ", ".join(f"{v:,} {k}" for k, v in stats["changes"].items())
+    lines.append(f"changed: {changes or 'nothing'}")
+    if stats["budget_shortfall"]:
+        lines.append(f"budget: still {stats['budget_shortfall']:,} tokens over")
+    missing = [f"{v:,} {_LEFT_OUT.get(k, k)}" for k, v in stats["not_exported"].items() if v]
+    if missing:
+        lines.append("not exported: " + ", ".join(missing))
+    return "\n".join(lines)
 
 
 # Characters json.dumps(ensure_ascii=False) leaves raw that a terminal may act
 # on or that reorder text: DEL and C1 controls, bidi marks/overrides/isolates,
-# zero-width and separator characters. They can only occur inside JSON
-# strings, where a \uXXXX escape means the same thing.
-_TERMINAL_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+# zero-width and separator characters; and lone surrogates (Claude Code writes
+# them, the loaders keep them), which UTF-8 cannot encode. They can only occur
+# inside JSON strings, where a \uXXXX escape means the same thing.
+_TERMINAL_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
 
 
 def dumps(data: Any) -> str:
-    """Indented JSON, UTF-8 text kept readable, terminal-active characters escaped."""
-    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    """Indented strict JSON, UTF-8 text kept readable, terminal-active characters escaped.
+
+    ValueError for a NaN or infinite number (JSON has none; a parser would reject the output).
+    """
+    text = json.dumps(data, ensure_ascii=False, indent=2, default=str, allow_nan=False)
     return _TERMINAL_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
-
-

@@ -300,36 +300,6 @@ def test_old_messages_and_clearing_options(tmp_path):
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
 
 
-def test_export_shapes_directly():
-    from ctxview.export import to_anthropic, to_openai, to_shape
-    from ctxview.model import Content, Conversation, Message, ToolCall
-    from ctxview.pipeline import prepare
-
-    conv = Conversation("c", (
-        Message("user", Content("look", ("image-bytes",))),
-        Message("user", "and this"),
-        Message("assistant", "", tool_calls=(ToolCall("t1", "Read", {"file_path": "/a"}),
-                                             ToolCall("t2", "Grep", {"pattern": "x"}))),
-        Message("tool", "A", tool_call_id="t1"),
-        Message("tool", "B", tool_call_id="t2"),
-        Message("system", "late system note"),
-        Message("assistant", "done"),
-    ), system_prompt="sys")
-    view = prepare(conv)
-    oa = to_openai(view, "gpt-4o")
-    assert oa["model"] == "gpt-4o" and oa["ctxview"]["attachments_not_exported"] == 1
-    assert [m["role"] for m in oa["messages"]] == ["system", "user", "user", "assistant", "tool", "tool", "system",
-                                                    "assistant"]
-    assert oa["messages"][3]["content"] is None and len(oa["messages"][3]["tool_calls"]) == 2
-    an = to_anthropic(view)
-    assert an["system"] == "sys\n\nlate system note"
-    assert [t["role"] for t in an["messages"]] == ["user", "assistant", "user", "assistant"]
-    assert [b["text"] for b in an["messages"][0]["content"]] == ["look", "and this"]
-    assert [b["tool_use_id"] for b in an["messages"][2]["content"]] == ["t1", "t2"]
-    with pytest.raises(ValueError, match="unknown shape"):
-        to_shape(view, "xml")
-
-
 def test_write_atomic_keeps_mode_and_leaves_nothing_on_failure(tmp_path):
     import os
 
