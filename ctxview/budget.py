@@ -9,9 +9,9 @@ never dropped or summarised. Inputs are never mutated.
 
 The first turn stays the user's (providers reject a request whose first
 message is the assistant's): when fitting drops messages and leaves an
-assistant (or tool) unit first, that unit is dropped too, and so on; when the
-unit left first is protected, the nearest dropped user message before it is
-kept after all (its tokens may leave a shortfall). Summarising puts a user
+assistant (or tool, or blank user) unit first, that unit is dropped too, and
+so on; when the unit left first is protected, the nearest dropped user
+message before it is kept after all (its tokens may leave a shortfall). Summarising puts a user
 message (the removal marker or the checkpoint) where the old messages were.
 A conversation that itself starts with the assistant is left as it is.
 """
@@ -124,6 +124,11 @@ def fit_to_budget(
     )
 
 
+def _is_user_turn(msg: Message) -> bool:
+    # A blank user message is no turn: the request bodies leave it out (the APIs reject empty text).
+    return msg.role == "user" and bool(msg.text.strip())
+
+
 def _user_first(messages: Sequence[Message], counts: Sequence[int], all_units: Sequence[Sequence[int]],
                 gone: set[int], is_protected: Callable[[Sequence[int]], bool]) -> int:
     """Make the first unit kept (after system messages) start with a user message (see the module
@@ -133,7 +138,7 @@ def _user_first(messages: Sequence[Message], counts: Sequence[int], all_units: S
         head = unit[0]
         if head in gone or messages[head].role == "system":
             continue
-        if messages[head].role == "user":
+        if _is_user_turn(messages[head]):
             return saved
         if not is_protected(unit):
             gone.update(unit)
@@ -141,7 +146,7 @@ def _user_first(messages: Sequence[Message], counts: Sequence[int], all_units: S
             continue
         # A protected assistant turn leads: keep the user message that came before it.
         for i in range(head - 1, -1, -1):
-            if i in gone and messages[i].role == "user" and not messages[i].tool_calls:
+            if i in gone and _is_user_turn(messages[i]) and not messages[i].tool_calls:
                 gone.discard(i)  # (a user message without calls is a unit of its own)
                 saved -= counts[i]
                 break

@@ -232,3 +232,62 @@ def test_the_checkers_find_what_they_check():
     assert openai_problems(oa) == []
     no_result = [m for m in oa["messages"] if m["role"] != "tool"]
     assert openai_problems({**oa, "messages": no_result})
+
+
+# --- any conversation -----------------------------------------------------------------------
+
+from hypothesis import given, settings as hsettings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from ctxview.model import Content, Conversation, Message, ToolCall  # noqa: E402
+
+SIGNED = {"type": "thinking", "thinking": "plan", "signature": "sig"}
+
+
+@st.composite
+def conversations(draw) -> Conversation:
+    """User first, then any mix: texts (some blank), tool calls answered, late, or not at all,
+    system notes, errors, recorded or unsigned thinking, attachments."""
+    msgs = [Message("user", draw(st.sampled_from(["start", "start <system-reminder>r</system-reminder>"])))]
+    k = 0
+    for _ in range(draw(st.integers(0, 16))):
+        kind = draw(st.sampled_from(["user", "assistant", "calls", "system", "blank"]))
+        if kind == "calls":
+            ids = [f"c{k}_{j}" for j in range(draw(st.integers(1, 3)))]
+            k += 1
+            meta = {"thinking_blocks": [SIGNED]} if draw(st.booleans()) else {}
+            msgs.append(Message("assistant", draw(st.sampled_from(["", "doing it"])), meta=meta,
+                                thinking=draw(st.sampled_from([None, "hmm"])),
+                                tool_calls=tuple(ToolCall(i, "Read", {"file_path": f"/{i}"}) for i in ids)))
+            if draw(st.booleans()):
+                msgs.append(Message("user", "<system-reminder>between</system-reminder>"))
+            for i in ids:
+                if draw(st.integers(0, 5)):   # sometimes a result is missing (an interrupted call)
+                    msgs.append(Message("tool", "r" * draw(st.integers(0, 300)), tool_call_id=i,
+                                        meta={"is_error": True} if draw(st.booleans()) else {}))
+        elif kind == "blank":
+            msgs.append(Message(draw(st.sampled_from(["user", "assistant"])), draw(st.sampled_from(["", " \n"]))))
+        elif kind == "user" and draw(st.booleans()):
+            msgs.append(Message("user", Content("see image", ("img",))))
+        else:
+            msgs.append(Message(kind, kind[0] * draw(st.integers(1, 200))))
+    return Conversation("c", tuple(msgs), system_prompt=draw(st.sampled_from([None, "", "sys"])), model="m")
+
+
+@hsettings(max_examples=150, deadline=None)
+@given(conversations(), st.integers(0, 6), st.sampled_from([None, 5, 40, 200]), st.sampled_from(["off", "default"]),
+       st.sampled_from([None, 0, 2]), st.sampled_from(["keep", "truncate", "remove", "llm"]),
+       st.sampled_from(["openai", "anthropic"]))
+def test_any_conversation_exports_a_valid_request(conv, keep_recent, budget, tiers, clear, old, shape):
+    view = prepare(conv, Settings(keep_recent=keep_recent, budget=budget, tiers=tiers, old_messages=old,
+                                  clear=None if clear is None else ClearSettings(keep=clear), counter="chars4"))
+    body = to_shape(view, shape, "m")
+    validator(shape).validate_python(body)
+    problems = anthropic_problems(body) if shape == "anthropic" else openai_problems(body)
+    if shape == "anthropic" and body["messages"] == []:
+        # nothing to send: a budget with keep_recent=0 dropped every message (no API takes an
+        # empty list; the checker says so), or what is left is blank
+        assert problems == ["no messages"]
+        assert all(not m.text.strip() and not m.tool_calls for m in view.prepared if m.role != "system")
+        return
+    assert problems == []
