@@ -87,7 +87,7 @@ def test_truncate_to_fit_properties(msgs, budget, keep_recent):
         assert total <= budget
     first = next((i for i in fit.kept if msgs[i].role != "system"), None)
     if fit.dropped and first is not None:  # the first turn is the user's, when the input has one before it
-        assert msgs[first].role == "user" or not any(m.role == "user" for m in msgs[:first])
+        assert msgs[first].role == "user" or not any(m.role == "user" and m.text.strip() for m in msgs[:first])
 
 
 def test_truncate_drops_oldest_first_and_keeps_calls_with_results():
