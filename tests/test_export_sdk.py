@@ -125,10 +125,11 @@ def session_files() -> list[Path]:
     return sorted(p for d in SAMPLE_DIRS for p in d.rglob("*") if p.is_file() and NOT_SESSIONS not in p.parents)
 
 
-# (name, settings for a conversation whose as-sent view is given)
+# (name, settings for a conversation whose as-sent view is given; None: not for this one)
 GRID: list[tuple[str, Callable[[Any], Settings | None]]] = [
     ("as sent", lambda sent: Settings()),
     ("tiers=default", lambda sent: Settings(tiers="default")),
+    ("tiers=swarm-auto", lambda sent: Settings(tiers="swarm-auto")),
     ("budget", lambda sent: Settings(keep_recent=3, budget=max(1, sent.tokens_prepared // 3))),
     ("clearing", lambda sent: Settings(clear=ClearSettings(keep=2))),
     ("old_messages=remove", lambda sent: Settings(old_messages="remove", keep_recent=4)),
