@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 pydantic = pytest.importorskip("pydantic")
 pytest.importorskip("anthropic")
@@ -28,6 +31,7 @@ from pydantic_core import SchemaValidator, ValidationError  # noqa: E402
 
 from ctxview.export import DEFAULT_MAX_TOKENS, recorded_max_tokens, to_shape  # noqa: E402
 from ctxview.formats import LoadError, load_session  # noqa: E402
+from ctxview.model import Content, Conversation, Message, ToolCall  # noqa: E402
 from ctxview.pipeline import PipelineCache, prepare  # noqa: E402
 from ctxview.view import ClearSettings, Settings  # noqa: E402
 
@@ -236,11 +240,6 @@ def test_the_checkers_find_what_they_check():
 
 
 # --- any conversation -----------------------------------------------------------------------
-
-from hypothesis import given, settings as hsettings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from ctxview.model import Content, Conversation, Message, ToolCall  # noqa: E402
 
 SIGNED = {"type": "thinking", "thinking": "plan", "signature": "sig"}
 
