@@ -342,3 +342,191 @@ def test_microcompact_boundary_names_the_cleared_results(tmp_path):
     assert (ev.kind, ev.index, ev.trigger, ev.tokens_before) == ("microcompaction", 5, "auto", 90000)
     assert [m.tool_call_id for m in ev.replaced] == ["t1"]
     assert ev.meta["tokens_saved"] == 40000
+
+
+# --- what the model really saw: unlinked files, usage-only files, sub-agents, thinking ----------
+
+def _unlinked(t: Transcript) -> None:
+    for r in t.lines:
+        r["parentUuid"] = None
+
+
+@pytest.mark.parametrize("drop_key", [False, True], ids=["null", "missing"])
+def test_files_without_any_parent_link_are_read_in_file_order(tmp_path, drop_key):
+    # isSidechain lines with no parent used to become one conversation per line
+    t = Transcript()
+    t.user("q1", isSidechain=True)
+    t.assistant({"type": "tool_use", "id": "t1", "name": "Read", "input": {}}, "m1", isSidechain=True)
+    t.result("t1", "body", isSidechain=True)
+    t.assistant({"type": "text", "text": "a1"}, "m2", isSidechain=True)
+    t.user("q2", isSidechain=True)
+    t.assistant({"type": "text", "text": "a2"}, "m3", isSidechain=True)
+    _unlinked(t)
+    if drop_key:
+        for r in t.lines:
+            del r["parentUuid"]
+    s = load_session(t.write(tmp_path / "s.jsonl"))
+    assert [c.name for c in s.conversations] == ["sidechain"]
+    assert texts(s.conversations[0]) == [("user", "q1"), ("assistant", ""), ("tool", "body"), ("assistant", "a1"),
+                                         ("user", "q2"), ("assistant", "a2")]
+    assert s.conversations[0].messages[2].tool_name == "Read" and not s.warnings
+
+
+def test_unlinked_main_and_side_lines_keep_their_own_order(tmp_path):
+    t = Transcript()
+    t.user("main q")
+    t.user("side q", isSidechain=True)
+    t.assistant({"type": "text", "text": "side a"}, "s1", isSidechain=True)
+    t.assistant({"type": "text", "text": "main a"}, "m1")
+    t.user("agent q", isSidechain=True, agentId="b7")
+    _unlinked(t)
+    s = load_session(t.write(tmp_path / "s.jsonl"))
+    assert [(c.name, texts(c)) for c in s.conversations] == [
+        ("main", [("user", "main q"), ("assistant", "main a")]),
+        ("sidechain", [("user", "side q"), ("assistant", "side a")]),
+        ("agent-b7", [("user", "agent q")]),
+    ]
+
+
+def test_claude_code_log_fixture_without_links_loads_every_record():
+    s = load_session(FIX / "claude-code-log-representative_messages.jsonl")
+    lines = [orjson.loads(x) for x in (FIX / "claude-code-log-representative_messages.jsonl").read_bytes().splitlines()
+             if x.strip()]
+    assert not any(r.get("parentUuid") for r in lines)
+    ids = [r["uuid"] for r in lines if r.get("type") in ("user", "assistant")]
+    got = [m.id for m in s.conversations[0].messages]
+    assert [i for i in ids if i in got] == [i for i in got if i in ids]  # file order
+    assert len(s.conversations) == 1
+
+
+def test_usage_only_lines_load_as_usage_only_requests(tmp_path):
+    t = Transcript()
+    for k, n in enumerate((120, 340)):
+        t.add({"type": "assistant", "message": {"id": f"msg_{k}", "model": "claude-sonnet-4-5",
+                                                 "usage": {"input_tokens": n, "output_tokens": 9,
+                                                           "cache_read_input_tokens": 1000}}})
+    s = load_session(t.write(tmp_path / "s.jsonl"))
+    msgs = s.conversations[0].messages
+    assert [(m.role, m.text, m.usage.input_tokens, m.usage.cache_read_tokens) for m in msgs] == [
+        ("assistant", "", 120, 1000), ("assistant", "", 340, 1000)]
+    assert any("usage records only" in w and "2 request" in w for w in s.warnings)
+
+
+def test_ccusage_shaped_lines_without_a_type_are_claude_code_usage(tmp_path):
+    # what ccusage reads: timestamp, message.usage (and model, id), costUSD, requestId; no "type"
+    lines = [{"timestamp": "2026-01-02T10:00:00Z", "requestId": "req_1", "costUSD": 0.01, "sessionId": "s",
+              "message": {"id": "msg_1", "model": "claude-opus-4", "usage": {"input_tokens": 10, "output_tokens": 5,
+                                                                           "cache_creation_input_tokens": 7}}},
+             {"timestamp": "2026-01-02T10:01:00Z",
+              "message": {"usage": {"input_tokens": 11, "output_tokens": 6}}}]
+    p = tmp_path / "usage.jsonl"
+    p.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in lines))
+    from ctxview.formats import detect_format
+
+    assert detect_format(p) == "claude-code"
+    s = load_session(p)
+    msgs = s.conversations[0].messages
+    assert [(m.usage.input_tokens, m.usage.cache_write_tokens, m.model_id) for m in msgs] == [
+        (10, 7, "claude-opus-4"), (11, 0, None)]
+    assert s.skipped == 0 and any("usage records only" in w for w in s.warnings)
+    assert s.metadata["started_at"] == "2026-01-02T10:00:00Z"
+
+
+def test_a_session_with_content_has_no_usage_only_warning():
+    s = load_session(FIX / "spotter-short.jsonl")
+    assert not any("usage records only" in w for w in s.warnings)
+
+
+def test_thinking_blocks_are_kept_as_recorded_in_order(tmp_path):
+    t = Transcript()
+    t.user("think")
+    t.assistant({"type": "thinking", "thinking": "first", "signature": "sig-1"}, "m1")
+    t.assistant({"type": "redacted_thinking", "data": "opaque=="}, "m1")
+    t.assistant({"type": "thinking", "thinking": "", "signature": "sig-3"}, "m1")
+    t.assistant({"type": "text", "text": "answer"}, "m1")
+    a = load_session(t.write(tmp_path / "s.jsonl")).conversations[0].messages[1]
+    assert a.meta["thinking_blocks"] == (
+        {"type": "thinking", "thinking": "first", "signature": "sig-1"},
+        {"type": "redacted_thinking", "data": "opaque=="},
+        {"type": "thinking", "thinking": "", "signature": "sig-3"},
+    )
+    assert a.thinking == "first\n\n[redacted thinking]" and a.text == "answer"
+    plain = load_session(FIX / "spotter-short.jsonl").conversations[0]
+    assert all(("thinking_blocks" in m.meta) == bool(m.thinking) for m in plain.messages)
+    blocks = [b for m in plain.messages for b in m.meta.get("thinking_blocks", ())]
+    assert blocks and all(b["type"] == "thinking" and b["signature"] for b in blocks)
+
+
+def test_is_error_and_injected_lines(tmp_path):
+    t = Transcript()
+    t.user("<command-name>/clear</command-name>", isMeta=True)
+    t.user("go")
+    t.assistant({"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}, "m1")
+    t.user([{"type": "tool_result", "tool_use_id": "t1", "content": "boom", "is_error": True}])
+    t.assistant({"type": "tool_use", "id": "t2", "name": "Bash", "input": {}}, "m2")
+    t.result("t2", "fine")
+    msgs = load_session(t.write(tmp_path / "s.jsonl")).conversations[0].messages
+    assert [m.injected for m in msgs if m.role == "user"] == [True, False]
+    assert [m.meta.get("is_error") for m in msgs if m.role == "tool"] == [True, None]
+
+
+# The real session with Task sub-agents (tests/fixtures/samples/claude-code/spotter-258c7280/)
+SPOTTER = FIX / "spotter-258c7280" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+
+
+def test_subagent_files_have_one_name_a_label_and_their_task_call():
+    s = load_session(SPOTTER)
+    assert [c.name for c in s.conversations] == ["main", "agent-a881341", "agent-acompact-fffbd0"]
+    main, sub, compact = s.conversations
+    assert sub.metadata == {"kind": "subagent", "parent_tool_call_id": "toolu_01VmaERAwhb19LGUwu9GenaK",
+                            "parent": "main", "label": "Research Claude hook output"}
+    (task,) = [c for m in main.messages for c in m.tool_calls if c.id == sub.metadata["parent_tool_call_id"]]
+    assert task.name == "Task" and task.arguments["subagent_type"] == "claude-code-guide"
+    assert compact.metadata["kind"] == "compaction" and "compaction" in compact.metadata["label"]
+    # opened alone, the sub-agent's file gives the same name
+    alone = load_session(SPOTTER.with_suffix("") / "subagents" / "agent-a881341.jsonl")
+    assert [c.name for c in alone.conversations] == ["agent-a881341"]
+    assert texts(alone.conversations[0]) == texts(sub)
+
+
+def test_without_its_file_a_subagent_is_rebuilt_from_agent_progress(tmp_path):
+    whole = load_session(SPOTTER).conversation("agent-a881341")
+    alone = tmp_path / SPOTTER.name
+    alone.write_bytes(SPOTTER.read_bytes())  # the parent without its <session>/subagents/ folder
+    s = load_session(alone)
+    assert [c.name for c in s.conversations] == ["main", "agent-a881341"]
+    sub = s.conversation("agent-a881341")
+    assert sub.metadata["rebuilt_from"] == "agent_progress"
+    assert sub.metadata["parent_tool_call_id"] == "toolu_01VmaERAwhb19LGUwu9GenaK"
+    assert sub.metadata["label"] == "Research Claude hook output"
+    assert [m.role for m in sub.messages] == [m.role for m in whole.messages]
+    assert [[c.id for c in m.tool_calls] for m in sub.messages] == [[c.id for c in m.tool_calls] for m in whole.messages]
+    # prompt, tool results and the final answer are the sub-agent's own; the progress lines left
+    # out the text the model wrote before its tool calls
+    for got, want in zip(sub.messages, whole.messages):
+        if got.role != "assistant" or got is sub.messages[-1]:
+            assert got.text == want.text
+        assert got.tool_name == want.tool_name
+    assert [m.origin for m in sub.messages] == ["line 1474", "line 1475", "line 1476", "line 1477", "line 1478",
+                                                "line 1480"]
+    last = sub.messages[-1]
+    assert last.meta == {"rebuilt_from": "task_result"}
+    assert (last.usage.input_tokens, last.usage.cache_read_tokens, last.usage.output_tokens) == (6, 22041, 997)
+    assert [m.usage for m in sub.messages[1:-1:2]] == [m.usage for m in whole.messages[1:-1:2]]
+    assert not s.warnings
+
+
+def test_an_inline_side_chain_gives_way_to_the_agents_own_file(tmp_path):
+    t = Transcript()
+    t.user("q")
+    t.add({"type": "user", "isSidechain": True, "agentId": "abc", "message": {"role": "user", "content": "partial"}})
+    t.assistant({"type": "text", "text": "a"}, "m1")
+    path = t.write(tmp_path / "sess-1.jsonl")
+    sub = Transcript()
+    sub.user("sub task", isSidechain=True, agentId="abc")
+    sub.assistant({"type": "text", "text": "sub answer"}, "s9", isSidechain=True, agentId="abc")
+    (tmp_path / "sess-1" / "subagents").mkdir(parents=True)
+    sub.write(tmp_path / "sess-1" / "subagents" / "agent-abc.jsonl")
+    s = load_session(path)
+    assert [c.name for c in s.conversations] == ["main", "agent-abc"]
+    assert texts(s.conversations[1]) == [("user", "sub task"), ("assistant", "sub answer")]

@@ -120,3 +120,26 @@ def test_message_without_role_is_an_error(tmp_path):
     with pytest.raises(LoadError) as exc:
         load_session(dump(tmp_path, {"messages": [{"role": "user", "content": "a"}, {"content": "b"}]}), format="openai")
     assert "/messages/1" in str(exc.value)
+
+
+def test_anthropic_thinking_blocks_and_is_error_are_kept(tmp_path):
+    doc = {"model": "claude-opus-4", "max_tokens": 1024, "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "step one", "signature": "EqMB"},
+            {"type": "redacted_thinking", "data": "EmwKAhgB"},
+            {"type": "text", "text": "Running."},
+            {"type": "tool_use", "id": "tu1", "name": "Bash", "input": {"command": "false"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "tu1", "content": "exit 1", "is_error": True},
+            {"type": "text", "text": "and?"}]},
+        {"role": "assistant", "content": "Failed."},
+    ]}
+    conv = load_session(dump(tmp_path, doc)).conversations[0]
+    a = conv.messages[1]
+    assert a.meta["thinking_blocks"] == ({"type": "thinking", "thinking": "step one", "signature": "EqMB"},
+                                         {"type": "redacted_thinking", "data": "EmwKAhgB"})
+    assert a.thinking == "step one\n\n[redacted thinking]"
+    tool = conv.messages[2]
+    assert tool.role == "tool" and tool.meta == {"is_error": True}
+    assert "thinking_blocks" not in conv.messages[-1].meta and conv.messages[-1].thinking is None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..model import Conversation, Message, Session
-from .blocks import anthropic_assistant, anthropic_user, is_reminder_only, join_texts, result_text
+from .blocks import anthropic_assistant, anthropic_user, is_reminder_only, join_texts, result_text, thinking_text
 from .errors import LoadError
 from .jsonio import Input, document_only
 from .linking import last_model, link_tool_results, unlinked_warning
@@ -64,8 +64,10 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         role, content = m["role"], m.get("content")
         if role == "assistant":
             texts, thinking, calls = anthropic_assistant(content)
+            # the recorded blocks too (signatures included): an export sends them back as they were
             out.append(Message(role="assistant", content=join_texts(texts) or "", tool_calls=tuple(calls),
-                               thinking="\n\n".join(thinking) if thinking else None, origin=origin, model_id=model))
+                               thinking=thinking_text(thinking), origin=origin, model_id=model,
+                               meta={"thinking_blocks": tuple(thinking)} if thinking else {}))
         else:
             results, texts = anthropic_user(content)
             for k, (tid, text, is_error) in enumerate(results):

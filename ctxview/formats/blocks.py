@@ -24,6 +24,8 @@ __all__ = [
     "is_reminder_only",
     "openai_parts_text",
     "result_text",
+    "thinking_block",
+    "thinking_text",
 ]
 
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
@@ -124,10 +126,36 @@ def arguments_from(value: Any) -> Mapping[str, Any]:
     return {"input": value}
 
 
-def anthropic_assistant(content: Any) -> tuple[list[str], list[str], list[ToolCall]]:
-    """(text parts, thinking parts, tool calls) of an assistant message's content."""
+def thinking_block(block: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A thinking or redacted_thinking block in the API's shape, for re-sending it exactly:
+    only the keys the API takes, and the signature only where one was recorded (a block
+    without one cannot be sent back; the exporter decides). None for anything else."""
+    btype = block.get("type")
+    if btype == "thinking":
+        t = block.get("thinking")
+        if not isinstance(t, str):
+            return None
+        sig = block.get("signature")
+        return {"type": "thinking", "thinking": t, "signature": sig} if isinstance(sig, str) else \
+            {"type": "thinking", "thinking": t}
+    if btype == "redacted_thinking":
+        data = block.get("data")
+        return {"type": "redacted_thinking", "data": data} if isinstance(data, str) else None
+    return None
+
+
+def thinking_text(blocks: Iterable[Mapping[str, Any]]) -> str | None:
+    """Message.thinking from recorded blocks: their texts, a stand-in for redacted ones."""
+    parts = [b["thinking"] if b["type"] == "thinking" else "[redacted thinking]" for b in blocks
+             if b["type"] != "thinking" or b["thinking"]]
+    return "\n\n".join(parts) if parts else None
+
+
+def anthropic_assistant(content: Any) -> tuple[list[str], list[dict[str, Any]], list[ToolCall]]:
+    """(text parts, thinking blocks as thinking_block() gives them, tool calls) of an
+    assistant message's content."""
     texts: list[str] = []
-    thinking: list[str] = []
+    thinking: list[dict[str, Any]] = []
     calls: list[ToolCall] = []
     if isinstance(content, str):
         if content:
@@ -144,12 +172,10 @@ def anthropic_assistant(content: Any) -> tuple[list[str], list[str], list[ToolCa
         if btype in ("tool_use", "server_tool_use", "mcp_tool_use"):
             inp = block.get("input")
             calls.append(ToolCall(str(block.get("id") or ""), str(block.get("name") or ""), arguments_from(inp)))
-        elif btype == "thinking":
-            t = block.get("thinking")
-            if isinstance(t, str) and t:
-                thinking.append(t)
-        elif btype == "redacted_thinking":
-            thinking.append("[redacted thinking]")
+        elif btype == "thinking" or btype == "redacted_thinking":
+            tb = thinking_block(block)
+            if tb is not None:
+                thinking.append(tb)
         else:
             t = _block_text(block)
             if t:

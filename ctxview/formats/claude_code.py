@@ -14,17 +14,19 @@ Also reads the web export {"loglines": [...]} and a JSON list of records.
 
 from __future__ import annotations
 
+import dataclasses
 from sys import intern as _intern
 from typing import Any, Iterable
 
 import orjson
 
 from ..model import ContextEvent, Conversation, Message, Session, Usage
-from .blocks import anthropic_assistant, anthropic_user, arguments_from, is_reminder_only, result_text
+from .blocks import (anthropic_assistant, anthropic_user, arguments_from, is_reminder_only, result_text,
+                     thinking_block, thinking_text)
 from .errors import LoadError
 from .jsonio import SKIP, Input, LineReader, load_document, open_input
 from .linking import (compaction_events, last_model, make_tool_call, make_usage, new_message,
-                      unlinked_warning)
+                      unlinked_warning, usage_only_warning)
 
 FORMAT = "claude-code"
 EXPECTED = "Claude Code transcript"
@@ -47,12 +49,13 @@ def _key(v: Any) -> str | None:
 
 
 def sniff_record(rec: Any) -> bool:
-    return (
-        isinstance(rec, dict)
-        and _str(rec.get("type")) in SNIFF_TYPES
-        and ("uuid" in rec or "sessionId" in rec or "leafUuid" in rec or "messageId" in rec
-             or isinstance(rec.get("message"), dict))
-    )
+    if not isinstance(rec, dict):
+        return False
+    if "type" not in rec:
+        return _usage_record(rec)
+    return _str(rec.get("type")) in SNIFF_TYPES and (
+        "uuid" in rec or "sessionId" in rec or "leafUuid" in rec or "messageId" in rec
+        or isinstance(rec.get("message"), dict))
 
 
 def sniff_document(doc: Any) -> bool:
@@ -83,17 +86,25 @@ class _Scan:
         self.metadata: dict[str, Any] = {}
         self.branched = False
         self.sided = False  # some entry is on a side chain
+        self.linked = False  # some message or boundary names a parent
+        # Sub-agents seen from the parent: agent id -> its messages as agent_progress lines
+        # carried them ([(origin, record)]), the Task call that started it, what it returned.
+        self.progress: dict[str, list[tuple[Any, dict]]] = {}
+        self.task_call: dict[str, str] = {}
+        self.task_answer: dict[str, tuple[str, Any, Usage | None]] = {}
 
     def run_lines(self, reader: LineReader) -> None:
         """Scan a JSONL input, parsing each line here (no generator in between: the hot path)."""
         with reader.raw_lines() as lines:
             self._run(lines, orjson.loads, reader.bad_line, None)
 
-    def run(self, records: Iterable[Any], pointer: str | None) -> None:
-        """Scan parsed records; their origin is `pointer` + index, or the line number when None."""
-        self._run(records, None, None, pointer)
+    def run(self, records: Iterable[Any], pointer: str | None, origins: list | None = None) -> None:
+        """Scan parsed records; their origin is `pointer` + index, or the line number when None,
+        or origins[index] when given (records taken out of another file's lines)."""
+        self._run(records, None, None, pointer, origins)
 
-    def _run(self, items: Iterable[Any], loads: Any, bad_line: Any, pointer: str | None) -> None:
+    def _run(self, items: Iterable[Any], loads: Any, bad_line: Any, pointer: str | None,
+             origins: list | None = None) -> None:
         # Speed matters here (one iteration per line of a 100 MB file): names are bound
         # locally and message lines are handled first.
         entries_append = self.entries.append
@@ -109,6 +120,7 @@ class _Scan:
         parented_add = parented.add
         branched = False
         sided = False
+        linked = False
         assistant = _assistant
         user = _user
         n = 0
@@ -123,6 +135,8 @@ class _Scan:
                     if rec is SKIP:
                         continue
                 origin = n
+            elif origins is not None:
+                origin = origins[n - 1]
             else:
                 origin = n if pointer is None else pointer + str(n - 1)
             if type(rec) is not dict:
@@ -154,12 +168,17 @@ class _Scan:
                         self._malformed(origin, "user message content is missing or not text or blocks")
                         continue
                     kind = USER
+                    if data[0]:
+                        tur = rec.get("toolUseResult")
+                        if type(tur) is dict and type(tur.get("agentId")) is str:
+                            self._task_result(tur, data[0][0][0], origin)
                 if first_meta:
                     self._meta(rec)
                     first_meta = False
                 last_rec = rec
                 parent = rec.get("parentUuid")
                 if parent is not None:
+                    linked = True
                     if type(parent) is not str:
                         parent = str(parent)
                     if kind == ASSISTANT or data[1] is not None or not data[0]:
@@ -178,6 +197,10 @@ class _Scan:
             side = rec.get("isSidechain") is True
             if rtype == "progress" or rtype == "system":
                 subtype = rec.get("subtype") if rtype == "system" else None
+                if subtype is None:
+                    pdata = rec.get("data")
+                    if type(pdata) is dict and pdata.get("type") == "agent_progress":
+                        self._agent_progress(rec, pdata, origin)
                 if subtype == "compact_boundary":
                     meta = rec.get("compactMetadata")
                     meta = meta if type(meta) is dict else {}
@@ -185,6 +208,7 @@ class _Scan:
                     data = (meta.get("trigger"), tokens if type(tokens) is int else None, rec.get("timestamp"))
                     parent = _key(rec.get("parentUuid") or rec.get("logicalParentUuid"))
                     if parent is not None:
+                        linked = True
                         if parent in parented:
                             branched = True
                         else:
@@ -215,16 +239,48 @@ class _Scan:
                     entries_append((key, _key(rec.get("parentUuid")), origin, NODE, side, rec.get("agentId"), None))
                     sided = sided or side
                     seen_add(uuid)
+            elif rtype is None and _usage_record(rec):
+                # ccusage's shape: a line with message.usage and no type (Claude Code's own
+                # assistant lines stripped to their usage)
+                entries_append((key, None, origin, ASSISTANT, False, None, assistant(rec, rec["message"], uuid)))
+                if first_meta:
+                    self._meta(rec)
+                    first_meta = False
+                last_rec = rec
+                if uuid is not None:
+                    seen_add(uuid)
             else:
                 name = str(rtype)
                 unknown[name] = unknown.get(name, 0) + 1
         self.branched = branched
         self.sided = sided
+        self.linked = self.linked or linked
         if last_rec is not None:
             if isinstance(last_rec.get("timestamp"), str):
                 self.metadata["ended_at"] = last_rec["timestamp"]
             if isinstance(last_rec.get("version"), str):
                 self.metadata["cli_version"] = last_rec["version"]
+
+    def _agent_progress(self, rec: dict, pdata: dict, origin: Any) -> None:
+        agent, inner = pdata.get("agentId"), pdata.get("message")
+        if type(agent) is not str or not agent:
+            return
+        tool_id = rec.get("parentToolUseID")
+        if type(tool_id) is str:
+            self.task_call.setdefault(agent, tool_id)
+        if type(inner) is dict and inner.get("type") in _MESSAGE_TYPES:
+            self.progress.setdefault(agent, []).append((origin, inner))
+
+    def _task_result(self, tur: dict, tool_use_id: str, origin: Any) -> None:
+        agent = tur["agentId"]
+        self.task_call.setdefault(agent, tool_use_id)
+        content = tur.get("content")
+        if content is not None and agent not in self.task_answer:
+            # the sub-agent's last answer, without the "agentId: ..." note the model was shown too
+            # with the usage of its last model call (toolUseResult.usage)
+            usage = tur.get("usage")
+            self.task_answer[agent] = (content if type(content) is str else result_text(content), origin,
+                                       _usage(usage) if type(usage) is dict else None)
 
     def _malformed(self, origin: Any, why: str) -> None:
         self.malformed += 1
@@ -237,6 +293,12 @@ class _Scan:
                          ("timestamp", "started_at"), ("version", "cli_version")):
             if isinstance(rec.get(src), str):
                 m.setdefault(dst, rec[src])
+
+
+def _usage_record(rec: dict) -> bool:
+    msg = rec.get("message")
+    return type(msg) is dict and type(msg.get("usage")) is dict and msg.get("content") is None and (
+        "timestamp" in rec or "requestId" in rec or "costUSD" in rec)
 
 
 def _origin(origin: Any) -> str:
@@ -308,7 +370,7 @@ def _assistant(rec: dict, msg: dict, uuid: str | None):
             calls = (make_tool_call(bid if type(bid) is str else str(bid or ""), name if type(name) is str else str(name or ""),
                                     inp if type(inp) is dict else arguments_from(inp)),)
         elif bt == "thinking" and type(b.get("thinking")) is str:
-            thinking = (b["thinking"],) if b["thinking"] else _NONE
+            thinking = (thinking_block(b),)
         else:
             texts, thinking, calls = anthropic_assistant(content)
     elif content is not None:
@@ -406,8 +468,11 @@ def _chain(entries: list[tuple], branched: bool = True) -> list[tuple]:
     return [entries[i] for i in path]
 
 
-def _groups(entries: list[tuple], all_main: bool) -> tuple[list[tuple], list[tuple[str, list[tuple]]]]:
-    """Main-chain entries, and side-chain entries grouped by agent id or chain root."""
+def _groups(entries: list[tuple], all_main: bool,
+            linked: bool = True) -> tuple[list[tuple], list[tuple[str, list[tuple]]]]:
+    """Main-chain entries, and side-chain entries grouped by conversation name: agent-<id>
+    (the name of the sub-agent's own file), else by chain root; without any parent link in
+    the file, side entries of no agent are one side chain in file order."""
     if all_main:
         return entries, []
     main = [e for e in entries if not e[SIDE]]
@@ -421,9 +486,11 @@ def _groups(entries: list[tuple], all_main: bool) -> tuple[list[tuple], list[tup
         if not e[SIDE]:
             continue
         if e[AGENT]:
-            gid = f"agent {e[AGENT]}"
+            gid = f"agent-{e[AGENT]}"
+        elif not linked:
+            gid = "sidechain"
         else:
-            gid = "from " + _origin(origin_of[_root(e[K], parent_of, roots)])
+            gid = "sidechain from " + _origin(origin_of[_root(e[K], parent_of, roots)])
         side.setdefault(gid, []).append(e)
     return main, list(side.items())
 
@@ -477,12 +544,16 @@ def _assistant_message(parts: list) -> Message:
             if data[1] and not model:
                 model = data[1]
             error = error or data[7]
+    meta: dict = {"api_error": True} if error else {}
+    if thinking:
+        # the blocks as recorded, signatures included, so that an export can send them back
+        meta["thinking_blocks"] = thinking if type(thinking) is tuple else tuple(thinking)
     return new_message(
         "assistant", (texts[0] if len(texts) == 1 else "\n".join(texts)) if texts else "",
         None, calls if type(calls) is tuple else tuple(calls), model, None, None if usage is None else _usage(usage),
-        "\n\n".join(thinking) if thinking else None, False,
+        thinking_text(thinking) if thinking else None, False,
         origin if type(origin) is str else "line " + str(origin),
-        mid or uuid, {"api_error": True} if error else {},
+        mid or uuid, meta,
     )
 
 
@@ -566,12 +637,15 @@ def _conversation(name: str, chain: list[tuple], warnings: list[str]) -> Convers
 
 def build(scan: _Scan, name_main: str = "main", all_main: bool = False) -> tuple[list[Conversation], list[str]]:
     warnings: list[str] = []
-    main, sides = _groups(scan.entries, all_main or not scan.sided)
+    main, sides = _groups(scan.entries, all_main or not scan.sided, scan.linked)
+    # Without a single parent link (hand-written files, claude-code-log's fixtures) there is
+    # no chain to follow: file order is the conversation.
+    linked = scan.linked
     convs = []
     if main or not sides:
-        convs.append(_conversation(name_main, _chain(main, scan.branched or bool(sides)), warnings))
+        convs.append(_conversation(name_main, _chain(main, linked and (scan.branched or bool(sides))), warnings))
     for gid, group in sides:
-        convs.append(_conversation(f"sidechain {gid}", _chain(group), warnings))
+        convs.append(_conversation(gid, _chain(group, linked), warnings))
     return convs, warnings
 
 
@@ -625,6 +699,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     warnings.extend(_scan_warnings(scan, inp.name))
     warnings.extend(w)
     skipped += scan.malformed + sum(scan.unknown.values())
+    subagents: list[Conversation] = []
     # Sub-agent transcripts live next to the parent: <dir>/<session>/subagents/agent-*.jsonl
     if inp.path is not None and layout == "jsonl":
         sub_dir = inp.path.with_suffix("") / "subagents"
@@ -645,10 +720,87 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
                 # the whole file is the sub-agent's side chain: one conversation
                 sub_convs, sw = build(sub_scan, name_main=sub.stem, all_main=True)
                 warnings.extend(sw)
-                convs.extend(c for c in sub_convs if c.messages)
+                subagents.extend(c for c in sub_convs if c.messages)
+    # The sub-agent's own file is the whole of it: it replaces a side chain of the same agent.
+    own = {c.name for c in subagents}
+    convs = [c for c in convs if c.name not in own] + subagents
+    names = {c.name for c in convs}
+    for agent, items in scan.progress.items():
+        if f"agent-{agent}" not in names:
+            convs.append(_from_progress(agent, items, scan.task_answer.get(agent), warnings))
+    convs = _labelled(convs, scan)
+    for conv in convs:
+        w = usage_only_warning(conv.name, conv.messages)
+        if w:
+            warnings.append(w)
     meta = dict(scan.metadata)
     meta["duplicates_dropped"] = scan.duplicates
     if scan.unknown:
         meta["unknown_records"] = dict(scan.unknown)
     return Session(format=FORMAT, source=inp.name, conversations=tuple(convs), metadata=meta,
                    skipped=skipped, warnings=tuple(warnings))
+
+
+# --- sub-agents ----------------------------------------------------------------------------
+
+def _from_progress(agent: str, items: list[tuple[Any, dict]], answer: tuple[str, Any, Usage | None] | None,
+                   warnings: list[str]) -> Conversation:
+    """A sub-agent's conversation rebuilt from the parent's agent_progress lines, for when its
+    own file is absent. Those lines carry the prompt, the tool calls and their results; the
+    text of a response can be missing from them (Claude Code 2.1 sends only some lines), so
+    the final answer is taken from what the Task call returned, where the parent holds it."""
+    name = f"agent-{agent}"
+    sub = _Scan()
+    sub.run([rec for _, rec in items], None, [origin for origin, _ in items])
+    convs, w = build(sub, name_main=name, all_main=True)
+    warnings.extend(w)
+    conv = convs[0]
+    messages = conv.messages
+    if answer is not None and answer[0] and not (messages and messages[-1].role == "assistant"
+                                                  and messages[-1].text == answer[0]):
+        messages = messages + (Message(role="assistant", content=answer[0], origin=_origin(answer[1]),
+                                       usage=answer[2], meta={"rebuilt_from": "task_result"}),)
+    return Conversation(name=name, messages=messages, model=conv.model or last_model(messages), events=conv.events,
+                        metadata={"rebuilt_from": "agent_progress"})
+
+
+def _labelled(convs: list[Conversation], scan: _Scan) -> list[Conversation]:
+    """Sub-agent conversations (agent-<id>) with a label, their kind, and the Task call in the
+    main conversation that started them (metadata["parent_tool_call_id"]) where the file shows it."""
+    agents = [c for c in convs if c.name.startswith("agent-")]
+    if not agents:
+        return convs
+    wanted = set(scan.task_call.values())
+    calls = {}
+    if wanted:
+        for conv in convs:
+            if conv.name.startswith("agent-"):
+                continue
+            for m in conv.messages:
+                for c in m.tool_calls:
+                    if c.id in wanted:
+                        calls[c.id] = (conv.name, c)
+    out = []
+    for conv in convs:
+        if not conv.name.startswith("agent-"):
+            out.append(conv)
+            continue
+        agent = conv.name[len("agent-"):]
+        meta = dict(conv.metadata)
+        if agent.startswith("acompact"):
+            meta["kind"] = "compaction"
+            meta["label"] = "compaction (writes the summary that replaces the conversation)"
+        else:
+            meta["kind"] = "subagent"
+        call_id = scan.task_call.get(agent)
+        if call_id is not None:
+            meta["parent_tool_call_id"] = call_id
+            found = calls.get(call_id)
+            if found is not None:
+                meta["parent"] = found[0]
+                args = found[1].arguments
+                label = args.get("description") or args.get("subagent_type")
+                if isinstance(label, str) and label and "label" not in meta:
+                    meta["label"] = label
+        out.append(dataclasses.replace(conv, metadata=meta))
+    return out

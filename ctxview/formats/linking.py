@@ -8,7 +8,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..model import Message, ToolCall, Usage, slot_builder
 
 __all__ = ["compaction_events", "last_model", "link_tool_results", "make_message",
-           "make_tool_call", "make_usage", "new_message", "unlinked_warning"]
+           "make_tool_call", "make_usage", "new_message", "unlinked_warning", "usage_only_warning"]
 
 
 def link_tool_results(messages: Sequence[Message]) -> tuple[list[Message], int]:
@@ -40,6 +40,18 @@ def unlinked_warning(conversation: str, count: int) -> str | None:
         return None
     noun = "result names" if count == 1 else "results name"
     return f"{conversation}: {count} tool {noun} a call the file does not hold"
+
+
+def usage_only_warning(conversation: str, messages: Sequence[Message]) -> str | None:
+    """The warning for a conversation whose file held only usage records (what ccusage reads):
+    every message an assistant turn with a recorded usage and nothing else."""
+    if not messages:
+        return None
+    for m in messages:
+        if m.role != "assistant" or m.usage is None or m.text or m.tool_calls or m.thinking:
+            return None
+    return (f"{conversation}: the file holds usage records only (no message content): "
+            f"{len(messages)} request(s) with their recorded usage")
 
 
 def last_model(messages: Iterable[Message]) -> str | None:
