@@ -408,3 +408,31 @@ def test_parse_in_pieces_hands_over_each_array_in_order(tmp_path, monkeypatch):
         assert [x for _, _, items in mine for x in items] == array["items"]
         assert [first for _, first, _ in mine] == [sum(len(g[2]) for g in mine[:j]) for j in range(len(mine))]
     assert len([g for g in got if g[0] == 0]) > 1
+
+
+def test_thinking_blocks_round_trip_from_a_claude_code_session(tmp_path):
+    # the exporter's contract: meta["thinking_blocks"] is a tuple of API-shape blocks, in order
+    src = Path(__file__).parent / "fixtures" / "samples" / "claude-code" / "spotter-short.jsonl"
+    s = load_session(src)
+    before = [m.meta["thinking_blocks"] for c in s.conversations for m in c.messages if "thinking_blocks" in m.meta]
+    assert before and all(type(b) is tuple for b in before)
+    out = tmp_path / "out.ctxview.json"
+    write_session(s, out)
+    again = load_session(out)
+    after = [m.meta["thinking_blocks"] for c in again.conversations for m in c.messages if "thinking_blocks" in m.meta]
+    assert after == before and all(type(b) is tuple for b in after)
+    assert [m.thinking for m in again.conversations[0].messages] == [m.thinking for m in s.conversations[0].messages]
+
+
+@pytest.mark.parametrize("blocks, where", [
+    ({"type": "thinking"}, ""),
+    ([{"type": "thinking", "thinking": 3, "signature": "s"}], "/0"),
+    ([{"type": "redacted_thinking", "data": "d"}, {"type": "text", "text": "x"}], "/1"),
+    ([{"type": "thinking", "thinking": "t", "signature": None}], "/0"),
+])
+def test_bad_thinking_blocks_name_the_pointer(tmp_path, blocks, where):
+    doc = json.loads(json.dumps(DOC))
+    doc["conversations"][0]["messages"][1]["meta"] = {"thinking_blocks": blocks}
+    with pytest.raises(LoadError) as exc:
+        load_session(dump(tmp_path, doc))
+    assert f": /conversations/0/messages/1/meta/thinking_blocks{where}: " in str(exc.value)

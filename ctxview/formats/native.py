@@ -159,6 +159,8 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
         meta = {}
     elif type(meta) is not dict:
         raise _Bad(f"{where}/meta", "expected an object")
+    elif "thinking_blocks" in meta:
+        meta = {**meta, "thinking_blocks": _thinking_blocks(meta["thinking_blocks"], f"{where}/meta/thinking_blocks")}
     if type(d.get("origin")) is str:
         meta = {**meta, "source_origin": d["origin"]}
     tcid, model_id, tool_name = d.get("tool_call_id"), d.get("model_id"), d.get("tool_name")
@@ -170,6 +172,19 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
         tool_name = shared.setdefault(tool_name, tool_name)
     return make_message(role, content, tcid, calls, model_id, tool_name, usage,
                         d.get("thinking"), injected, where, d.get("id"), meta)
+
+
+def _thinking_blocks(value: Any, where: str) -> tuple[dict, ...]:
+    """meta["thinking_blocks"] as the loaders give it (a tuple of API-shape blocks) from its JSON list."""
+    _need(type(value) is list, where, "expected a list of thinking blocks")
+    for k, b in enumerate(value):
+        ok = type(b) is dict and (
+            (b.get("type") == "thinking" and type(b.get("thinking")) is str
+             and type(b.get("signature", "")) is str)
+            or (b.get("type") == "redacted_thinking" and type(b.get("data")) is str))
+        _need(ok, f"{where}/{k}", 'expected {"type": "thinking", "thinking", "signature"} '
+                                  'or {"type": "redacted_thinking", "data"}')
+    return tuple(value)
 
 
 def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[str],
