@@ -121,3 +121,83 @@ def test_unknown_records_are_counted(tmp_path):
     p = rollout(tmp_path, [msg("user", "a"), ("response_item", {"type": "brand_new_item"}), msg("assistant", "b", "output_text")])
     s = load_session(p)
     assert s.skipped == 1 and "brand_new_item" in s.warnings[0]
+
+
+def _count(n_in, n_total, cached=0, out=5):
+    return ("event_msg", {"type": "token_count", "info": {
+        "total_token_usage": {"input_tokens": n_total}, "model_context_window": 258400,
+        "last_token_usage": {"input_tokens": n_in, "cached_input_tokens": cached, "output_tokens": out}}})
+
+
+def test_usage_only_rollout_loads_as_usage_only_requests(tmp_path):
+    # what ccusage reads: turn_context and token_count events, no response items
+    p = rollout(tmp_path, [
+        ("session_meta", {"id": "s1", "cli_version": "0.50.0"}),
+        ("turn_context", {"model": "gpt-5-codex", "truncation_policy": {"mode": "bytes", "limit": 10000}}),
+        ("event_msg", {"type": "token_count", "info": None}),
+        _count(100, 100, cached=40),
+        _count(100, 100, cached=40),  # repeated at the next turn's start: one call, not two
+        ("turn_context", {"model": "gpt-5.1-codex"}),
+        _count(250, 350, out=9),
+    ])
+    s = load_session(p)
+    (conv,) = s.conversations
+    assert [(m.role, m.text, m.model_id, m.usage.input_tokens, m.usage.cache_read_tokens, m.usage.output_tokens)
+            for m in conv.messages] == [("assistant", "", "gpt-5-codex", 60, 40, 5),
+                                        ("assistant", "", "gpt-5.1-codex", 250, 0, 9)]
+    assert conv.context_window == 258400
+    assert any("usage records only" in w and "2 request" in w for w in s.warnings)
+
+
+def test_a_rollout_of_nothing_at_all_is_still_an_error(tmp_path):
+    import pytest
+
+    from ctxview.formats import LoadError
+
+    p = rollout(tmp_path, [("session_meta", {"id": "s1"}), ("turn_context", {"model": "m"})])
+    with pytest.raises(LoadError, match="no messages found"):
+        load_session(p)
+
+
+def test_tool_outputs_carry_the_turn_policy_exit_code_and_is_error(tmp_path):
+    def call(cid):
+        return ("response_item", {"type": "function_call", "name": "shell", "call_id": cid, "arguments": "{}"})
+
+    def out(cid, output, kind="function_call_output"):
+        return ("response_item", {"type": kind, "call_id": cid, "output": output})
+
+    p1 = {"mode": "tokens", "limit": 10000}
+    p = rollout(tmp_path, [
+        ("turn_context", {"model": "m", "truncation_policy": p1}),
+        msg("user", "go"),
+        call("c1"), out("c1", '{"output":"boom\\n","metadata":{"exit_code":2,"duration_seconds":0.1}}'),
+        call("c2"), out("c2", "Chunk ID: ab\nWall time: 0.1 seconds\nProcess exited with code 0\nOutput:\nok"),
+        call("c3"), out("c3", {"content": "denied", "success": False}),
+        ("turn_context", {"model": "m"}),  # a turn without a recorded policy
+        call("c4"), out("c4", "plain text, no code"),
+        call("c5"), out("c5", "Process exited with code 1 (in a text, not the header line)", "custom_tool_call_output"),
+        call("c6"), out("c6", "Exit code: 1\nWall time: 0.2 seconds\nOutput:\nfail"),
+        call("c7"), out("c7", "Wall time: 0.2 seconds\nOutput:\nProcess exited with code 3\n"),
+    ])
+    tools = [m for m in load_session(p).conversations[0].messages if m.role == "tool"]
+    assert [m.tool_call_id for m in tools] == ["c1", "c2", "c3", "c4", "c5", "c6", "c7"]
+    assert [dict(m.meta) for m in tools] == [
+        {"truncation_policy": p1, "exit_code": 2, "is_error": True},
+        {"truncation_policy": p1, "exit_code": 0},
+        {"truncation_policy": p1, "is_error": True},
+        {},
+        {},
+        {"exit_code": 1, "is_error": True},
+        {},  # the code is in the output, not in the header
+    ]
+    assert tools[2].text == "denied"
+
+
+def test_real_rollout_records_the_policy_on_every_output():
+    conv = load_session(FIX).conversations[0]
+    tools = [m for m in conv.messages if m.role == "tool"]
+    assert all(m.meta["truncation_policy"] == {"mode": "tokens", "limit": 25000} for m in tools)
+    assert [m.meta.get("exit_code") for m in tools] == [0, 0, 0, 0]
+    assert not any(m.meta.get("is_error") for m in tools)
+    # reasoning items with text are kept as thinking; Codex has no Anthropic thinking blocks
+    assert any(m.thinking for m in conv.messages) and not any("thinking_blocks" in m.meta for m in conv.messages)

@@ -10,18 +10,65 @@ that replaced everything before it).
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+import orjson
 
 from ..model import Conversation, Message, Session
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document
-from .linking import compaction_events, link_tool_results, unlinked_warning
+from .linking import compaction_events, link_tool_results, unlinked_warning, usage_only_warning
 from .responses import ResponsesBuilder, openai_usage
 
 FORMAT = "codex"
 EXPECTED = "Codex CLI rollout"
 
 _TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+
+
+# The outputs Codex's ContextManager truncates by the turn's policy before the model sees them
+# (process_item in codex-rs/core/src/context_manager/history.rs); the rollout keeps them whole.
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+_EXIT_LINE = re.compile(r"^(?:Process exited with code|Exit code:) (-?\d+)$", re.M)
+
+
+def _output_meta(msg: Message, output: Any, policy: dict | None) -> Message:
+    """The tool message of an output item, with what the rollout states about it in meta:
+    the turn's truncation_policy, exit_code where the output names one, and is_error when it
+    says the call failed (success: false, or a non-zero exit code)."""
+    meta: dict[str, Any] = {}
+    if policy is not None:
+        meta["truncation_policy"] = policy
+    success = output.get("success") if isinstance(output, dict) else None
+    code = _exit_code(output)
+    if code is not None:
+        meta["exit_code"] = code
+    if success is False or (code is not None and code != 0):
+        meta["is_error"] = True
+    return msg.replace(meta={**msg.meta, **meta}) if meta else msg
+
+
+def _exit_code(output: Any) -> int | None:
+    if isinstance(output, dict):
+        output = output.get("content")
+    if not isinstance(output, str):
+        return None
+    if output.startswith('{"output"'):  # shell tools: {"output": ..., "metadata": {"exit_code": N}}
+        try:
+            doc = orjson.loads(output)
+        except orjson.JSONDecodeError:
+            return None
+        md = doc.get("metadata") if isinstance(doc, dict) else None
+        code = md.get("exit_code") if isinstance(md, dict) else None
+        return code if type(code) is int else None
+    # exec tools' text form: header lines ("Exit code: N" or "Process exited with code N"),
+    # then "Output:" and the output itself, which is not searched
+    end = output.find("\nOutput:", 0, 500)
+    if end < 0:
+        return None
+    m = _EXIT_LINE.search(output, 0, end)
+    return int(m.group(1)) if m else None
 
 
 def sniff_record(rec: Any) -> bool:
@@ -43,6 +90,8 @@ class _Rollout:
         self.event_texts: list[Message] = []   # fallback for rollouts without response items
         self.unknown: dict[str, int] = {}
         self.malformed = 0
+        self.policy: dict | None = None        # this turn's turn_context.truncation_policy
+        self.usage_only: list[Message] = []    # token counts no assistant item was there to take
 
     def add(self, origin: str, rec: Any) -> None:
         if not isinstance(rec, dict):
@@ -66,13 +115,19 @@ class _Rollout:
             self.malformed += 1
             return
         if rtype == "response_item":
-            self.b.item(payload, origin)
+            b = self.b
+            b.item(payload, origin)
+            ptype = payload.get("type")
+            if type(ptype) is str and ptype in _OUTPUTS and b.messages and b.messages[-1].origin == origin:
+                b.messages[-1] = _output_meta(b.messages[-1], payload.get("output"), self.policy)
         elif rtype == "event_msg":
             self._event(payload, origin)
         elif rtype == "turn_context":
             model = payload.get("model")
             if isinstance(model, str):
                 self.b.model = model
+            policy = payload.get("truncation_policy")
+            self.policy = policy if isinstance(policy, dict) else None
         elif rtype == "session_meta":
             self._meta(payload)
         elif rtype == "compacted":
@@ -107,8 +162,10 @@ class _Rollout:
                 return  # Codex repeats the last count at each turn start
             self.last_total = total
             usage = openai_usage(info.get("last_token_usage"))
-            if usage is not None:
-                self.b.attach_usage(usage)
+            if usage is not None and not self.b.attach_usage(usage):
+                # a model call whose items the file does not hold (usage-only rollouts)
+                self.usage_only.append(Message(role="assistant", content="", model_id=self.b.model, usage=usage,
+                                               origin=origin))
         elif etype == "user_message" and isinstance(p.get("message"), str):
             self.event_texts.append(Message(role="user", content=p["message"], origin=origin))
         elif etype == "agent_message" and isinstance(p.get("message"), str):
@@ -154,6 +211,9 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     if not messages and r.event_texts:
         messages = r.event_texts
         warnings.append("no response items: messages rebuilt from UI events (tool calls not recorded)")
+    if not messages and r.usage_only:
+        messages = r.usage_only
+        warnings.append(usage_only_warning("main", messages) or "main: the file holds usage records only")
     if not messages:
         raise LoadError(inp.name, "no messages found (no response_item records)", expected=EXPECTED)
     messages, unlinked = link_tool_results(messages)
