@@ -530,3 +530,16 @@ def test_an_inline_side_chain_gives_way_to_the_agents_own_file(tmp_path):
     s = load_session(path)
     assert [c.name for c in s.conversations] == ["main", "agent-abc"]
     assert texts(s.conversations[1]) == [("user", "sub task"), ("assistant", "sub answer")]
+
+
+def test_odd_agent_progress_lines_are_ignored_not_fatal(tmp_path):
+    t = Transcript()
+    t.user("q")
+    for data in ({"type": "agent_progress", "agentId": ["a"], "message": {"type": "user"}},
+                 {"type": "agent_progress", "agentId": "b1", "message": {"type": ["user"], "message": {}}},
+                 {"type": "agent_progress", "agentId": "b2", "message": "text"},
+                 {"type": "agent_progress", "agentId": "b3", "message": {"type": "user", "message": {"content": 5}}}):
+        t.add({"type": "progress", "data": data, "parentToolUseID": ["x"]})
+    t.assistant({"type": "text", "text": "a"}, "m1")
+    s = load_session(t.write(tmp_path / "s.jsonl"))
+    assert [c.name for c in s.conversations] == ["main"]  # nothing usable: no empty sub-agent either

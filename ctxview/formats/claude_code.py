@@ -268,7 +268,7 @@ class _Scan:
         tool_id = rec.get("parentToolUseID")
         if type(tool_id) is str:
             self.task_call.setdefault(agent, tool_id)
-        if type(inner) is dict and inner.get("type") in _MESSAGE_TYPES:
+        if type(inner) is dict and _str(inner.get("type")) in _MESSAGE_TYPES:
             self.progress.setdefault(agent, []).append((origin, inner))
 
     def _task_result(self, tur: dict, tool_use_id: str, origin: Any) -> None:
@@ -727,7 +727,9 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     names = {c.name for c in convs}
     for agent, items in scan.progress.items():
         if f"agent-{agent}" not in names:
-            convs.append(_from_progress(agent, items, scan.task_answer.get(agent), warnings))
+            rebuilt = _from_progress(agent, items, scan.task_answer.get(agent), warnings)
+            if rebuilt.messages:
+                convs.append(rebuilt)
     convs = _labelled(convs, scan)
     for conv in convs:
         w = usage_only_warning(conv.name, conv.messages)
