@@ -199,6 +199,15 @@ def test_compaction_boundary_becomes_an_event(tmp_path):
     assert ev.origin == "line 3"
 
 
+def write_subagent_abc(tmp_path: Path) -> None:
+    """sess-1's sub-agent file <tmp_path>/sess-1/subagents/agent-abc.jsonl: one task, one answer."""
+    sub = Transcript()
+    sub.user("sub task", isSidechain=True, agentId="abc")
+    sub.assistant({"type": "text", "text": "sub answer"}, "s9", isSidechain=True, agentId="abc")
+    (tmp_path / "sess-1" / "subagents").mkdir(parents=True)
+    sub.write(tmp_path / "sess-1" / "subagents" / "agent-abc.jsonl")
+
+
 def test_side_chains_and_subagent_files_are_their_own_conversations(tmp_path):
     t = Transcript()
     t.user("main q")
@@ -211,11 +220,7 @@ def test_side_chains_and_subagent_files_are_their_own_conversations(tmp_path):
     t.result("task1", "found it", parent=main_last)
     t.assistant({"type": "text", "text": "main done"}, "m2")
     path = t.write(tmp_path / "sess-1.jsonl")
-    sub = Transcript()
-    sub.user("sub task", isSidechain=True, agentId="abc")
-    sub.assistant({"type": "text", "text": "sub answer"}, "s9", isSidechain=True, agentId="abc")
-    (tmp_path / "sess-1" / "subagents").mkdir(parents=True)
-    sub.write(tmp_path / "sess-1" / "subagents" / "agent-abc.jsonl")
+    write_subagent_abc(tmp_path)
     s = load_session(path)
     names = [c.name for c in s.conversations]
     assert names[0] == "main" and names[-1] == "agent-abc" and len(names) == 3
@@ -522,11 +527,7 @@ def test_an_inline_side_chain_gives_way_to_the_agents_own_file(tmp_path):
     t.add({"type": "user", "isSidechain": True, "agentId": "abc", "message": {"role": "user", "content": "partial"}})
     t.assistant({"type": "text", "text": "a"}, "m1")
     path = t.write(tmp_path / "sess-1.jsonl")
-    sub = Transcript()
-    sub.user("sub task", isSidechain=True, agentId="abc")
-    sub.assistant({"type": "text", "text": "sub answer"}, "s9", isSidechain=True, agentId="abc")
-    (tmp_path / "sess-1" / "subagents").mkdir(parents=True)
-    sub.write(tmp_path / "sess-1" / "subagents" / "agent-abc.jsonl")
+    write_subagent_abc(tmp_path)
     s = load_session(path)
     assert [c.name for c in s.conversations] == ["main", "agent-abc"]
     assert texts(s.conversations[1]) == [("user", "sub task"), ("assistant", "sub answer")]
