@@ -178,9 +178,11 @@ def test_tool_outputs_carry_the_turn_policy_exit_code_and_is_error(tmp_path):
         call("c5"), out("c5", "Process exited with code 1 (in a text, not the header line)", "custom_tool_call_output"),
         call("c6"), out("c6", "Exit code: 1\nWall time: 0.2 seconds\nOutput:\nfail"),
         call("c7"), out("c7", "Wall time: 0.2 seconds\nOutput:\nProcess exited with code 3\n"),
+        # spaced JSON; the key inside the output string is escaped, so not taken for the real one
+        call("c8"), out("c8", '{"output": "\\"metadata\\": {\\"exit_code\\": 5}", "metadata": { "exit_code": 0}}'),
     ])
     tools = [m for m in load_session(p).conversations[0].messages if m.role == "tool"]
-    assert [m.tool_call_id for m in tools] == ["c1", "c2", "c3", "c4", "c5", "c6", "c7"]
+    assert [m.tool_call_id for m in tools] == ["c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"]
     assert [dict(m.meta) for m in tools] == [
         {"truncation_policy": p1, "exit_code": 2, "is_error": True},
         {"truncation_policy": p1, "exit_code": 0},
@@ -189,6 +191,7 @@ def test_tool_outputs_carry_the_turn_policy_exit_code_and_is_error(tmp_path):
         {},
         {"exit_code": 1, "is_error": True},
         {},  # the code is in the output, not in the header
+        {"exit_code": 0},
     ]
     assert tools[2].text == "denied"
 

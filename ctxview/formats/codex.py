@@ -13,8 +13,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import orjson
-
 from ..model import Conversation, Message, Session
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document
@@ -30,45 +28,53 @@ _TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context"
 # The outputs Codex's ContextManager truncates by the turn's policy before the model sees them
 # (process_item in codex-rs/core/src/context_manager/history.rs); the rollout keeps them whole.
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
-_EXIT_LINE = re.compile(r"^(?:Process exited with code|Exit code:) (-?\d+)$", re.M)
+_EXIT_KEY = re.compile(r'"metadata"\s*:\s*\{\s*"exit_code"\s*:\s*(-?\d+)')
+_EXIT_LINES = ("Process exited with code ", "Exit code: ")
 
 
-def _output_meta(msg: Message, output: Any, policy: dict | None) -> Message:
-    """The tool message of an output item, with what the rollout states about it in meta:
-    the turn's truncation_policy, exit_code where the output names one, and is_error when it
-    says the call failed (success: false, or a non-zero exit code)."""
-    meta: dict[str, Any] = {}
-    if policy is not None:
-        meta["truncation_policy"] = policy
-    success = output.get("success") if isinstance(output, dict) else None
-    code = _exit_code(output)
+def _output_meta(msg: Message, output: Any, policy: dict | None) -> None:
+    """Give the tool message of an output item what the rollout states about it, in meta: the
+    turn's truncation_policy, exit_code where the output names one, and is_error when it says
+    the call failed (success: false, or a non-zero exit code)."""
+    meta: dict[str, Any] = {} if policy is None else {"truncation_policy": policy}
+    success = None
+    if type(output) is dict:
+        success = output.get("success")
+        output = output.get("content")
+    code = _exit_code(output) if type(output) is str else None
     if code is not None:
         meta["exit_code"] = code
-    if success is False or (code is not None and code != 0):
+        if code:
+            meta["is_error"] = True
+    if success is False:
         meta["is_error"] = True
-    return msg.replace(meta={**msg.meta, **meta}) if meta else msg
+    if meta:
+        # The builder made this message a moment ago and nothing holds it yet: its meta is set
+        # instead of copying the whole message (a rollout holds tens of thousands).
+        object.__setattr__(msg, "meta", {**msg.meta, **meta} if msg.meta else meta)
 
 
-def _exit_code(output: Any) -> int | None:
-    if isinstance(output, dict):
-        output = output.get("content")
-    if not isinstance(output, str):
-        return None
-    if output.startswith('{"output"'):  # shell tools: {"output": ..., "metadata": {"exit_code": N}}
-        try:
-            doc = orjson.loads(output)
-        except orjson.JSONDecodeError:
-            return None
-        md = doc.get("metadata") if isinstance(doc, dict) else None
-        code = md.get("exit_code") if isinstance(md, dict) else None
-        return code if type(code) is int else None
+def _exit_code(output: str) -> int | None:
+    if output.startswith('{"output"'):
+        # shell tools: {"output": ..., "metadata": {"exit_code": N, ...}}, metadata last; a quote
+        # inside the output string is escaped, so the key is found only where it is a key
+        at = output.rfind('"metadata"')
+        m = _EXIT_KEY.search(output, at) if at > 0 else None
+        return int(m.group(1)) if m else None
     # exec tools' text form: header lines ("Exit code: N" or "Process exited with code N"),
-    # then "Output:" and the output itself, which is not searched
+    # then "Output:" and the output itself, which is not searched. str methods, not a regex:
+    # this runs for every output of a rollout.
     end = output.find("\nOutput:", 0, 500)
     if end < 0:
         return None
-    m = _EXIT_LINE.search(output, 0, end)
-    return int(m.group(1)) if m else None
+    for key in _EXIT_LINES:
+        i = output.rfind(key, 0, end)
+        if i >= 0 and (i == 0 or output[i - 1] == "\n"):
+            k = i + len(key)
+            j = output.find("\n", k, end)
+            digits = output[k:end if j < 0 else j]
+            return int(digits) if digits.lstrip("-").isdigit() and digits.isascii() else None
+    return None
 
 
 def sniff_record(rec: Any) -> bool:
@@ -119,7 +125,7 @@ class _Rollout:
             b.item(payload, origin)
             ptype = payload.get("type")
             if type(ptype) is str and ptype in _OUTPUTS and b.messages and b.messages[-1].origin == origin:
-                b.messages[-1] = _output_meta(b.messages[-1], payload.get("output"), self.policy)
+                _output_meta(b.messages[-1], payload.get("output"), self.policy)
         elif rtype == "event_msg":
             self._event(payload, origin)
         elif rtype == "turn_context":

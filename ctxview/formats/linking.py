@@ -3,6 +3,7 @@ wrapping up a conversation."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..model import Message, ToolCall, Usage, slot_builder
@@ -30,7 +31,7 @@ def link_tool_results(messages: Sequence[Message]) -> tuple[list[Message], int]:
             if name is None:
                 unlinked += 1
             elif msg.tool_name != name:
-                msg = msg.replace(tool_name=name)
+                msg = _with_tool_name(msg, name)
         out.append(msg)
     return out, unlinked
 
@@ -109,6 +110,9 @@ def make_message(role: str, content: Any, tool_call_id: str | None = None, tool_
 
 # Positional, in field order: the loaders' hot paths call it directly.
 new_message = _new_message
+# A copy of a message with its tool_name set: link_tool_results names every tool result.
+_with_tool_name = slot_builder(Message, "with_tool_name", extra=("src",), fixed={
+    f.name: f"src.{f.name}" for f in dataclasses.fields(Message) if f.name != "tool_name"})
 
 
 def make_tool_call(id: str, name: str, arguments: Mapping[str, Any]) -> ToolCall:
