@@ -492,6 +492,17 @@ def test_subagent_files_have_one_name_a_label_and_their_task_call():
     alone = load_session(SPOTTER.with_suffix("") / "subagents" / "agent-a881341.jsonl")
     assert [c.name for c in alone.conversations] == ["agent-a881341"]
     assert texts(alone.conversations[0]) == texts(sub)
+    # and its label and Task call, from the lines of the parent beside it that name them
+    assert alone.conversations[0].metadata == sub.metadata
+
+
+def test_a_subagent_file_alone_without_its_parent_has_no_task_call(tmp_path):
+    sub_dir = tmp_path / "sess-9" / "subagents"
+    sub_dir.mkdir(parents=True)
+    src = SPOTTER.with_suffix("") / "subagents" / "agent-a881341.jsonl"
+    (sub_dir / src.name).write_bytes(src.read_bytes())
+    (conv,) = load_session(sub_dir / src.name).conversations
+    assert conv.name == "agent-a881341" and conv.metadata == {"kind": "subagent"}
 
 
 def test_without_its_file_a_subagent_is_rebuilt_from_agent_progress(tmp_path):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from sys import intern as _intern
+from pathlib import Path
 from typing import Any, Iterable
 
 import orjson
@@ -730,7 +731,10 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
             rebuilt = _from_progress(agent, items, scan.task_answer.get(agent), warnings)
             if rebuilt.messages:
                 convs.append(rebuilt)
-    convs = _labelled(convs, scan)
+    task_call, calls = scan.task_call, _task_calls(convs, set(scan.task_call.values()))
+    if inp.path is not None and not task_call:
+        task_call, calls = _from_parent(inp.path, [c.name[len("agent-"):] for c in convs if c.name.startswith("agent-")])
+    convs = _labelled(convs, task_call, calls)
     for conv in convs:
         w = usage_only_warning(conv.name, conv.messages)
         if w:
@@ -766,14 +770,9 @@ def _from_progress(agent: str, items: list[tuple[Any, dict]], answer: tuple[str,
                         metadata={"rebuilt_from": "agent_progress"})
 
 
-def _labelled(convs: list[Conversation], scan: _Scan) -> list[Conversation]:
-    """Sub-agent conversations (agent-<id>) with a label, their kind, and the Task call in the
-    main conversation that started them (metadata["parent_tool_call_id"]) where the file shows it."""
-    agents = [c for c in convs if c.name.startswith("agent-")]
-    if not agents:
-        return convs
-    wanted = set(scan.task_call.values())
-    calls = {}
+def _task_calls(convs: list[Conversation], wanted: set[str]) -> dict[str, tuple[str, Any]]:
+    """The tool calls with the wanted ids: id -> (conversation name, ToolCall)."""
+    calls: dict[str, tuple[str, Any]] = {}
     if wanted:
         for conv in convs:
             if conv.name.startswith("agent-"):
@@ -782,6 +781,13 @@ def _labelled(convs: list[Conversation], scan: _Scan) -> list[Conversation]:
                 for c in m.tool_calls:
                     if c.id in wanted:
                         calls[c.id] = (conv.name, c)
+    return calls
+
+
+def _labelled(convs: list[Conversation], task_call: dict[str, str],
+              calls: dict[str, tuple[str, Any]]) -> list[Conversation]:
+    """Sub-agent conversations (agent-<id>) with a label, their kind, and the Task call in the
+    main conversation that started them (metadata["parent_tool_call_id"]) where the file shows it."""
     out = []
     for conv in convs:
         if not conv.name.startswith("agent-"):
@@ -794,7 +800,7 @@ def _labelled(convs: list[Conversation], scan: _Scan) -> list[Conversation]:
             meta["label"] = "compaction (writes the summary that replaces the conversation)"
         else:
             meta["kind"] = "subagent"
-        call_id = scan.task_call.get(agent)
+        call_id = task_call.get(agent)
         if call_id is not None:
             meta["parent_tool_call_id"] = call_id
             found = calls.get(call_id)
@@ -806,3 +812,52 @@ def _labelled(convs: list[Conversation], scan: _Scan) -> list[Conversation]:
                     meta["label"] = label
         out.append(dataclasses.replace(conv, metadata=meta))
     return out
+
+
+def _parent_file(path: Path) -> Path | None:
+    """<dir>/<session>.jsonl, the parent of <dir>/<session>/subagents/agent-<id>.jsonl."""
+    if path.parent.name != "subagents" or not path.name.startswith("agent-"):
+        return None
+    parent = path.parent.parent.with_suffix(".jsonl")
+    return parent if parent.is_file() else None
+
+
+def _records_naming(data: bytes, needle: str) -> list[Any]:
+    """The parsed lines of a JSONL text that contain `needle` (the others are not parsed)."""
+    out = []
+    key = needle.encode()
+    at = data.find(key)
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        try:
+            out.append(orjson.loads(data[start:end]))
+        except orjson.JSONDecodeError:
+            pass
+        at = data.find(key, end)
+    return out
+
+
+def _from_parent(path: Path, agents: list[str]) -> tuple[dict[str, str], dict[str, tuple[str, Any]]]:
+    """For a sub-agent file opened alone: the Task calls that started its agents, read from the
+    parent transcript next to it (only the lines naming the agent, and those naming its call)."""
+    parent = _parent_file(path)
+    if parent is None or not agents:
+        return {}, {}
+    try:
+        data = parent.read_bytes()
+    except OSError:
+        return {}, {}
+    scan = _Scan()
+    for agent in agents:
+        scan.run(_records_naming(data, agent), "/")
+    calls: dict[str, tuple[str, Any]] = {}
+    for call_id in set(scan.task_call.values()):
+        for rec in _records_naming(data, call_id):
+            msg = rec.get("message") if type(rec) is dict and rec.get("type") == "assistant" else None
+            if type(msg) is dict:
+                for c in anthropic_assistant(msg.get("content"))[2]:
+                    if c.id == call_id:
+                        calls[call_id] = ("main", c)
+    return scan.task_call, calls
