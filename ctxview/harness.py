@@ -8,6 +8,10 @@ rewrote it, and the file says where:
   for Codex, the replacement history) is stored right after the boundary;
 - a **microcompaction** (Claude Code `microcompact_boundary`): from its index
   on, the tool results it names are sent as Claude Code's placeholder;
+- a **truncation** (Codex): a rollout stores each tool output whole, and
+  Codex sends it cut to the turn's `truncation_policy` (its history.rs
+  truncates what it records into the history, not what it writes to the
+  rollout), with Codex's own "…N chars truncated…" marker;
 - a **compression** (SwarmSDK's `context_compression` event): SwarmSDK's
   `auto_compress_on_threshold` cut the old tool results of the history as it
   then was (`compress_tool_results(messages, keep_recent: 10)`, default
@@ -22,9 +26,11 @@ the first reply whose context reached 60% of the window.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
+from .codex_truncation import truncate_output
 from .compression import DEFAULT_POLICY, compress_tool_results
 from .model import Content, ContextEvent, Conversation, Message
 
@@ -45,7 +51,7 @@ class Rewrite:
 
     index: int
     message: Message
-    kind: str            # "microcompaction" or "compression"
+    kind: str            # "microcompaction", "compression" or "truncation"
     event: ContextEvent
 
 
@@ -62,6 +68,13 @@ class SentHistory:
     def plain(self) -> bool:
         """Nothing rewritten: the stored messages as they are."""
         return self.start == 0 and not self.rewrites
+
+
+def truncated_outputs(conversation: Conversation) -> list[int]:
+    """Indices of the tool outputs that carry the truncation policy they were recorded under (Codex
+    stores an output whole and sends it cut to the turn's policy: codex_truncation.truncate_output)."""
+    return [i for i, m in enumerate(conversation.messages)
+            if m.role == "tool" and isinstance(m.meta, Mapping) and isinstance(m.meta.get("truncation_policy"), Mapping)]
 
 
 def rewrite_events(conversation: Conversation) -> tuple[ContextEvent, ...]:
@@ -94,12 +107,21 @@ def history_as_sent(conversation: Conversation, n: int | None = None,
     msgs = conversation.messages
     n = len(msgs) if n is None else n
     todo = [e for e in (rewrite_events(conversation) if events is None else events) if e.index <= n]
-    if not todo:
+    current: dict[int, Message] = {}   # stored index -> the message sent, where it differs
+    kinds: dict[int, tuple[str, ContextEvent]] = {}
+    for i in truncated_outputs(conversation):  # Codex cut these when it recorded them: from the start
+        if i >= n:
+            break
+        msg = msgs[i]
+        policy = msg.meta["truncation_policy"]
+        cut = truncate_output(msg.text, policy)
+        if cut != msg.text:
+            current[i] = _with_text(msg, cut)
+            kinds[i] = ("truncation", ContextEvent("truncation", i, meta={"policy": policy}))
+    if not todo and not current:
         return SentHistory(0, msgs if n == len(msgs) else msgs[:n])
     start = 0
     compaction = None
-    current: dict[int, Message] = {}   # stored index -> the message sent, where it differs
-    kinds: dict[int, tuple[str, ContextEvent]] = {}
     for event in todo:
         if event.kind == "compaction":
             start, compaction = event.index, event
@@ -169,9 +191,12 @@ def sent_tokens(conversation: Conversation, counts: Sequence[int], count_message
         hit = epochs.get(applied)
         if hit is None:
             sent = history_as_sent(conversation, len(conversation.messages), events[:applied])
-            delta = sum(count_message(r.message) - counts[i] for i, r in sent.rewrites.items())
-            hit = epochs[applied] = (sent.start, delta)
-        start, delta = hit
-        return system_tokens + prefix[k] - prefix[start] + delta
+            at = sorted(sent.rewrites)  # rewrite indices, and the tokens they add up to each
+            deltas = [0]
+            for i in at:
+                deltas.append(deltas[-1] + count_message(sent.rewrites[i].message) - counts[i])
+            hit = epochs[applied] = (sent.start, at, deltas)
+        start, at, deltas = hit
+        return system_tokens + prefix[k] - prefix[start] + deltas[bisect.bisect_left(at, k)]
 
     return tokens

@@ -137,3 +137,21 @@ def test_cli_request_option_is_one_based_and_checked():
     bad = run("report", str(CLAUDE), "--request", "99")
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "no request 99" in bad.stderr
     assert run("report", str(CLAUDE), "--request", "0").returncode == 2
+
+
+def test_codex_outputs_are_sent_cut_to_their_turns_truncation_policy():
+    from ctxview.codex_truncation import truncate_output
+
+    policy = {"mode": "bytes", "limit": 400}
+    msgs = [Message("user", "go"), Message("assistant", "", tool_calls=(ToolCall("c1", "shell", {}),)),
+            Message("tool", "line\n" * 500, tool_call_id="c1", meta={"truncation_policy": policy}),
+            Message("assistant", "", tool_calls=(ToolCall("c2", "shell", {}),)),
+            Message("tool", "short", tool_call_id="c2", meta={"truncation_policy": policy}),
+            Message("assistant", "done")]
+    conv = Conversation("main", tuple(msgs))
+    view = prepare(conv, counter=C4)
+    assert view.prepared[2].text == truncate_output(msgs[2].text, policy) != msgs[2].text
+    assert "chars truncated" in view.prepared[2].text
+    assert view.prepared[4] is msgs[4] and view.stats["truncated"] == 1
+    (change,) = view.rows[2].changes
+    assert change.action == "truncated" and change.rule == "harness" and "bytes 400" in change.detail

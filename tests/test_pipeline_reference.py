@@ -55,8 +55,10 @@ def conversations(draw) -> Conversation:
         name = draw(st.sampled_from(["Read", "Grep", "Bash", "Task"]))
         usage = Usage(input_tokens=100 * (i + 1)) if draw(st.booleans()) else None
         msgs.append(Message("assistant", f"step {i}", tool_calls=(ToolCall(f"c{i}", name, {"n": i}),), usage=usage))
+        policy = draw(st.sampled_from([None, None, {"mode": "bytes", "limit": 300}, {"mode": "tokens", "limit": 50}]))
         msgs.append(Message("tool", draw(st.sampled_from(BODIES)), tool_call_id=f"c{i}",
-                            tool_name=name if draw(st.booleans()) else None))
+                            tool_name=name if draw(st.booleans()) else None,
+                            meta={} if policy is None else {"truncation_policy": policy}))
         if draw(st.integers(0, 6)) == 0:
             msgs.append(Message("user", f"next {i} {REMINDER}" if draw(st.booleans()) else f"next {i}"))
     msgs.append(Message("assistant", "All done."))

@@ -610,7 +610,8 @@ def _prepare(
     specs = _Specs(n, tag, msgs, msgs, ())
     stats: dict[str, int] = {"compressed": 0, "cleared": 0, "excerpted": 0, "removed": 0,
                              "summarised": 0, "dropped": 0, "ephemeral": 0, "inserted": 0,
-                             "compacted": 0, "microcompacted": 0, "harness_compressed": 0}
+                             "compacted": 0, "microcompacted": 0, "harness_compressed": 0,
+                             "truncated": 0}
     keep_recent = settings.keep_recent
 
     # 1. compression (and 4., the ephemeral reminders, when no stage between them runs)

@@ -137,6 +137,12 @@ def rewritten(kind: str, event: ContextEvent, age: int, saved: int) -> Change:
         return new_change("microcompacted", "compaction",
                           f"tool result cleared by the harness's microcompaction at #{event.index}: "
                           f"{saved:,} tokens saved", None, None, saved)
+    if kind == "truncation":
+        policy = event.meta.get("policy") or {}
+        return new_change("truncated", "harness",
+                          f"cut by Codex to the turn's truncation policy ({policy.get('mode', '?')} "
+                          f"{policy.get('limit', '?')}) when it recorded the output: {saved:,} tokens saved",
+                          None, None, saved)
     head, t_index, _ = _tier(compression.DEFAULT_POLICY, age)
     what_if = bool(event.meta.get("what_if")) if hasattr(event.meta, "get") else False
     who = "what-if swarm-auto: SwarmSDK's rule would compress" if what_if else "SwarmSDK compressed"

@@ -239,7 +239,8 @@ def prepare_reference(conversation: Conversation, settings: Settings = AS_SENT, 
              "dropped": len(dropped), "ephemeral": len(eph_spans), "inserted": 1 if removed else 0,
              "tool_results": sum(1 for x in sent.messages if x.role == "tool"), "compacted": start,
              "microcompacted": sum(1 for r in sent.rewrites.values() if r.kind == "microcompaction"),
-             "harness_compressed": sum(1 for r in sent.rewrites.values() if r.kind == "compression")}
+             "harness_compressed": sum(1 for r in sent.rewrites.values() if r.kind == "compression"),
+             "truncated": sum(1 for r in sent.rewrites.values() if r.kind == "truncation")}
     if removed:
         stats["removed" if strategy == "remove" else "summarised"] = len(removed)
     prepared_seq = tuple(inserted if j is None else current[j] for j in seq)

@@ -72,6 +72,7 @@ class SentHistory:
         stats["compacted"] = start
         stats["microcompacted"] = sum(1 for i, r in rewrites.items() if r.kind == "microcompaction" and i < n)
         stats["harness_compressed"] = sum(1 for i, r in rewrites.items() if r.kind == "compression" and i < n)
+        stats["truncated"] = sum(1 for i, r in rewrites.items() if r.kind == "truncation" and i < n)
         view = dataclasses.replace(
             inner, settings=settings, rows=Rows([maker] * len(indices), indices, stored, prepared),
             tokens_stored=inner.system_tokens + cache.stored_total(data, counter, n),
@@ -133,19 +134,28 @@ def events_for(cache: PipelineCache, conversation: Conversation, settings: Setti
     return events
 
 
+def truncations(cache: PipelineCache, conversation: Conversation) -> bool:
+    """Whether the conversation holds tool outputs its harness sent truncated (harness.truncated_outputs)."""
+    key = (id(conversation), "truncations")
+    hit = cache.harness.get(key)
+    if hit is None or hit[0] is not conversation:
+        hit = cache.harness[key] = (conversation, bool(harness.truncated_outputs(conversation)))
+    return hit[1]
+
+
 def for_request(cache: PipelineCache, conversation: Conversation, settings: Settings,
                 counter: TokenCounter) -> SentHistory | None:
     """The stage-0 history for the request `settings` ask for; None when the harness sent the stored
     messages as they are (no rewrite recorded before it, or none that changed anything)."""
     events = events_for(cache, conversation, settings, counter)
-    if not events:
+    if not events and not truncations(cache, conversation):
         return None
     msgs = conversation.messages
     n = len(msgs) if settings.request is None else settings.request
     if type(n) is not int or not (0 <= n <= len(msgs)):
         return None  # (stages 1-5 name the bad request)
     todo = tuple(e for e in events if e.index <= n)
-    if not todo:
+    if not todo and not truncations(cache, conversation):
         return None
     key = (id(conversation), tuple(id(e) for e in todo))
     hit = cache.sent.get(key)
