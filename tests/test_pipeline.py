@@ -422,7 +422,7 @@ def test_compression_is_remembered_for_other_settings_and_its_tokens_for_other_r
 
 
 def test_remembered_stages_are_bounded_however_many_policies_are_tried():
-    from ctxview.pipeline import cached as pipeline
+    from ctxview.pipeline import cache as pipeline
 
     cache = PipelineCache()
     for k in range(3 * pipeline._STAGES_KEPT):
@@ -450,11 +450,11 @@ def test_a_stage_that_reads_the_whole_context_sends_keep_recent_steps_through_th
 
 
 def test_clearing_the_cache_empties_the_module_memos():
-    from ctxview.pipeline import changes, cached
+    from ctxview.pipeline import changes, row_keys as cached
 
     cache = PipelineCache()
     prepare(CONV, Settings(tiers="default", budget=2_000, old_messages="remove"), counter=C4, cache=cache)
     list(prepare(CONV, Settings(tiers="default", budget=2_000, old_messages="remove"), counter=C4, cache=cache).rows)
-    assert changes._TIERS and cached._SHARED_CHANGES
+    assert changes._TIERS and cached.SHARED_CHANGES
     cache.clear()
-    assert not changes._TIERS and not changes._DETAILS and not cached._SHARED_CHANGES and not cache.views
+    assert not changes._TIERS and not changes._DETAILS and not cached.SHARED_CHANGES and not cache.views

@@ -9,7 +9,12 @@ from ctxview.budget import plan_summary
 from ctxview.compression import _plan, compress_text, detect_tool_name, get_policy
 from ctxview.grouping import unit_of, unit_runs, units
 from ctxview.model import Message, ToolCall
-from ctxview.pipeline.cached import _SHARED_CHANGES, PipelineCache, _change, _shared_change, _shared_changes, prepare
+from ctxview.pipeline import PipelineCache, prepare
+from ctxview.pipeline.embedding import embedded
+from ctxview.pipeline.row_keys import SHARED_CHANGES as _SHARED_CHANGES
+from ctxview.pipeline.row_keys import change_of as _change
+from ctxview.pipeline.row_keys import shared_change as _shared_change
+from ctxview.pipeline.row_keys import shared_changes as _shared_changes
 from ctxview.view import ClearSettings, Settings
 
 
@@ -168,7 +173,8 @@ def test_rows_compression_alone_changed_are_reused_after_a_request_switch():
 
 def test_slot_builders_equal_the_constructors():
     from ctxview.compression import _as_tool_result  # built by model.slot_builder
-    from ctxview.pipeline.cached import _row, _with_content
+    from ctxview.pipeline.builders import make_row as _row
+    from ctxview.pipeline.builders import with_content as _with_content
     from ctxview.pipeline.changes import new_change as _new_change
     from ctxview.view import Change, Row
 
@@ -199,7 +205,7 @@ PIECE = st.lists(st.sampled_from(["<system-reminder>", "</system-reminder>", "a"
 @given(st.lists(PIECE, min_size=1, max_size=4))
 def test_joined_reminder_spans_match_a_scan_of_the_joined_text(parts):
     from ctxview import reminders
-    from ctxview.pipeline.cached import _joined_spans
+    from ctxview.pipeline.embedding import _joined_spans
 
     found = _joined_spans(parts, lambda t: tuple(reminders.spans(t)))
     if found is not None:  # None: the caller scans the joined text itself
@@ -207,13 +213,14 @@ def test_joined_reminder_spans_match_a_scan_of_the_joined_text(parts):
 
 
 def test_joined_reminder_spans_fall_back_when_a_block_runs_across_parts():
-    from ctxview.pipeline.cached import _joined_spans
+    from ctxview.pipeline.embedding import _joined_spans
 
     assert _joined_spans(["x <system-reminder> open", "close </system-reminder>"], lambda t: ()) is None
 
 
 @settings(max_examples=300, deadline=None)
 @given(PIECE, st.lists(PIECE, max_size=3), st.sampled_from(["tool", "user"]), st.sampled_from(["swarm", "chars4"]))
+
 def test_embedded_matches_joining_and_counting_the_whole(base, texts, role, counter_name):
     # embedded() builds the joined text from a per-texts suffix and counts it from the parts'
     # statistics; the general definition joins, scans and counts the whole text.
@@ -225,7 +232,7 @@ def test_embedded_matches_joining_and_counting_the_whole(base, texts, role, coun
     texts = tuple(texts)
     cache = PipelineCache()
     for _ in range(2):  # a fresh suffix, then the remembered one
-        _, _, new, spans, tokens, found = cache.embedded(counter, body, texts)
+        _, _, new, spans, tokens, found = embedded(cache, counter, body, texts)
         cache.embeds.clear()
         assert new.text == "\n\n".join([body.text, *texts]) and new.role == role
         pos, expected = len(body.text), []
@@ -300,7 +307,7 @@ def test_removed_and_dropped_rows_are_kept_by_index_and_checked_by_their_changes
 
 
 def test_specs_read_compression_from_the_stage_messages_and_keep_what_later_stages_add():
-    from ctxview.pipeline.cached import _Specs
+    from ctxview.pipeline.row_keys import Specs as _Specs
 
     stored = tuple(Message("tool", "x" * 50) for _ in range(4))
     stage1 = (stored[0], Message("tool", "cut"), stored[2], Message("tool", "cut"))

@@ -15,7 +15,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .. import harness
-from ..model import ContextEvent, Conversation, Message
+from ..model import ContextEvent, Conversation
 from ..settings import Settings
 from ..tokens import TokenCounter
 from ..view import PreparedView, Row, Rows, row_columns
@@ -23,7 +23,7 @@ from . import changes as made
 from .reference import harness_events
 
 if TYPE_CHECKING:
-    from .cached import PipelineCache
+    from .cache import PipelineCache
 
 _KEPT = 8  # stage-0 conversations and wrapped views kept per cache
 

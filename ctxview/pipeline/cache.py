@@ -1,0 +1,365 @@
+"""PipelineCache: what the cached pipeline remembers between calls, and its limits.
+
+Every table is the cache's own (PipelineCache.clear() empties them, and the
+memos of the modules the pipeline calls). Keys are object ids, guarded by
+keeping the object in the value (an id is not reused while it lives); each
+table is emptied when it reaches its limit.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import itertools
+from typing import Any, Sequence
+
+from .. import compression, reminders
+from ..grouping import unit_runs
+from ..identity_table import IdentityTable
+from ..model import Conversation, Message
+from ..settings import Settings
+from ..tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, counter_for
+from ..view import PreparedView, Row
+from . import changes as made
+from .builders import make_row as _row, with_content as _with_content
+from .embedding import embed_ephemeral_into
+from .reference import request_indices
+from .row_keys import SHARED_CHANGES, SHARED_ONES, Specs
+
+__all__ = ["PipelineCache"]
+
+_CACHE_LIMIT = 1_000_000  # entries per cache before it is emptied
+_VIEWS_KEPT = 8
+_STAGES_KEPT = 8  # results of stages 1 and 4 kept per conversation (see PipelineCache.stages)
+_SHORT_TEXT = 256  # texts up to this long (placeholders, markers) have their counts memoised by value
+
+# Counters whose count_message reads only the role, the text and the tool
+# calls: for them a short message without tool calls is counted once per text.
+_TEXT_ONLY_COUNTERS = (SwarmEstimate, CharsCounter, BpeCounter)
+
+
+
+class _ConversationData:
+    """What depends only on the conversation (and a counter): computed once."""
+
+    __slots__ = ("conversation", "requests", "names", "tool_indices", "counts", "prefix", "totals", "base_rows", "units",
+                 "ephemeral", "shared", "stages", "last_compressed")
+
+    def __init__(self, conversation: Conversation) -> None:
+        msgs = conversation.messages
+        self.conversation = conversation
+        self.requests = tuple(request_indices(msgs))
+        self.names = compression.tool_names_by_call_id(msgs)
+        self.tool_indices = [i for i, m in enumerate(msgs) if m.role == "tool"]
+        self.counts: dict[str, list[int]] = {}      # counter name -> tokens per stored message
+        self.prefix: dict[str, list[int]] = {}      # counter name -> prefix sums of counts (for callers)
+        self.totals: dict[tuple[str, int], int] = {}  # (counter name, n) -> tokens of messages[:n]
+        self.base_rows: dict[str, list[Row]] = {}   # counter name -> the unchanged row of each message
+        self.units: dict[int, list[Sequence[int]]] = {}  # n -> grouping.unit_runs(messages[:n])
+        self.ephemeral: dict[int, Sequence[str]] | None = None
+        self.shared: set[int] | None = None
+        # PipelineCache.stages()'s arguments -> its result, oldest first
+        self.stages: dict[tuple, tuple] = {}
+        # (counter name, policy tag) -> the last compression's messages and tokens (kept beyond the
+        # stages: a tuple and a list per policy), whose counts the next one under the policy reuses
+        self.last_compressed: dict[tuple[str, int], tuple[tuple[Message, ...], list[int]]] = {}
+
+    def shared_texts(self) -> set[int]:
+        """compression.shared_text_ids of the conversation's messages (valid for any prefix)."""
+        if self.shared is None:
+            msgs = self.conversation.messages
+            self.shared = compression.shared_text_ids(msgs[i] for i in self.tool_indices)
+        return self.shared
+
+    def valid_ephemeral(self) -> dict[int, Sequence[str]]:
+        """The conversation's ephemeral reminders that get embedded: int index, some text."""
+        if self.ephemeral is None:
+            self.ephemeral = {i: texts for i, texts in (self.conversation.ephemeral or {}).items()
+                              if type(i) is int and not all(x is None or x is False for x in texts)}
+        return self.ephemeral
+
+
+class PipelineCache:
+    """What survives between recomputes. Keys are object ids, guarded by
+    keeping the object in the value (an id is not reused while it lives)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, dict[int, tuple[Any, int]]] = {}
+        self.short_counts: dict[tuple[str, str, str], int] = {}  # (counter, role, short text) -> tokens
+        # counter name -> {text: tokens} for tool results without calls under a text-only counter:
+        # results that share one text are counted (and remembered) once
+        self.tool_text_counts: dict[str, IdentityTable] = {}
+        self.spans: dict[int, tuple[str, tuple]] = {}
+        # counter name -> {(index, *change specs): row}; a row holds its stored and
+        # prepared messages, which guard the entry (another conversation's row at
+        # the same index and specs fails the guard and is replaced).
+        self.rows: dict[str, dict[tuple, Row]] = {}
+        # (counter name, policy tag, messages in the request) -> {index: row}: the rows
+        # compression alone (then maybe embedding) changed, the bulk of a view, by index (the age
+        # is the request's length minus the index; guarded by stored and prepared) instead of by
+        # spec tuple (see _by_index)
+        self.compressed_rows: dict[tuple[str, int, int], dict[int, Row]] = {}
+        self.policy_tags: dict[int, tuple[compression.CompressionPolicy, int]] = {}
+        self.per_conversation: dict[int, _ConversationData] = {}
+        self.counters: dict[tuple, TokenCounter] = {}
+        self.policies: dict[tuple, compression.CompressionPolicy] = {}
+        self.embeds: dict[str, dict[int, tuple]] = {}  # counter name -> embedded()'s table
+        self.suffixes: dict[int, tuple] = {}  # id(ephemeral texts) -> suffix()'s entry
+        # placeholder -> {message: the message blanked with it}
+        self.blanks: dict[str, IdentityTable] = {}
+        self.views: dict[tuple, tuple] = {}   # the last few views, oldest first
+        # (id(conversation), counter name) -> (conversation, the last view computed,
+        # the tokens its clearing saved or None): the base a keep_recent change is applied to.
+        self.last: dict[tuple, tuple[Conversation, PreparedView, int | None]] = {}
+
+        # stage 0 (sent_history.py): the rewrite events of (conversation, counter, swarm-auto), the
+        # conversations stage 0 made (the history as sent from a compaction on), and their wrapped views
+        self.harness: dict[tuple, tuple] = {}
+        self.sent: dict[tuple, Any] = {}
+        self.offsets: dict[int, tuple[Conversation, int]] = {}
+        self.sent_views: dict[int, tuple[PreparedView, PreparedView]] = {}
+
+    def clear(self) -> None:
+        """Forget everything, the memo tables of the modules the pipeline calls included."""
+        self.__init__()
+        SHARED_CHANGES.clear()
+        SHARED_ONES.clear()
+        made.clear_memos()
+        compression.clear_caches()
+
+    def offset_of(self, conversation: Conversation) -> int:
+        """The stored index of `conversation`'s first message: > 0 for a history stage 0 made."""
+        hit = self.offsets.get(id(conversation))
+        return hit[1] if hit is not None and hit[0] is conversation else 0
+
+    # -- helpers ---------------------------------------------------------------
+    def counter(self, conversation: Conversation, name: str) -> TokenCounter:
+        key = (name, conversation.model)
+        c = self.counters.get(key)
+        if c is None:
+            c = self.counters[key] = counter_for(conversation, name)
+        return c
+
+    def policy(self, settings: Settings) -> compression.CompressionPolicy:
+        key = (settings.tiers, settings.tool_name_from)
+        p = self.policies.get(key)
+        if p is None:
+            p = compression.get_policy(settings.tiers)
+            if p.tool_name_from != settings.tool_name_from:
+                p = dataclasses.replace(p, tool_name_from=settings.tool_name_from)
+            self.policies[key] = p
+            self.policy_tags.setdefault(id(p), (p, len(self.policy_tags)))
+        return p
+
+    def policy_tag(self, policy: compression.CompressionPolicy) -> int:
+        """A small number naming a policy from policy(), so that rows of different tiers are cached apart."""
+        return self.policy_tags[id(policy)][1]
+
+    def compressed_row_table(self, counter: TokenCounter, tag: int, n: int,
+                             keep: int | str | None = None) -> dict[int, Row]:
+        """The by-index rows of (counter, policy tag, n); with `keep`, those also cleared under
+        clear.keep=keep (keep "gone": the removed or dropped ones, see _gone_by_index)."""
+        key = (counter.name, tag, n) if keep is None else (counter.name, tag, n, keep)
+        table = self.compressed_rows.get(key)
+        if table is None:
+            if len(self.compressed_rows) >= 64:
+                self.compressed_rows.clear()
+            table = self.compressed_rows[key] = {}
+        return table
+
+    def row_table(self, counter: TokenCounter) -> dict[tuple, Row]:
+        table = self.rows.get(counter.name)
+        if table is None:
+            table = self.rows[counter.name] = {}
+        return table
+
+    def count(self, counter: TokenCounter, msg: Message) -> int:
+        table = self.counts.get(counter.name)
+        if table is None:
+            table = self.counts[counter.name] = {}
+        hit = table.get(id(msg))
+        if hit is not None and hit[0] is msg:
+            return hit[1]
+        if msg.role == "tool" and not msg.tool_calls and type(counter) in _TEXT_ONLY_COUNTERS:
+            by_text = self.tool_text_counts.get(counter.name)
+            if by_text is None:
+                by_text = self.tool_text_counts[counter.name] = IdentityTable(_CACHE_LIMIT)
+            text = msg.text
+            n = by_text.get(text)
+            if n is None:
+                n = counter.count_message(msg)
+                by_text.put(text, n)
+            return n
+        n = counter.count_message(msg)
+        if len(table) >= _CACHE_LIMIT:
+            table.clear()
+        table[id(msg)] = (msg, n)
+        return n
+
+    def count_cleared(self, counter: TokenCounter, msg: Message) -> int:
+        """count() for clearing's messages: a placeholder is counted once per text, not once per message."""
+        if type(counter) in _TEXT_ONLY_COUNTERS and not msg.tool_calls:
+            text = msg.text
+            if len(text) <= _SHORT_TEXT:
+                key = (counter.name, msg.role, text)
+                n = self.short_counts.get(key)
+                if n is None:
+                    if len(self.short_counts) >= 4096:
+                        self.short_counts.clear()
+                    n = self.short_counts[key] = counter.count_message(msg)
+                return n
+        return self.count(counter, msg)
+
+    def blanked(self, msg: Message, placeholder: str) -> Message:
+        """`msg` with its content replaced by `placeholder` (clearing), the same object each time."""
+        table = self.blanks.get(placeholder)
+        if table is None:
+            if len(self.blanks) >= 64:
+                self.blanks.clear()
+            table = self.blanks[placeholder] = IdentityTable(_CACHE_LIMIT)
+        new = table.get(msg)
+        if new is None:
+            new = _with_content(msg, placeholder)
+            table.put(msg, new)
+        return new
+
+    def reminder_spans(self, text: str) -> tuple:
+        if "<system-reminder>" not in text:
+            return ()
+        hit = self.spans.get(id(text))
+        if hit is not None and hit[0] is text:
+            return hit[1]
+        found = tuple(reminders.spans(text))
+        if len(self.spans) >= _CACHE_LIMIT:
+            self.spans.clear()
+        self.spans[id(text)] = (text, found)
+        return found
+
+    def data(self, conversation: Conversation) -> _ConversationData:
+        hit = self.per_conversation.get(id(conversation))
+        if hit is not None and hit.conversation is conversation:
+            return hit
+        if len(self.per_conversation) > 64:
+            self.per_conversation.clear()
+        data = self.per_conversation[id(conversation)] = _ConversationData(conversation)
+        return data
+
+    def counts_of(self, data: _ConversationData, counter: TokenCounter) -> list[int]:
+        """Tokens of each stored message, counted once per conversation and counter."""
+        counts = data.counts.get(counter.name)
+        if counts is None:
+            count = counter.count_message
+            counts = data.counts[counter.name] = [count(m) for m in data.conversation.messages]
+        return counts
+
+    def stored_counts(self, data: _ConversationData, counter: TokenCounter) -> tuple[list[int], list[int]]:
+        """(tokens per stored message, their prefix sums); the sums are built on first request."""
+        counts = self.counts_of(data, counter)
+        prefix = data.prefix.get(counter.name)
+        if prefix is None:
+            prefix = data.prefix[counter.name] = [0, *itertools.accumulate(counts)]
+        return counts, prefix
+
+    def stored_total(self, data: _ConversationData, counter: TokenCounter, n: int) -> int:
+        """Tokens of the first n stored messages (a handful of n per conversation: the requests viewed)."""
+        key = (counter.name, n)
+        total = data.totals.get(key)
+        if total is None:
+            if len(data.totals) > 256:
+                data.totals.clear()
+            total = data.totals[key] = sum(self.counts_of(data, counter)[:n])
+        return total
+
+    def system_tokens(self, data: _ConversationData, counter: TokenCounter) -> int:
+        prompt = data.conversation.system_prompt
+        if not prompt:
+            return 0
+        key = (counter.name, -1)  # the system prompt's tokens, beside the totals
+        tokens = data.totals.get(key)
+        if tokens is None:
+            tokens = data.totals[key] = counter.count_message(Message(role="system", content=prompt))
+        return tokens
+
+    def base_rows(self, data: _ConversationData, counter: TokenCounter) -> list[Row]:
+        rows = data.base_rows.get(counter.name)
+        if rows is None:
+            counts = self.counts_of(data, counter)
+            other = next(iter(data.base_rows.values()), None)  # another counter's: same names and spans
+            rows = []
+            if other is not None:
+                for i, row in enumerate(other):
+                    rows.append(_row(i, row.stored, row.stored, (), counts[i], counts[i], row.tool_name,
+                                     row.stored_reminders, row.stored_reminders, ()))
+            else:
+                names = data.names
+                find_spans = reminders.spans
+                for i, msg in enumerate(data.conversation.messages):
+                    text = msg.text
+                    spans = tuple(find_spans(text)) if "<system-reminder>" in text else ()
+                    tool = _tool_name(msg, names) if msg.role == "tool" else None
+                    rows.append(_row(i, msg, msg, (), counts[i], counts[i], tool, spans, spans, ()))
+            data.base_rows[counter.name] = rows
+        return rows
+
+    def stages(self, data: _ConversationData, counter: TokenCounter, policy: compression.CompressionPolicy | None,
+               tag: int, n: int, keep_recent: int, embed: bool) -> tuple:
+        """Stage 1 of messages[:n] under (policy, keep_recent) (None: no compression), then stage 4
+        with `embed` (for a run with no clearing or summary between them): (the messages, their
+        tokens, the specs of the changed ones (a _Specs), the ephemeral spans and reminder blocks
+        by index). Remembered for the last few sets of arguments: the other
+        settings (a budget, a request seen before, clearing or a summary) start from it. A new
+        compression counts only the results no remembered run of the policy had."""
+        key = (counter.name, tag if policy is not None else None, n, keep_recent if policy is not None else None, embed)
+        hit = data.stages.pop(key, None)
+        if hit is not None:
+            data.stages[key] = hit  # the most recently used last
+            return hit
+        msgs = data.conversation.messages
+        msgs = msgs if n == len(msgs) else msgs[:n]
+        if embed:
+            current, counts, specs, _, _ = self.stages(data, counter, policy, tag, n, keep_recent, False)
+            current, counts, specs = list(current), list(counts), specs.copy()
+            eph_spans, eph_reminders = embed_ephemeral_into(self, counter, data.valid_ephemeral(), n, current, counts,
+                                                        specs, frozenset())
+            done = (tuple(current), counts, specs, eph_spans, eph_reminders)
+        elif policy is None:
+            done = (msgs, self.counts_of(data, counter)[:n], Specs(n, tag, msgs, msgs, ()), {}, {})
+        else:
+            current = compression.compress_tool_results(msgs, keep_recent, policy, shared_texts=data.shared_texts())
+            cur_counts = self.counts_of(data, counter)[:n]
+            tools = data.tool_indices
+            changed = [i for i in tools[:bisect.bisect_left(tools, n - keep_recent)] if current[i] is not msgs[i]]
+            # Another n or keep_recent under this policy left most results the same objects (a result
+            # depends on its message and tier limit only): their tokens are that run's.
+            ref_msgs, ref_counts = data.last_compressed.get((counter.name, tag), ((), []))
+            m = len(ref_msgs)
+            count_message = counter.count_message
+            for i in changed:
+                new = current[i]
+                cur_counts[i] = ref_counts[i] if i < m and ref_msgs[i] is new else count_message(new)
+            stage1 = tuple(current)
+            done = (stage1, cur_counts, Specs(n, tag, stage1, msgs, changed), {}, {})
+            last = data.last_compressed
+            last.pop((counter.name, tag), None)
+            if len(last) >= _STAGES_KEPT:  # (it keeps its results alive: bounded like the stages)
+                last.pop(next(iter(last)))
+            last[(counter.name, tag)] = (done[0], cur_counts)
+        if len(data.stages) >= _STAGES_KEPT:
+            data.stages.pop(next(iter(data.stages)))
+        data.stages[key] = done
+        return done
+
+    def units(self, data: _ConversationData, n: int) -> list[Sequence[int]]:
+        found = data.units.get(n)
+        if found is None:
+            if len(data.units) > 8:
+                data.units.clear()
+            found = data.units[n] = unit_runs(data.conversation.messages[:n])
+        return found
+
+
+def _tool_name(msg: Message, names: dict[str, str]) -> str | None:
+    """A tool result's tool: its own field, its call's name, else detected from the text (cached by the
+    compression module, which detects the same texts when it cuts them)."""
+    name = msg.tool_name or (names.get(msg.tool_call_id) if msg.tool_call_id else None)
+    return name if name is not None else compression.detect_tool_name_cached(msg.text)

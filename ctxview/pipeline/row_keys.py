@@ -1,0 +1,144 @@
+"""Row keys: what a changed row's changes are made of, as one flat tuple.
+
+A row key is (index, *specs); a spec is a kind and its figures (SPEC_FIELDS
+names them). Rows are kept by key (or by index, for the common shapes the
+predicates below name), and a row's Changes are made from its key only
+when the row is first read.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+from .. import compression
+from ..compression import DEFAULT_POLICY
+from ..model import Message
+from ..view import Change
+from . import changes as made
+
+class Specs:
+    """What changed, per stored index: the key of each changed message's row, (index, *specs)
+    (see changes_of). Stage 1's compression is read from its messages (the bulk of a view: no
+    tuple per result); the specs the later stages add are kept by index."""
+
+    __slots__ = ("n", "tag", "stage1", "msgs", "compressed", "more")
+
+    def __init__(self, n: int, tag: int, stage1: Sequence[Message], msgs: Sequence[Message],
+                 compressed: Sequence[int]) -> None:
+        self.n, self.tag = n, tag
+        self.stage1, self.msgs = stage1, msgs   # stage 1's messages and the stored ones
+        self.compressed = compressed             # the indices where they differ, in order
+        self.more: dict[int, tuple] = {}
+
+    def copy(self) -> Specs:
+        other = Specs(self.n, self.tag, self.stage1, self.msgs, self.compressed)
+        other.more = dict(self.more)
+        return other
+
+    def get(self, i: int) -> tuple:
+        spec = self.more.get(i)
+        if spec is None:
+            spec = (i, "compressed", self.n - i, self.tag) if self.stage1[i] is not self.msgs[i] else (i,)
+        return spec
+
+    def add(self, i: int, *spec: Any) -> None:
+        self.more[i] = self.get(i) + spec
+
+    def indices(self) -> Iterator[int]:
+        """Every index with a spec (some twice)."""
+        yield from self.compressed
+        yield from self.more
+
+
+def by_index(key: tuple) -> bool:
+    """Whether the row of `key` is kept by index in the compressed-rows table of (counter, policy
+    tag, n): compressed, maybe then embedded. The table fixes the age and tag; the embedded message
+    (one object per body and reminder tuple, so per piece count) and its tokens are fixed by the
+    row's prepared message, which a hit must be."""
+    return key[1] == "compressed" and (len(key) == 4 or (len(key) == 7 and key[4] == "ephemeral"))
+
+
+def cleared_by_index(key: tuple) -> bool:
+    """Whether the row of `key` is kept by index in the table of (counter, policy tag, n, clear.keep):
+    compressed then cleared (maybe then embedded), a tool result whose calls were not emptied. The
+    table fixes age, tag and keep; the prepared message, which a hit must be, is the one blanked
+    object of its compressed message (so fixes the tokens saved) or the one embedding of it."""
+    return (key[1] == "compressed" and (len(key) == 9 or (len(key) == 12 and key[9] == "ephemeral"))
+            and key[4] == "cleared" and key[6] is False and key[7] is True)
+
+
+def gone_by_index(key: tuple) -> bool:
+    """Whether the row of `key` is kept by index in the table of (counter, policy tag, n, "gone"):
+    removed, summarised or dropped, with at most a compression before. The table fixes the
+    compression's age and tier; its figures then follow from the stored message (nothing is
+    prepared), and the last spec is one shared Change, which a hit's last change must be."""
+    p = 4 if key[1] == "compressed" else 1
+    return len(key) > p and key[p] in ("removed", "summarised", "dropped") and len(key) == p + SPEC_LENGTHS[key[p]]
+
+
+# Length of each change spec (kind included): a row's specs are one flat tuple.
+_NO_MESSAGE = Message("tool")  # _change reads the policy and message for compressed specs only
+SPEC_LENGTHS = {"compressed": 3, "cleared": 5, "ephemeral": 3, "excerpted": 4, "removed": 4, "summarised": 4,
+                 "dropped": 3}
+
+
+def changes_of(key: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,
+             stored: Message, start: int = 1) -> tuple[Change, ...]:
+    """The Changes of a row key (index, *specs) from position `start` on, one per spec, in order."""
+    out = []
+    p, end = start, len(key)
+    while p < end:
+        kind = key[p]
+        q = p + SPEC_LENGTHS[kind]
+        if kind == "compressed":
+            out.append(change_of(key[p:q], policy, stored_tokens, prepared_tokens, stored))
+        else:
+            out.append(shared_change(key[p:q]))
+        p = q
+    return tuple(out)
+
+
+SHARED_CHANGES: dict[tuple, Change] = {}
+SHARED_ONES: dict[tuple, tuple[Change]] = {}
+
+
+def shared_change(spec: tuple) -> Change:
+    """The Change of a spec of any kind but compressed: made of its spec alone, so one object per
+    spec (tens of thousands of rows share a few specs: a removal, a budget drop, a placeholder)."""
+    change = SHARED_CHANGES.get(spec)
+    if change is None:
+        if len(SHARED_CHANGES) >= 65536:
+            SHARED_CHANGES.clear()
+            SHARED_ONES.clear()  # (their changes must stay the shared ones: rows are checked by identity)
+        change = SHARED_CHANGES[spec] = change_of(spec, DEFAULT_POLICY, 0, 0, _NO_MESSAGE)
+    return change
+
+
+def shared_changes(spec: tuple) -> tuple[Change]:
+    """(shared_change(spec),), the same tuple for every row whose only change is this spec."""
+    changes = SHARED_ONES.get(spec)
+    if changes is None:
+        if len(SHARED_ONES) >= 65536:
+            SHARED_ONES.clear()
+        changes = SHARED_ONES[spec] = (shared_change(spec),)
+    return changes
+
+
+def change_of(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,
+            stored: Message) -> Change:
+    """The Change a spec tuple stands for (see changes.py)."""
+    kind = spec[0]
+    if kind == "compressed":  # spec[2]: the policy's tag, so rows of different tiers are cached apart
+        return made.compressed(policy, spec[1], len(stored.text), stored_tokens - prepared_tokens)
+    if kind == "cleared":
+        _, saved, _inputs, is_result, keep = spec
+        return made.cleared(saved, is_result, keep)
+    if kind == "ephemeral":
+        return made.ephemeral(spec[1], spec[2])
+    if kind == "excerpted":
+        return made.excerpted(spec[1], spec[2], spec[3])
+    if kind in ("removed", "summarised"):
+        return made.removed(*spec)
+    if kind == "dropped":
+        return made.dropped(spec[1], spec[2])
+    raise AssertionError(f"unknown change {kind!r}")  # pragma: no cover
