@@ -17,13 +17,14 @@ import asyncio
 import gc
 import os
 import sys
+import weakref
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding, BindingsMap
+from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Input
@@ -34,7 +35,7 @@ from ..model import Conversation, Session
 from ..sanitize import make_visible, sanitize
 from ..view import PreparedView, Settings, row_columns
 from .controls import ControlsPanel
-from .keys import APP_BINDINGS, help_rows
+from .keys import APP_BINDINGS, help_rows, live_bindings
 from .layout import Layout, stored_heights_of
 from .messages import BloatReady, OpeningFailed, SearchDone, SessionLoaded, ViewFailed, ViewReady, WorkFailed, Written
 from .pane import MessagePane
@@ -254,17 +255,23 @@ class CtxviewApp(App[int]):
         self._refresh_chrome()
         if key is not None and self.session is not None:
             conversation = self.session.conversations[key.conversation]
-            self._compute(key, conversation, self.pair.row_layout)
+            layout = self.pair.row_layout
+            self._compute(key, conversation, weakref.ref(layout) if layout is not None else None)
 
     @work(thread=True, group="compute", description="compute", exit_on_error=False)  # no repr of args
-    def _compute(self, key: ViewKey, conversation: Conversation, previous: Layout | None) -> None:
+    def _compute(self, key: ViewKey, conversation: Conversation,
+                 previous: weakref.ref[Layout] | None) -> None:
+        # `previous` (whose row heights the new layout reuses) is held weakly: a finished
+        # Worker is cyclic garbage that the next gc.freeze() keeps for good, and with it
+        # anything its arguments hold (a layout is ~3 MB at 100k messages).
         try:
             # As in _load: the collector's first pass after a full pipeline run
             # would walk everything the run allocated (~0.1 s at 100k messages).
             with paused_gc():
                 try:
                     view = self._prepare(conversation, key.settings)
-                    layout = Layout.build(view, previous, self._stored_heights_for(conversation))
+                    layout = Layout.build(view, previous() if previous is not None else None,
+                                          self._stored_heights_for(conversation))
                 finally:
                     gc.freeze()
         except Exception as exc:  # noqa: BLE001 - shown on screen, never a traceback
@@ -484,13 +491,17 @@ class CtxviewApp(App[int]):
             return
         self.state.search.step(direction)
         self._refresh_chrome()
-        self._search(layout, self.search_term, direction, self.cursor, include_current)
+        self._search(weakref.ref(layout), self.search_term, direction, self.cursor, include_current)
 
     @work(thread=True, exclusive=True, group="search", description="search", exit_on_error=False)
-    def _search(self, layout: Layout, term: str, direction: int, start: int, include_current: bool) -> None:
+    def _search(self, scanned: weakref.ref[Layout], term: str, direction: int, start: int,
+                include_current: bool) -> None:
         """Scan for the next matching row off the UI thread (a miss reads every message);
-        a newer search cancels this one."""
+        a newer search cancels this one. (The layout is held weakly, as in _compute.)"""
         worker = get_current_worker()
+        layout = scanned()
+        if layout is None:
+            return  # a newer view replaced it: the answer would be dropped
         # the rows' messages, not the rows: a changed row is made only when shown
         _, stored, prepared = row_columns(layout.view.rows)
         row = find_match(stored, prepared, layout.heights, term, start, direction, include_current,
@@ -510,16 +521,16 @@ class CtxviewApp(App[int]):
         conv = self.conversation
         if conv is None or self._cache is None:
             return
-        self._bloat(conv, self.settings, self.view)
+        self._bloat(conv, self.settings, self.view.context_window if self.view is not None else conv.context_window)
 
     @work(thread=True, exclusive=True, group="bloat", description="bloat", exit_on_error=False)  # no repr of args
-    def _bloat(self, conversation: Conversation, settings: Settings, view: PreparedView | None) -> None:
+    def _bloat(self, conversation: Conversation, settings: Settings, context_window: int | None) -> None:
         try:
             from ..bloat import analyze_context_bloat
 
             report = analyze_context_bloat(
                 conversation.messages,
-                context_window=view.context_window if view is not None else conversation.context_window,
+                context_window=context_window,
                 counter=self._cache.counter(conversation, settings.counter),
                 ephemeral=conversation.ephemeral if settings.embed_ephemeral else None,
                 system_prompt=conversation.system_prompt,
@@ -582,25 +593,10 @@ class CtxviewApp(App[int]):
     # -- help / palette ---------------------------------------------------------------
 
     def live_bindings(self) -> list[tuple[Any, Binding, list[str]]]:
-        """Each action bound by the app and the panes, once, as (the node that runs it, its
-        binding, the keys it is on now): the keymap applied, keys shown as the footer shows them."""
-        out: list[tuple[Any, Binding, list[str]]] = []
+        """The app's and the panes' bindings as they are now (keys.live_bindings)."""
         pair = self.pair
-        for node, bindings in ((pair, PanePair.BINDINGS), (pair.stored, MessagePane.BINDINGS), (self, APP_BINDINGS)):
-            live = BindingsMap(bindings)
-            live.apply_keymap(self._keymap)  # what set_keymap / update_keymap gave (Textual keeps it there)
-            by_action: dict[str, tuple[Binding, list[str]]] = {}
-            for key_bindings in live.key_to_bindings.values():
-                for b in key_bindings:
-                    entry = by_action.setdefault(b.action, (b, []))
-                    display = self.get_key_display(b)
-                    if display not in entry[1]:
-                        entry[1].append(display)
-            order = {b.action: i for i, b in enumerate(bindings)}  # as listed, whatever the keymap moved
-            for action in sorted(by_action, key=order.__getitem__):
-                binding, keys = by_action[action]
-                out.append((node, binding, keys))
-        return out
+        return live_bindings(self, ((pair, PanePair.BINDINGS), (pair.stored, MessagePane.BINDINGS),
+                                    (self, APP_BINDINGS)))
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

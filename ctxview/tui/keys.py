@@ -6,10 +6,12 @@ screen and the command palette list them all with the keys they are on now
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, Iterable
 
-from textual.binding import Binding
+from textual.app import App
+from textual.binding import Binding, BindingsMap
 
-__all__ = ["APP_BINDINGS", "FOOTER_IDS", "KEYS", "help_rows"]
+__all__ = ["APP_BINDINGS", "FOOTER_IDS", "KEYS", "help_rows", "live_bindings"]
 
 KEYS: list[Binding] = [
     Binding("plus,equals_sign", "keep_recent(1)", "keep_recent +1", key_display="+", id="ctxview.keep_recent_up"),
@@ -56,3 +58,22 @@ APP_BINDINGS = [_binding(b) for b in KEYS]
 def help_rows(bindings: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The help screen's rows: (keys, what they do) for each live binding, then Textual's focus key."""
     return [*bindings, ("Tab", "Move focus (panes, controls)")]
+
+
+def live_bindings(app: App, groups: Iterable[tuple[Any, list[Binding]]]) -> list[tuple[Any, Binding, list[str]]]:
+    """Each action of `groups` ((the node that runs them, its BINDINGS), ...) once, as (node,
+    binding, the keys it is on now): the app's keymap applied, keys shown as the footer shows them."""
+    out: list[tuple[Any, Binding, list[str]]] = []
+    for node, bindings in groups:
+        live = BindingsMap(bindings)
+        live.apply_keymap(app._keymap)  # what set_keymap / update_keymap gave (Textual keeps it there)
+        by_action: dict[str, tuple[Binding, list[str]]] = {}
+        for key_bindings in live.key_to_bindings.values():
+            for b in key_bindings:
+                binding, keys = by_action.setdefault(b.action, (b, []))
+                display = app.get_key_display(b)
+                if display not in keys:
+                    keys.append(display)
+        order = {b.action: i for i, b in enumerate(bindings)}  # as listed, wherever the keymap put them
+        out.extend((node, *by_action[action]) for action in sorted(by_action, key=order.__getitem__))
+    return out
