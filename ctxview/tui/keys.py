@@ -17,7 +17,7 @@ KEYS: list[Binding] = [
     Binding("plus,equals_sign", "keep_recent(1)", "keep_recent +1", key_display="+", id="ctxview.keep_recent_up"),
     Binding("minus", "keep_recent(-1)", "keep_recent −1", key_display="-", id="ctxview.keep_recent_down"),
     Binding("t", "next_tiers", "Next tier preset", id="ctxview.next_tiers",
-            tooltip="Next tier preset (default, light, aggressive, off: as sent)"),
+            tooltip="Next tier preset (off, the view as sent, included)"),
     Binding("c", "toggle_compression", "Compression on/off", id="ctxview.toggle_compression",
             tooltip="Compression on/off (from tiers=off: on with the tiers chosen last)"),
     Binding("e", "edit_tiers", "Edit tiers", id="ctxview.edit_tiers"),

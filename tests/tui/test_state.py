@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from sessions import make_session
 
+from ctxview.compression import PRESETS
 from ctxview.model import Conversation, Message
 from ctxview.settings import ClearSettings, Settings
 from ctxview.tui.state import (InspectorState, Search, ViewKey, find_match, next_row, opening_settings,
@@ -57,12 +58,14 @@ def test_keep_recent_steps_and_stops_at_zero():
 
 
 def test_t_cycles_every_preset_including_off():
+    names = list(PRESETS)
     state = opened(Settings(tiers="off"))
     seen = []
-    for _ in range(4):
+    for _ in range(len(names)):
         assert state.next_tiers()
         seen.append(state.settings.tiers)
-    assert seen == ["default", "light", "aggressive", "off"]
+    after_off = names.index("off") + 1
+    assert seen == names[after_off:] + names[:after_off]  # each once, in order, back to off
     state.change(tiers="10:full,*:100")
     assert state.next_tiers() and state.settings.tiers == "default"  # a custom spec goes to the first preset
 
