@@ -86,7 +86,7 @@ class CtxviewApp(App[int]):
         self.view: PreparedView | None = None
         self.error: str | None = None      # set when loading failed before the app was usable
         self.last_written: str | None = None
-        self._cache: Any = None            # PipelineCache, created by the load worker
+        self._cache: Any = None            # PipelineCache, made by the load worker (SessionLoaded brings it)
         self._stored_heights: tuple[Conversation, list[int]] | None = None
 
     # -- layout -----------------------------------------------------------------
@@ -193,7 +193,7 @@ class CtxviewApp(App[int]):
         """Load the session, post it (the stored side shows), compute and post the first view."""
         from ..pipeline import PipelineCache
 
-        self._cache = PipelineCache()
+        cache = PipelineCache()
         session = self.session
         if session is None:
             from ..formats import DEMO_PATH, load_session
@@ -215,8 +215,8 @@ class CtxviewApp(App[int]):
         # Show the stored side now; the prepared side follows when the
         # first pipeline run is done (the slowest part of opening).
         pending = Layout.pending(conversation.messages, settings, stored_heights)
-        self.post_message(SessionLoaded(session, index, settings, pending))
-        view = self._prepare(conversation, settings)
+        self.post_message(SessionLoaded(session, index, settings, pending, cache))
+        view = self._prepare(conversation, settings, cache)
         self.post_message(ViewReady(ViewKey(index, settings), view, Layout.build(view, stored_heights=stored_heights)))
 
     @on(OpeningFailed)
@@ -226,6 +226,7 @@ class CtxviewApp(App[int]):
 
     @on(SessionLoaded)
     def _session_loaded(self, event: SessionLoaded) -> None:
+        self._cache = event.cache
         self._show_stored(event.session, event.conversation, event.settings, event.layout)
 
     def _show_stored(self, session: Session, index: int, settings: Settings, pending: Layout) -> None:
@@ -243,11 +244,11 @@ class CtxviewApp(App[int]):
 
     # -- recompute --------------------------------------------------------------
 
-    def _prepare(self, conversation: Conversation, settings: Settings) -> PreparedView:
+    def _prepare(self, conversation: Conversation, settings: Settings, cache: Any) -> PreparedView:
         """One pipeline run on the shared cache (InspectorState keeps them one at a time)."""
         from ..pipeline import prepare
 
-        return prepare(conversation, settings, cache=self._cache)
+        return prepare(conversation, settings, cache=cache)
 
     def recompute(self) -> None:
         """Start the run for the newest settings, unless one is in flight (its end starts it)."""
@@ -256,10 +257,10 @@ class CtxviewApp(App[int]):
         if key is not None and self.session is not None:
             conversation = self.session.conversations[key.conversation]
             layout = self.pair.row_layout
-            self._compute(key, conversation, weakref.ref(layout) if layout is not None else None)
+            self._compute(key, conversation, self._cache, weakref.ref(layout) if layout is not None else None)
 
     @work(thread=True, group="compute", description="compute", exit_on_error=False)  # no repr of args
-    def _compute(self, key: ViewKey, conversation: Conversation,
+    def _compute(self, key: ViewKey, conversation: Conversation, cache: Any,
                  previous: weakref.ref[Layout] | None) -> None:
         # `previous` (whose row heights the new layout reuses) is held weakly: a finished
         # Worker is cyclic garbage that the next gc.freeze() keeps for good, and with it
@@ -269,7 +270,7 @@ class CtxviewApp(App[int]):
             # would walk everything the run allocated (~0.1 s at 100k messages).
             with paused_gc():
                 try:
-                    view = self._prepare(conversation, key.settings)
+                    view = self._prepare(conversation, key.settings, cache)
                     layout = Layout.build(view, previous() if previous is not None else None,
                                           self._stored_heights_for(conversation))
                 finally:
@@ -521,17 +522,19 @@ class CtxviewApp(App[int]):
         conv = self.conversation
         if conv is None or self._cache is None:
             return
-        self._bloat(conv, self.settings, self.view.context_window if self.view is not None else conv.context_window)
+        window = self.view.context_window if self.view is not None else conv.context_window
+        self._bloat(conv, self.settings, window, self._cache)
 
     @work(thread=True, exclusive=True, group="bloat", description="bloat", exit_on_error=False)  # no repr of args
-    def _bloat(self, conversation: Conversation, settings: Settings, context_window: int | None) -> None:
+    def _bloat(self, conversation: Conversation, settings: Settings, context_window: int | None,
+               cache: Any) -> None:
         try:
             from ..bloat import analyze_context_bloat
 
             report = analyze_context_bloat(
                 conversation.messages,
                 context_window=context_window,
-                counter=self._cache.counter(conversation, settings.counter),
+                counter=cache.counter(conversation, settings.counter),
                 ephemeral=conversation.ephemeral if settings.embed_ephemeral else None,
                 system_prompt=conversation.system_prompt,
                 keep_recent=settings.keep_recent,

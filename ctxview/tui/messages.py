@@ -2,9 +2,9 @@
 
 The workers (`CtxviewApp._load`, `_compute`, `_search`, `_bloat`, `_write`)
 compute and post one of these; the app's handlers apply them on the UI
-thread, asking `InspectorState` whether a view is still wanted. No worker
-touches the app's state or calls into it (toolong's `run_scan` and
-harlequin's query workers work the same way).
+thread, asking `InspectorState` whether a view is still wanted. A worker
+gets what it works on as arguments and changes nothing on screen
+(toolong's `run_scan` and harlequin's query workers work the same way).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ class SessionLoaded(TMessage):
     conversation: int
     settings: Settings       # the opening settings of that conversation
     layout: Layout
+    cache: object            # the PipelineCache every later run shares
 
 
 @dataclass
