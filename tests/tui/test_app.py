@@ -860,3 +860,34 @@ async def test_a_replaced_layout_is_freed_at_once():
             assert app.row_layout is not None and first() is None
         finally:
             gc.enable()
+
+
+async def test_presses_during_a_slow_run_skip_to_the_newest_settings():
+    import threading
+
+    release = threading.Event()
+    computed: list[int] = []
+
+    class SlowApp(CtxviewApp):
+        def _prepare(self, conversation, settings, cache):
+            computed.append(settings.keep_recent)
+            if len(computed) == 2:
+                release.wait(20)  # the run for keep_recent=5 takes long
+            return super()._prepare(conversation, settings, cache)
+
+    app = SlowApp("test.json", Settings(keep_recent=4, tiers="default"), session=make_session(1))
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("plus")
+            await wait_for(pilot, lambda: len(computed) == 2)
+            await pilot.press("plus", "plus", "plus", "question_mark")  # the screen answers meanwhile
+            await pilot.pause()
+            assert isinstance(app.screen, HelpScreen) and app.busy and "computing" in status(app)
+            await pilot.press("escape")
+            release.set()
+            await settle(pilot)
+            assert computed == [4, 5, 8]  # 6 and 7 were asked for and changed before their turn
+            assert app.view.settings.keep_recent == 8 and "computing" not in status(app)
+    finally:
+        release.set()
