@@ -512,7 +512,7 @@ class CtxviewApp(App[int]):
 
     @on(SearchDone)
     def _search_done(self, event: SearchDone) -> None:
-        if self.state.search.done(event.term, event.row) and event.layout is self.row_layout:
+        if self.state.search.done(event.term, event.row, same_view=event.layout is self.row_layout):
             self._jump(event.row, f"match for {event.term!r}")
         self._refresh_chrome()
 

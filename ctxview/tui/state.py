@@ -127,10 +127,11 @@ class Search:
         """`n` / `N` (or a new term): a scan in `direction` starts."""
         self.direction, self.running = direction, True
 
-    def done(self, term: str, row: int | None) -> bool:
-        """A scan for `term` ended at `row` (None: no match); whether it answers the current term."""
+    def done(self, term: str, row: int | None, same_view: bool = True) -> bool:
+        """A scan for `term` ended at `row` (None: no match); whether to go there: it must answer
+        the current term, over the view still on screen (`same_view`)."""
         self.running = False
-        if term != self.term:
+        if term != self.term or not same_view:
             return False
         self.hit = row
         return True

@@ -194,6 +194,7 @@ def test_search_term_direction_and_hit():
     assert search.running and search.direction == -1
     assert not search.done("other term", 3)                # an answer for an older term
     assert search.done("Read", 3) and search.hit == 3 and not search.running
+    assert not search.done("Read", 5, same_view=False) and search.hit == 3  # the view changed meanwhile
     assert search.done("Read", None) and search.hit is None
 
 
