@@ -58,7 +58,7 @@ async def wait_applied(app, pilot, timeout: float = 60.0) -> None:
     deadline = time.perf_counter() + timeout
     while True:
         await pilot.pause()
-        if app.view is not None and app.generation == app.applied_generation and app.error is None:
+        if not app.busy and app.error is None:
             await pilot.pause()  # let the compositor paint the new view
             return
         if app.error is not None:

@@ -34,7 +34,7 @@ SHOTS = {
 async def shoot(name: str, settings: Settings, keys, size: tuple[int, int]) -> Path:
     app = CtxviewApp(None, settings)
     async with app.run_test(size=size) as pilot:
-        while app.view is None or app.generation != app.applied_generation:
+        while app.busy:
             if app.error:
                 raise SystemExit(app.error)
             await pilot.pause(0.05)

@@ -44,3 +44,8 @@ def test_engine_and_loaders_import_neither_textual_nor_rich():
 
 def test_importing_the_cli_loads_no_terminal_library():
     assert imported_after("import ctxview.cli") == set()
+
+
+def test_the_inspector_state_imports_neither_textual_nor_rich():
+    # ctxview/tui/state.py: the inspector's decisions, tested without a terminal
+    assert imported_after("import ctxview.tui.state") == set()

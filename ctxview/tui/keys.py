@@ -1,24 +1,31 @@
 """The app's key bindings. Each has an id, so a keymap can rebind it
-(`App.set_keymap({"ctxview.search": "f"})`); the same list feeds the footer,
-the help screen and the command palette."""
+(`App.set_keymap({"ctxview.search": "f"})`). The footer shows some; the help
+screen and the command palette list them all with the keys they are on now
+(`CtxviewApp.live_bindings`, which adds the panes' own)."""
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, Iterable
 
-from textual.binding import Binding
+from textual.app import App
+from textual.binding import Binding, BindingsMap
 
-__all__ = ["APP_BINDINGS", "FOOTER_IDS", "KEYS", "key_list"]
+__all__ = ["APP_BINDINGS", "FOOTER_IDS", "KEYS", "help_rows", "live_bindings"]
 
 KEYS: list[Binding] = [
     Binding("plus,equals_sign", "keep_recent(1)", "keep_recent +1", key_display="+", id="ctxview.keep_recent_up"),
     Binding("minus", "keep_recent(-1)", "keep_recent −1", key_display="-", id="ctxview.keep_recent_down"),
-    Binding("t", "next_tiers", "Next tier preset", id="ctxview.next_tiers"),
-    Binding("c", "toggle_compression", "Compression on/off", id="ctxview.toggle_compression"),
+    Binding("t", "next_tiers", "Next tier preset", id="ctxview.next_tiers",
+            tooltip="Next tier preset (off, the view as sent, included)"),
+    Binding("c", "toggle_compression", "Compression on/off", id="ctxview.toggle_compression",
+            tooltip="Compression on/off (from tiers=off: on with the tiers chosen last)"),
     Binding("e", "edit_tiers", "Edit tiers", id="ctxview.edit_tiers"),
     Binding("a", "switch_conversation", "Switch conversation", id="ctxview.switch_conversation"),
-    Binding("left_square_bracket", "request(-1)", "Previous request", key_display="[", id="ctxview.prev_request"),
-    Binding("right_square_bracket", "request(1)", "Next request", key_display="]", id="ctxview.next_request"),
+    Binding("left_square_bracket", "request(-1)", "Previous request", key_display="[", id="ctxview.prev_request",
+            tooltip="Previous request (the context as prepared for an earlier model call)"),
+    Binding("right_square_bracket", "request(1)", "Next request", key_display="]", id="ctxview.next_request",
+            tooltip="Next request (after the last one: the next call)"),
     Binding("slash", "search", "Search", key_display="/", id="ctxview.search"),
     Binding("n", "search_next(1)", "Next match", id="ctxview.search_next"),
     Binding("N", "search_next(-1)", "Previous match", id="ctxview.search_prev"),
@@ -29,6 +36,9 @@ KEYS: list[Binding] = [
     Binding("s", "toggle_link", "Link/unlink scrolling", id="ctxview.toggle_link"),
     Binding("question_mark", "help", "Help", key_display="?", id="ctxview.help"),
     Binding("q", "quit", "Quit", id="ctxview.quit"),
+    # Anywhere, even in a text box or a dialog, and while a file loads (Textual's own ctrl+c only
+    # says how to quit).
+    Binding("ctrl+c", "quit", "Quit", show=False, priority=True, id="ctxview.quit_now"),
 ]
 
 # Shown in the footer; the rest are in the help screen and the palette.
@@ -45,16 +55,25 @@ def _binding(b: Binding) -> Binding:
 APP_BINDINGS = [_binding(b) for b in KEYS]
 
 
-def key_list() -> list[tuple[str, str]]:
-    """Every key with what it does, for the help screen."""
-    rows = [(b.key_display or b.key, b.description) for b in KEYS]
-    rows[0:0] = [
-        ("↑/↓ j/k", "Previous / next message"),
-        ("PgUp/PgDn", "Scroll a page"),
-        ("Home/End", "First / last message"),
-        ("Enter", "Expand / collapse the message (huge ones open the detail view)"),
-        ("o", "Open the message in the detail view"),
-        ("z", "Fold / unfold a run of removed messages (Enter unfolds too)"),
-        ("Tab", "Move focus (panes, controls)"),
-    ]
-    return rows
+def help_rows(bindings: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The help screen's rows: (keys, what they do) for each live binding, then Textual's focus key."""
+    return [*bindings, ("Tab", "Move focus (panes, controls)")]
+
+
+def live_bindings(app: App, groups: Iterable[tuple[Any, list[Binding]]]) -> list[tuple[Any, Binding, list[str]]]:
+    """Each action of `groups` ((the node that runs them, its BINDINGS), ...) once, as (node,
+    binding, the keys it is on now): the app's keymap applied, keys shown as the footer shows them."""
+    out: list[tuple[Any, Binding, list[str]]] = []
+    for node, bindings in groups:
+        live = BindingsMap(bindings)
+        live.apply_keymap(app._keymap)  # what set_keymap / update_keymap gave (Textual keeps it there)
+        by_action: dict[str, tuple[Binding, list[str]]] = {}
+        for key_bindings in live.key_to_bindings.values():
+            for b in key_bindings:
+                binding, keys = by_action.setdefault(b.action, (b, []))
+                display = app.get_key_display(b)
+                if display not in keys:
+                    keys.append(display)
+        order = {b.action: i for i, b in enumerate(bindings)}  # as listed, wherever the keymap put them
+        out.extend((node, *by_action[action]) for action in sorted(by_action, key=order.__getitem__))
+    return out

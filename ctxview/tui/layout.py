@@ -99,7 +99,7 @@ def _stored_rows(messages: tuple[Message, ...]) -> Rows:
     return Rows([_StoredOnly(messages)] * n, range(n), messages, (None,) * n)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)  # (a worker holds the previous one weakly: see CtxviewApp._compute)
 class Layout:
     """Block heights and their prefix sums for one PreparedView."""
 

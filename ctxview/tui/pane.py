@@ -54,19 +54,15 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
 
     COMPONENT_CLASSES = set(_STYLE_CLASSES.values()) | {"pane--gutter"}
 
+    # (the cursor, expand, detail and fold keys are the PanePair's, the pane's parent)
     BINDINGS = [
-        Binding("up,k", "app.cursor(-1)", "Previous message", show=False, id="ctxview.cursor_up"),
-        Binding("down,j", "app.cursor(1)", "Next message", show=False, id="ctxview.cursor_down"),
         Binding("pageup", "page(-1)", "Page up", show=False, id="ctxview.page_up"),
         Binding("pagedown,space", "page(1)", "Page down", show=False, id="ctxview.page_down"),
-        Binding("home,g", "app.cursor_to('first')", "First message", show=False, id="ctxview.first"),
-        Binding("end,G", "app.cursor_to('last')", "Last message", show=False, id="ctxview.last"),
-        Binding("enter", "app.expand", "Expand", id="ctxview.expand"),
-        Binding("o", "app.detail", "Open in detail view", show=False, id="ctxview.detail"),
-        Binding("z", "app.fold", "Fold/unfold removed messages", show=False, id="ctxview.fold"),
     ]
 
-    class RowClicked(TMessage):
+    class RowChosen(TMessage):
+        """A click or a page key put this row under the cursor."""
+
         def __init__(self, row: int) -> None:
             self.row = row
             super().__init__()
@@ -75,7 +71,6 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
         super().__init__(id=id)
         self.side: Side = side
         self.row_layout: Layout | None = None
-        self.generation = 0
         self.cursor = 0
         self.search = ""
         self._styles: PaneStyles | None = None
@@ -83,9 +78,8 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
 
     # -- state from the app -------------------------------------------------
 
-    def set_layout(self, layout: Layout | None, generation: int) -> None:
+    def set_layout(self, layout: Layout | None) -> None:
         self.row_layout = layout
-        self.generation = generation
         self._update_virtual_size()
         self.refresh()
 
@@ -149,7 +143,7 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
     def _entry(self, row: int) -> tuple:
         """(Row, strips, painted strips, padding strip) for one row, cached.
 
-        Keyed by the Row object's identity rather than the generation: the
+        Keyed by the Row object's identity rather than the view: the
         pipeline hands back the same Row for an unchanged message, so a
         recompute repaints only the rows that really changed.
         """
@@ -232,7 +226,7 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
         if self.row_layout is None or not len(self.row_layout):
             return
         row = self.row_layout.row_at(self.scroll_offset.y + event.y)
-        self.post_message(self.RowClicked(row))
+        self.post_message(self.RowChosen(row))
 
     def action_page(self, direction: int) -> None:
         if direction > 0:
@@ -241,4 +235,4 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
             self.scroll_page_up(animate=False)
         if self.row_layout is not None and len(self.row_layout):
             target = self.scroll_target_y if hasattr(self, "scroll_target_y") else self.scroll_offset.y
-            self.app.set_cursor(self.row_layout.row_at(int(target)), scroll=False)  # type: ignore[attr-defined]
+            self.post_message(self.RowChosen(self.row_layout.row_at(int(target))))

@@ -13,9 +13,14 @@ from textual.widget import Widget
 from ..sanitize import make_visible
 from ..view import PreparedView
 
-__all__ = ["HeaderBar", "Line", "Meters", "StatusBar", "gauge", "meters_text", "status_text", "WINDOW_MARKS"]
+__all__ = ["HeaderBar", "Line", "Meters", "StatusBar", "gauge", "meters_text", "status_text", "view_name",
+           "WINDOW_MARKS"]
 
 WINDOW_MARKS = (0.6, 0.8, 0.9)  # SwarmSDK's context warning thresholds
+
+# The view's name: what the model was sent, or a simulation of ctxview's (never to be mistaken for it).
+AS_SENT_STYLE = Style(color="green", bold=True)
+WHAT_IF_STYLE = Style(color="black", bgcolor="yellow", bold=True)
 
 
 def _safe(value: object) -> str:
@@ -83,6 +88,14 @@ def meters_text(view: PreparedView | None, gauge_width: int = 30, compact: bool 
     return text
 
 
+def view_name(label: str) -> Text:
+    """A view's name (Settings.label: "as sent", "what-if: tiers=default, ..."), styled by which it is."""
+    what_if = label != "as sent"
+    text = Text(end="", no_wrap=True, overflow="ellipsis")
+    text.append(f" {label} " if what_if else label, WHAT_IF_STYLE if what_if else AS_SENT_STYLE)
+    return text
+
+
 def status_text(
     settings_keep_recent: int,
     tiers: str,
@@ -94,9 +107,13 @@ def status_text(
     rows: int = 0,
     busy: bool = False,
     search: str = "",
+    what_if: bool = False,
 ) -> Text:
-    """The status bar line: always keep_recent, the tier preset and stored → prepared."""
+    """The status bar line: which view (as sent, what-if), then always keep_recent, the tier
+    preset and stored → prepared."""
     text = Text(end="", no_wrap=True, overflow="ellipsis")
+    text.append_text(view_name("what-if" if what_if else "as sent"))
+    text.append(" · ")
     text.append(f"keep_recent={settings_keep_recent}", Style(bold=True))
     text.append(" · ")
     text.append(f"tiers={_safe(tiers)}", Style(bold=True))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from sessions import make_session
 from textual.widgets import Input
 
@@ -26,7 +27,7 @@ async def settle(pilot) -> None:
     for _ in range(50):
         await app.workers.wait_for_complete()
         await pilot.pause()
-        if app.generation == app.applied_generation and not any(w.is_running for w in app.workers):
+        if not app.busy and not any(w.is_running for w in app.workers):
             return
     raise AssertionError("workers did not settle")
 
@@ -358,17 +359,23 @@ async def test_bindings_in_command_palette():
 
 
 async def test_stale_results_are_dropped():
+    from ctxview.tui.messages import ViewReady
+    from ctxview.tui.state import ViewKey
+
     app = new_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         current = app.view
-        old_generation = app.generation
-        app.generation += 1  # a newer recompute is "in flight"
+        stale_key = ViewKey(0, app.settings)
+        app.update_settings(keep_recent=9)  # a newer recompute is in flight
         stale = Layout.build(current)
-        app._apply(old_generation, current, stale)
-        assert app.row_layout is not stale and app.applied_generation == old_generation
-        app._apply(app.generation, current, stale)
-        assert app.row_layout is stale
+        app.post_message(ViewReady(stale_key, current, stale))  # a run for the settings before
+        await settle(pilot)
+        assert app.row_layout is not stale and app.view.settings.keep_recent == 9
+        fresh = Layout.build(app.view)
+        app.post_message(ViewReady(ViewKey(0, app.settings), app.view, fresh))
+        await settle(pilot)
+        assert app.row_layout is fresh
 
 
 async def test_fast_key_presses_end_on_the_last_setting():
@@ -549,10 +556,10 @@ async def test_controls_panel_changes_recompute_and_mounting_changes_nothing():
         await settle(pilot)
         # Setting up the widgets did not overwrite the settings given.
         assert app.settings.old_messages == "llm" and app.settings.budget == 5000
-        gen = app.applied_generation
+        before = app.view
         app.query_one("#ctl-old", Select).value = "remove"
         await settle(pilot)
-        assert app.view.settings.old_messages == "remove" and app.applied_generation > gen
+        assert app.view.settings.old_messages == "remove" and app.view is not before
         app.query_one("#ctl-clear", Switch).value = True
         await settle(pilot)
         assert app.view.settings.clear is not None
@@ -646,3 +653,241 @@ async def test_hostile_markup_is_inert_when_clicked():
         # The conversation name (it holds markup and a bidi override) is shown escaped in the header.
         header = str(app.query_one("#header").render())
         assert "agent [@click=app.quit]<U+202E>evil" in header and "\u202e" not in header
+
+
+# -- live bindings ---------------------------------------------------------------
+
+
+async def test_help_and_palette_follow_the_keymap():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.set_keymap({"ctxview.search": "f", "ctxview.cursor_down": "J"})
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = str(app.screen.query_one("#help-text").render())
+        lines = {line.split("  ")[-1].strip(): line for line in text.splitlines() if "  " in line}
+        assert lines["Search"].split()[0] == "f"            # no longer "/"
+        assert lines["Next message"].split()[0] == "J"
+        await pilot.press("escape")
+        await pilot.pause()
+        commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        assert commands["Search"] == "key f"
+        await pilot.press("f")                              # and f does search
+        await pilot.pause()
+        assert app.query_one("#search", Input).has_focus
+
+
+async def test_palette_lists_every_action_once():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert len(titles) == len(set(titles)), sorted(t for t in titles if titles.count(t) > 1)
+        assert titles.count("Quit") == 1
+        for title in ("Expand", "Next message", "Page down", "Theme"):  # the panes' and Textual's own too
+            assert title in titles
+        commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        assert commands["Quit"] == "key q/^c" and commands["keep_recent +1"] == "key +"
+
+
+async def test_a_palette_command_runs_in_its_widget():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        command = next(c for c in app.get_system_commands(app.screen) if c.title == "Next message")
+        await command.callback()
+        await pilot.pause()
+        assert app.cursor == 1
+
+
+# -- the view's name ---------------------------------------------------------------
+
+
+async def test_the_view_is_named_as_sent_or_what_if():
+    app = CtxviewApp("test.json", Settings(keep_recent=4), session=make_session(1))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        title = app.query_one("#title-prepared").text
+        assert title.plain.startswith("as sent · ")
+        assert status(app).startswith("as sent · keep_recent=4 · tiers=off")
+        as_sent_style = title.get_style_at_offset(app.console, 0)
+        await pilot.press("c")                              # tiers=off: on with the default tiers
+        await settle(pilot)
+        assert app.settings.tiers == "default" and app.settings.compression
+        title = app.query_one("#title-prepared").text
+        assert title.plain.startswith(" what-if: tiers=default, keep_recent=4 ")
+        assert status(app).startswith(" what-if  · keep_recent=4 · tiers=default")
+        what_if_style = title.get_style_at_offset(app.console, 1)
+        assert what_if_style.bgcolor is not None and what_if_style != as_sent_style
+        assert any(c.action == "compressed" for r in app.view.rows for c in r.changes)
+        await pilot.press("t", "t", "t")                   # light, aggressive, off
+        await settle(pilot)
+        assert app.settings.tiers == "off" and status(app).startswith("as sent")
+        await pilot.press("c")                             # back to the tiers chosen last
+        await settle(pilot)
+        assert app.settings.tiers == "aggressive"
+
+
+# -- loading never blocks (issue 12) --------------------------------------------------
+
+
+class SlowLoader:
+    """load_session that waits until released, as a slow or huge file would."""
+
+    def __init__(self, monkeypatch) -> None:
+        import threading
+
+        import ctxview.formats as formats
+
+        self.release = threading.Event()
+        self.started = threading.Event()
+        self.done = threading.Event()
+        real = formats.load_session
+
+        def load(*args, **kwargs):
+            self.started.set()
+            # (released at the end of the test; the timeout only keeps a broken app from hanging the run)
+            self.release.wait(20)
+            try:
+                return real(*args, **kwargs)
+            finally:
+                self.done.set()
+
+        monkeypatch.setattr(formats, "load_session", load)
+
+
+async def wait_for(pilot, condition) -> None:
+    for _ in range(200):
+        if condition():
+            return
+        await pilot.pause()
+    raise AssertionError("the condition never held")
+
+
+async def test_help_opens_while_a_file_loads(monkeypatch):
+    slow = SlowLoader(monkeypatch)
+    app = CtxviewApp(str(HOSTILE), Settings())
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, slow.started.is_set)
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert isinstance(app.screen, HelpScreen) and not slow.done.is_set()
+            await pilot.press("escape")
+            await pilot.press("plus", "t", "c", "left_square_bracket", "down", "enter", "slash")  # no effect yet
+            await pilot.press("escape")
+            slow.release.set()
+            await settle(pilot)
+            assert app.view is not None and app.error is None
+            assert app.settings == app.view.settings                # opened with the file's settings
+    finally:
+        slow.release.set()
+
+
+@pytest.mark.parametrize("key", ["q", "ctrl+c"])
+async def test_q_and_ctrl_c_quit_while_a_file_loads(monkeypatch, key):
+    import asyncio
+
+    slow = SlowLoader(monkeypatch)
+    app = CtxviewApp(str(HOSTILE), Settings())
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, slow.started.is_set)
+            await pilot.press(key)
+            await pilot.pause()
+        assert app.return_code == 0 and not app.is_running
+        # What asyncio.run does after the app ends (App.run): shut the default executor down. It
+        # must not wait for the load, which is still blocked.
+        await asyncio.get_running_loop().shutdown_default_executor()
+        assert not slow.release.is_set() and not slow.done.is_set()
+    finally:
+        slow.release.set()
+
+
+async def test_ctrl_c_quits_from_a_text_box_and_a_dialog():
+    for opener in ("slash", "w"):
+        app = new_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press(opener)
+            await pilot.pause()
+            await pilot.press("ctrl+c")
+            await pilot.pause()
+        assert app.return_code == 0
+
+
+def test_thread_workers_run_on_daemon_threads():
+    # what lets the process end at once when q is pressed during a load (asyncio.run and the
+    # interpreter's exit join the default executor's threads, which are not daemons)
+    import asyncio
+    import threading
+
+    from ctxview.tui.threads import DaemonThreads
+
+    async def job_thread() -> tuple[bool, str]:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(DaemonThreads())
+        return await loop.run_in_executor(None, lambda: (threading.current_thread().daemon, "done"))
+
+    assert asyncio.run(job_thread()) == (True, "done")
+
+    async def failing() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(DaemonThreads())
+        await loop.run_in_executor(None, lambda: 1 / 0)
+
+    with pytest.raises(ZeroDivisionError):
+        asyncio.run(failing())
+
+
+async def test_a_replaced_layout_is_freed_at_once():
+    # The compute worker holds the previous layout weakly: a finished Worker is cyclic garbage,
+    # which the next run's gc.freeze() would keep for good, and with it a layout it held
+    # (~3 MB at 100k messages). With the collector off, only reference counts free it.
+    import gc
+    import weakref
+
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        gc.disable()
+        try:
+            first = weakref.ref(app.row_layout)
+            for _ in range(2):
+                await pilot.press("plus")
+                await settle(pilot)
+            assert app.row_layout is not None and first() is None
+        finally:
+            gc.enable()
+
+
+async def test_presses_during_a_slow_run_skip_to_the_newest_settings():
+    import threading
+
+    release = threading.Event()
+    computed: list[int] = []
+
+    class SlowApp(CtxviewApp):
+        def _prepare(self, conversation, settings, cache):
+            computed.append(settings.keep_recent)
+            if len(computed) == 2:
+                release.wait(20)  # the run for keep_recent=5 takes long
+            return super()._prepare(conversation, settings, cache)
+
+    app = SlowApp("test.json", Settings(keep_recent=4, tiers="default"), session=make_session(1))
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("plus")
+            await wait_for(pilot, lambda: len(computed) == 2)
+            await pilot.press("plus", "plus", "plus", "question_mark")  # the screen answers meanwhile
+            await pilot.pause()
+            assert isinstance(app.screen, HelpScreen) and app.busy and "computing" in status(app)
+            await pilot.press("escape")
+            release.set()
+            await settle(pilot)
+            assert computed == [4, 5, 8]  # 6 and 7 were asked for and changed before their turn
+            assert app.view.settings.keep_recent == 8 and "computing" not in status(app)
+    finally:
+        release.set()

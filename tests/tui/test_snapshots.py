@@ -43,8 +43,7 @@ async def _settle(pilot) -> None:
     for _ in range(100):
         await app.workers.wait_for_complete()
         await pilot.pause()
-        if app.view is not None and app.generation == app.applied_generation and \
-                not any(w.is_running for w in app.workers):
+        if not app.busy and not any(w.is_running for w in app.workers):
             return
     raise AssertionError("app did not settle")
 

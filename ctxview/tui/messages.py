@@ -1,0 +1,91 @@
+"""What the thread workers report to the app: one typed Message per outcome.
+
+The workers (`CtxviewApp._load`, `_compute`, `_search`, `_bloat`, `_write`)
+compute and post one of these; the app's handlers apply them on the UI
+thread, asking `InspectorState` whether a view is still wanted. A worker
+gets what it works on as arguments and changes nothing on screen
+(toolong's `run_scan` and harlequin's query workers work the same way).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message as TMessage
+
+from ..model import Session
+from ..settings import Settings
+from ..view import PreparedView
+from .layout import Layout
+from .state import ViewKey
+
+__all__ = ["BloatReady", "SessionLoaded", "OpeningFailed", "SearchDone", "ViewFailed", "ViewReady", "WorkFailed",
+           "Written"]
+
+
+@dataclass
+class SessionLoaded(TMessage):
+    """The file is read: show the stored side (`layout` is pending) while the first view computes."""
+
+    session: Session
+    conversation: int
+    settings: Settings       # the opening settings of that conversation
+    layout: Layout
+    cache: object            # the PipelineCache every later run shares
+
+
+@dataclass
+class OpeningFailed(TMessage):
+    """Loading or the first view failed: the app ends with this one line."""
+
+    error: str
+
+
+@dataclass
+class ViewReady(TMessage):
+    """A pipeline run's view and its layout, for `key`."""
+
+    key: ViewKey
+    view: PreparedView
+    layout: Layout
+
+
+@dataclass
+class ViewFailed(TMessage):
+    """A pipeline run for `key` failed (a notification, the old view stays)."""
+
+    key: ViewKey
+    error: str
+
+
+@dataclass
+class SearchDone(TMessage):
+    """A scan for `term` over `layout` ended at `row` (None: no match)."""
+
+    layout: Layout
+    term: str
+    row: int | None
+
+
+@dataclass
+class BloatReady(TMessage):
+    """The bloat report, as text to show."""
+
+    report: object  # rich Text
+
+
+@dataclass
+class Written(TMessage):
+    """The prepared messages were written to `target`."""
+
+    target: str
+    shape: str
+    count: int
+
+
+@dataclass
+class WorkFailed(TMessage):
+    """A report or a write failed: a notification titled `title`."""
+
+    title: str
+    error: str

@@ -1,0 +1,282 @@
+"""The two panes, stored and prepared, as one widget.
+
+`PanePair` holds the row layout both panes draw, the cursor row, which rows
+are expanded and which removed runs the user unfolded, and links the panes'
+scrolling. The app hands it a layout (`show`) and titles; the pair tells the
+app when the cursor moved (`CursorMoved`), so the status bar follows.
+"""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message as TMessage
+
+from .layout import Layout, display_text
+from .pane import MessagePane
+from .render import block_lines, header_line
+from .screens import DetailScreen
+from .widgets import Line
+
+__all__ = ["FOLD_MIN", "HUGE_CHARS", "HUGE_LINES", "PanePair"]
+
+# A message this big opens in the detail view instead of expanding in place.
+HUGE_CHARS = 100_000
+HUGE_LINES = 1_500
+# Runs of at least this many removed messages fold into one line on each side.
+FOLD_MIN = 2
+
+
+class PanePair(Vertical):
+    """Stored messages beside prepared ones: one layout, one cursor row, linked scrolling."""
+
+    # Active while either pane has focus (the pair is their ancestor).
+    BINDINGS = [
+        Binding("up,k", "cursor(-1)", "Previous message", show=False, id="ctxview.cursor_up"),
+        Binding("down,j", "cursor(1)", "Next message", show=False, id="ctxview.cursor_down"),
+        Binding("home,g", "cursor_to('first')", "First message", show=False, id="ctxview.first"),
+        Binding("end,G", "cursor_to('last')", "Last message", show=False, id="ctxview.last"),
+        Binding("enter", "expand", "Expand", id="ctxview.expand",
+                tooltip="Expand / collapse the message (huge ones open the detail view)"),
+        Binding("o", "detail", "Open in detail view", show=False, id="ctxview.detail",
+                tooltip="Open the message in the detail view (Tab there: the other side)"),
+        Binding("z", "fold", "Fold/unfold removed messages", show=False, id="ctxview.fold",
+                tooltip="Fold / unfold a run of removed messages (Enter unfolds too)"),
+    ]
+
+    class CursorMoved(TMessage):
+        """The cursor row or the link state changed (for the status bar)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.row_layout: Layout | None = None
+        self.cursor = 0
+        self.linked = True
+        self.expanded_rows: set[int] = set()
+        self.unfolded_runs: set[int] = set()   # removed runs the user unfolded (first rows)
+        self._syncing_scroll = False
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="titles"):
+            yield Line(Text("stored messages", Style(bold=True)), id="title-stored", classes="pane-title")
+            yield Line(Text("as sent", Style(bold=True)), id="title-prepared", classes="pane-title")
+        with Horizontal(id="pane-row"):
+            yield MessagePane("stored", id="stored")
+            yield MessagePane("prepared", id="prepared")
+
+    def on_mount(self) -> None:
+        stored, prepared = self.panes
+        self.watch(stored, "scroll_y", lambda y: self._link_scroll(prepared, y), init=False)
+        self.watch(prepared, "scroll_y", lambda y: self._link_scroll(stored, y), init=False)
+
+    @property
+    def stored(self) -> MessagePane:
+        return self.query_one("#stored", MessagePane)
+
+    @property
+    def prepared(self) -> MessagePane:
+        return self.query_one("#prepared", MessagePane)
+
+    @property
+    def panes(self) -> tuple[MessagePane, MessagePane]:
+        return self.stored, self.prepared
+
+    # -- what the app hands over ---------------------------------------------------
+
+    def show(self, layout: Layout) -> None:
+        """Draw `layout` (a new view, or the pending stored-only one), keeping the cursor,
+        the expanded rows that still exist and the unfolded runs."""
+        self.row_layout = layout
+        if self.cursor >= len(layout):
+            self.cursor = max(len(layout) - 1, 0)
+        self.expanded_rows = {r for r in self.expanded_rows if r < len(layout)}
+        self._reflow()
+        for pane in self.panes:
+            pane.cursor = self.cursor
+            pane.set_layout(layout)
+
+    def reset(self) -> None:
+        """Another conversation: cursor at the top, nothing expanded or unfolded."""
+        self.cursor = 0
+        self.expanded_rows.clear()
+        self.unfolded_runs.clear()
+        for pane in self.panes:
+            pane.scroll_to(y=0, animate=False)
+
+    def set_titles(self, stored: str, prepared: Text) -> None:
+        self.query_one("#title-stored", Line).update(Text(stored, Style(bold=True), end=""))
+        self.query_one("#title-prepared", Line).update(prepared)
+
+    def set_search(self, term: str) -> None:
+        for pane in self.panes:
+            pane.set_search(term)
+
+    @property
+    def focused_side(self) -> str:
+        focused = self.app.focused
+        return "prepared" if isinstance(focused, MessagePane) and focused.side == "prepared" else "stored"
+
+    # -- scrolling ---------------------------------------------------------------------
+
+    def toggle_link(self) -> None:
+        self.linked = not self.linked
+        if self.linked:
+            self.prepared.scroll_to(y=self.stored.scroll_y, animate=False, immediate=True)
+        self.post_message(self.CursorMoved())
+
+    def _link_scroll(self, other: MessagePane, y: float) -> None:
+        if not self.linked or self._syncing_scroll or other.scroll_y == y:
+            return
+        self._syncing_scroll = True
+        try:
+            other.scroll_to(y=y, animate=False, immediate=True)
+        finally:
+            self._syncing_scroll = False
+
+    # -- the cursor ----------------------------------------------------------------------
+
+    def set_cursor(self, row: int, scroll: bool = True) -> None:
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        row = min(max(row, 0), len(layout) - 1)
+        if not layout.visible(row):
+            row = layout.fold_of(row) or 0
+        self.cursor = row
+        for pane in self.panes:
+            pane.set_cursor(row)
+        if scroll:
+            self._scroll_to_row(row)
+        self.post_message(self.CursorMoved())
+
+    def _scroll_to_row(self, row: int) -> None:
+        layout = self.row_layout
+        assert layout is not None
+        top = layout.row_top(row)
+        height = layout.heights[row]
+        focused = self.app.focused
+        targets = self.panes if self.linked else (focused if isinstance(focused, MessagePane) else self.stored,)
+        for pane in targets:
+            viewport = pane.scrollable_content_region.height or 1
+            y = pane.scroll_y
+            if top < y:
+                y = top
+            elif top + min(height, viewport) > y + viewport:
+                y = top + min(height, viewport) - viewport
+            if y != pane.scroll_y:
+                pane.scroll_to(y=y, animate=False, immediate=True)
+
+    def action_cursor(self, delta: int) -> None:
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        row, step = self.cursor, (1 if delta > 0 else -1)
+        for _ in range(abs(delta)):
+            nxt = row + step
+            while 0 <= nxt < len(layout) and not layout.visible(nxt):
+                nxt += step  # over the hidden rows of a folded run
+            if not 0 <= nxt < len(layout):
+                break
+            row = nxt
+        self.set_cursor(row)
+
+    def action_cursor_to(self, where: str) -> None:
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        self.set_cursor(0 if where == "first" else len(layout) - 1)
+        if where == "last":
+            for pane in self.panes:
+                pane.scroll_end(animate=False, immediate=True)
+
+    @on(MessagePane.RowChosen)
+    def _row_chosen(self, event: MessagePane.RowChosen) -> None:
+        event.stop()
+        self.set_cursor(event.row, scroll=False)
+
+    @on(MessagePane.Resized)
+    def _pane_resized(self, event: MessagePane.Resized) -> None:
+        event.stop()
+        if self.expanded_rows and self.row_layout is not None:
+            self._refold()
+
+    # -- expand, fold, detail ----------------------------------------------------------------
+
+    def _reflow(self) -> None:
+        """Apply folds and expanded rows to the current layout."""
+        layout = self.row_layout
+        if layout is None:
+            return
+        layout.fold_runs(FOLD_MIN, self.unfolded_runs)
+        layout.expanded = {row: self._expanded_height(row) for row in self.expanded_rows}
+        layout.reflow()
+        if len(layout) and not layout.visible(self.cursor):
+            self.cursor = layout.fold_of(self.cursor) or 0
+
+    def _refold(self) -> None:
+        self._reflow()
+        for pane in self.panes:
+            pane.invalidate()
+
+    def _expanded_height(self, row: int) -> int:
+        layout = self.row_layout
+        assert layout is not None
+        r = layout.view.rows[row]
+        return max(len(block_lines(r, pane.side, pane.styles_for_render, pane.text_width, True,
+                                   layout.runs.get(row), row, console=self.app.console)) for pane in self.panes)
+
+    def action_expand(self) -> None:
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        row = self.cursor
+        if row in layout.folded:
+            self.action_fold()
+            return
+        r = layout.view.rows[row]
+        sizes = [display_text(m) for m in (r.stored, r.prepared) if m is not None]
+        if row not in self.expanded_rows and any(len(t) > HUGE_CHARS or t.count("\n") > HUGE_LINES for t in sizes):
+            self.action_detail()
+            return
+        if row in self.expanded_rows:
+            self.expanded_rows.discard(row)
+        else:
+            self.expanded_rows.add(row)
+        self._refold()
+        self._scroll_to_row(row)
+
+    def action_fold(self) -> None:
+        """Fold or unfold the run of removed messages under the cursor."""
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        run = layout.runs.get(self.cursor)
+        if run is None or run[1] < FOLD_MIN:
+            self.app.bell()
+            return
+        start = run[0]
+        if start in layout.folded:
+            self.unfolded_runs.add(start)
+        else:
+            self.unfolded_runs.discard(start)
+        self._refold()
+        self.set_cursor(start)
+
+    def action_detail(self) -> None:
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        r = layout.view.rows[self.cursor]
+        sides: dict[str, tuple[str, list[tuple[int, int, str]]]] = {}
+        if r.stored is not None:
+            sides["stored"] = (r.stored.text, [(s, e, "reminder") for s, e in r.stored_reminders])
+        if r.prepared is not None:
+            spans = [(s, e, "reminder") for s, e in r.prepared_reminders]
+            spans += [(s, e, "ephemeral") for s, e in r.ephemeral_spans]
+            sides["prepared"] = (r.prepared.text, spans)
+        title = header_line(r, "stored" if r.stored is not None else "prepared", self.stored.styles_for_render)
+        self.app.push_screen(DetailScreen(title, sides, self.focused_side))

@@ -1,0 +1,271 @@
+"""The inspector's state and decisions, with no terminal in sight.
+
+The app keeps one `InspectorState`: the settings asked for and every change
+to them (keys, the controls panel, the tier editor), request navigation,
+conversation switching, which pipeline run to start and whether its result
+is still wanted, and the search. The app calls it and renders what it says;
+nothing here imports textual or rich (tests/test_import_hygiene.py keeps it
+so), and tests/tui/test_state.py tests every decision without a pilot.
+
+The newest change wins: at most one pipeline run is in flight (they share a
+PipelineCache); when it ends, `finished` says whether its view is the one
+wanted now, and `next_run` names the run to start for the newest settings,
+skipping the ones asked for and changed meanwhile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from ..compression import PRESETS
+from ..model import Conversation, Message
+from ..settings import ClearSettings, Settings, settings_from
+
+__all__ = ["InspectorState", "Search", "ViewKey", "find_match", "messages_match", "next_row", "opening_settings",
+           "request_label", "term_pattern", "tiers_label"]
+
+DEFAULT_TIERS = "default"  # what `c` turns on when no other tiers were chosen
+
+
+def opening_settings(conversation: Conversation, given: Settings, overrides: Mapping[str, Any] | None) -> Settings:
+    """The settings saved with the conversation, overridden by what was given, as `ctxview report` does.
+
+    `overrides` are the options named on the command line (they win even where they equal the
+    defaults); without them, the fields of `given` that differ from the defaults count as given."""
+    if overrides is None:
+        defaults = Settings()
+        overrides = {f.name: getattr(given, f.name) for f in dataclasses.fields(Settings)
+                     if getattr(given, f.name) != getattr(defaults, f.name)}
+    return settings_from(conversation.settings, overrides, where=conversation.name)
+
+
+def request_label(request: int | None, requests: Sequence[int]) -> str:
+    """"next", "2/5 (#17)" for a recorded request, or "#17" for an index that is not one."""
+    if request is None:
+        return "next"
+    if request in requests:
+        return f"{list(requests).index(request) + 1}/{len(requests)} (#{request})"
+    return f"#{request}"
+
+
+def tiers_label(settings: Settings) -> str:
+    """`default`, `custom 10:full,*:100`, with ` (off)` when compression is switched off."""
+    tiers = settings.tiers
+    name = tiers if tiers in PRESETS else f"custom {tiers}"
+    return name if settings.compression or tiers == "off" else f"{name} (off)"
+
+
+@dataclass(frozen=True, slots=True)
+class ViewKey:
+    """What a view is computed for: the conversation (its index) and the settings."""
+
+    conversation: int
+    settings: Settings
+
+
+def next_row(heights: Sequence[int], start: int, predicate: Callable[[int], bool], direction: int = 1,
+             include_start: bool = False, cancelled: Callable[[], bool] | None = None) -> int | None:
+    """The first visible row (height > 0) from `start` in `direction`, wrapping, for which
+    `predicate(row)` holds; `start` itself only with `include_start` (or after a full turn)."""
+    n = len(heights)
+    for step in range(0 if include_start else 1, n + 1):
+        if cancelled is not None and cancelled():
+            return None
+        i = (start + direction * step) % n
+        if heights[i] and predicate(i):
+            return i
+    return None
+
+
+def term_pattern(term: str) -> re.Pattern[str]:
+    """The search term as typed (no regex), any case."""
+    return re.compile(re.escape(term), re.IGNORECASE)
+
+
+def messages_match(stored: Message | None, prepared: Message | None, pattern: re.Pattern[str]) -> bool:
+    """Whether `pattern` is in either message's text or tool calls (None: no message on that side)."""
+    search = pattern.search
+    for message in (stored, prepared):
+        if message is None:
+            continue
+        if search(message.text):  # raw text: no copy of a 100k-message session per search
+            return True
+        for call in message.tool_calls:
+            if search(call.name) or search(str(dict(call.arguments))):
+                return True
+    return False
+
+
+def find_match(stored: Sequence[Message | None], prepared: Sequence[Message | None], heights: Sequence[int],
+               term: str, start: int, direction: int = 1, include_start: bool = False,
+               cancelled: Callable[[], bool] | None = None) -> int | None:
+    """The next visible row whose messages hold `term` (case-insensitive), as `next_row` walks.
+    `stored`, `prepared`: the rows' messages (view.row_columns), so no changed row is made."""
+    pattern = term_pattern(term)
+    return next_row(heights, start, lambda i: messages_match(stored[i], prepared[i], pattern), direction,
+                    include_start, cancelled)
+
+
+@dataclass(slots=True)
+class Search:
+    """The search: its term, the direction of the last step, the row of the last match."""
+
+    term: str = ""
+    direction: int = 1
+    hit: int | None = None
+    running: bool = False       # a scan is in flight
+
+    def submit(self, term: str) -> bool:
+        """A new term from the search box; whether there is one to look for."""
+        self.term, self.direction, self.hit = term, 1, None
+        return bool(term)
+
+    def step(self, direction: int) -> None:
+        """`n` / `N` (or a new term): a scan in `direction` starts."""
+        self.direction, self.running = direction, True
+
+    def done(self, term: str, row: int | None, same_view: bool = True) -> bool:
+        """A scan for `term` ended at `row` (None: no match); whether to go there: it must answer
+        the current term, over the view still on screen (`same_view`)."""
+        self.running = False
+        if term != self.term or not same_view:
+            return False
+        self.hit = row
+        return True
+
+
+class InspectorState:
+    """The settings asked for, the view wanted and on screen, the search."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.conversation = 0        # index in the session
+        self.conversations = 0       # how many the session holds; 0 until it is loaded
+        self.last_tiers = DEFAULT_TIERS  # the last tiers other than off, for `c`
+        self._remember_tiers(settings)
+        self.shown: ViewKey | None = None    # the view on screen
+        self.failed: ViewKey | None = None   # the last run that failed while it was wanted
+        self.running: ViewKey | None = None  # the pipeline run in flight
+        self.search = Search()
+
+    # -- opening and switching ------------------------------------------------
+
+    def opened(self, conversation: int, count: int, settings: Settings) -> ViewKey:
+        """The session is loaded and the first view is being computed (by the load worker)."""
+        self.conversation, self.conversations = conversation, count
+        self._set(settings)
+        self.running = self.wanted
+        return self.running
+
+    @property
+    def loaded(self) -> bool:
+        return self.conversations > 0
+
+    def select_conversation(self, index: int) -> bool:
+        """Switch to another conversation, as for its next request; whether it is another one."""
+        if index == self.conversation or not 0 <= index < self.conversations:
+            return False
+        self.conversation = index
+        self.settings = dataclasses.replace(self.settings, request=None)
+        self.search.hit = None
+        return True
+
+    # -- settings -------------------------------------------------------------
+
+    def change(self, **changes: Any) -> bool:
+        """Apply changes to the settings (`clear` may be a bool: on with the defaults, or off).
+        Whether anything changed; a value Settings refuses is a ValueError naming it."""
+        if not self.loaded:
+            return False  # the opening settings are not known yet
+        if isinstance(changes.get("clear"), bool):
+            changes["clear"] = ClearSettings() if changes["clear"] else None
+        new = dataclasses.replace(self.settings, **changes)
+        if new == self.settings:
+            return False
+        self._set(new.check())
+        return True
+
+    def _set(self, settings: Settings) -> None:
+        self.settings = settings
+        self._remember_tiers(settings)
+
+    def _remember_tiers(self, settings: Settings) -> None:
+        if settings.tiers != "off":
+            self.last_tiers = settings.tiers
+
+    def keep_recent(self, delta: int) -> bool:
+        return self.change(keep_recent=max(self.settings.keep_recent + delta, 0))
+
+    def next_tiers(self) -> bool:
+        """The next preset, "off" included, wrapping; a custom spec goes to the first preset."""
+        names = list(PRESETS)
+        current = self.settings.tiers
+        return self.change(tiers=names[(names.index(current) + 1) % len(names)] if current in names else names[0])
+
+    def toggle_compression(self) -> bool:
+        """Compression off and on again; on tiers=off (the view as sent) it turns on the tiers
+        chosen last, or the default ones."""
+        if self.settings.tiers == "off":
+            return self.change(tiers=self.last_tiers, compression=True)
+        return self.change(compression=not self.settings.compression)
+
+    def edit_tiers(self, spec: str) -> bool:
+        """A spec from the tier editor; a preset's name (any case) is that preset."""
+        key = spec.strip().lower()
+        return self.change(tiers=key if key in PRESETS else spec.strip())
+
+    def step_request(self, direction: int, requests: Sequence[int]) -> bool:
+        """`[` / `]`: the previous or next recorded request; `]` after the last one is the next
+        request (None). False when there is none that way."""
+        current = self.settings.request
+        if not requests:
+            return False
+        target: int | None
+        if direction < 0:
+            if current is None:
+                target = requests[-1]
+            else:
+                i = requests.index(current) if current in requests else len(requests)
+                if i == 0:
+                    return False
+                target = requests[i - 1]
+        else:
+            if current is None:
+                return False
+            i = requests.index(current) if current in requests else len(requests) - 1
+            target = requests[i + 1] if i + 1 < len(requests) else None
+        return self.change(request=target)
+
+    # -- pipeline runs ----------------------------------------------------------
+
+    @property
+    def wanted(self) -> ViewKey:
+        return ViewKey(self.conversation, self.settings)
+
+    @property
+    def busy(self) -> bool:
+        """Whether the view on screen is not (yet) the one asked for."""
+        return self.loaded and self.wanted not in (self.shown, self.failed)
+
+    def next_run(self) -> ViewKey | None:
+        """The run to start now: the wanted view, unless a run is in flight (its end starts the
+        next) or the wanted view is on screen or failed already."""
+        if self.running is not None or not self.busy:
+            return None
+        self.running = self.wanted
+        return self.running
+
+    def finished(self, key: ViewKey, ok: bool = True) -> bool:
+        """A run ended (with a view, or failed); whether it is the view wanted now."""
+        if key == self.running:
+            self.running = None
+        if key != self.wanted:
+            return False  # changed meanwhile: `next_run` has the newer one
+        if ok:
+            self.shown, self.failed = key, None
+        else:
+            self.failed = key
+        return True
