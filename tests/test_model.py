@@ -67,3 +67,22 @@ def test_session_conversation_lookup_names_the_choices():
 def test_messages_from_dicts():
     out = messages_from([{"role": "user", "content": {"text": "t", "attachments": ["img"]}}])
     assert out == [Message(role="user", content=Content("t", ("img",)))]
+
+
+def test_the_session_schema_describes_the_settings_module():
+    """The JSON schema's settings are Settings' fields, with its choices (one place decides them)."""
+    import dataclasses
+    import json
+    from pathlib import Path
+
+    import ctxview
+    from ctxview.settings import OLD_MESSAGE_STRATEGIES, TOOL_NAME_SOURCES, ClearSettings, Settings
+
+    schema = json.loads((Path(ctxview.__file__).parent / "schema/ctxview-session.schema.json").read_text())
+    props = schema["$defs"]["conversation"]["properties"]["settings"]["properties"]
+    assert set(props) == {f.name for f in dataclasses.fields(Settings)}
+    assert props["old_messages"]["enum"] == list(OLD_MESSAGE_STRATEGIES)
+    assert props["tool_name_from"]["enum"] == list(TOOL_NAME_SOURCES)
+    assert set(props["clear"]["properties"]) == {f.name for f in dataclasses.fields(ClearSettings)}
+    for name in ("keep_recent",):
+        assert props[name]["minimum"] == 0 and Settings(**{name: -1}).problems()
