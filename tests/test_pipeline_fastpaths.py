@@ -320,3 +320,19 @@ def test_specs_read_compression_from_the_stage_messages_and_keep_what_later_stag
     assert other.get(2) == (2, "ephemeral", 1, 9)
     assert specs.get(1) == (1, "compressed", 3, 7) and specs.get(2) == (2,)  # the copy's additions are its own
     assert sorted(set(other.indices())) == [1, 2, 3] and sorted(set(specs.indices())) == [1, 3]
+
+
+def test_row_key_fields_are_named_and_the_predicates_read_them():
+    from ctxview.pipeline.row_keys import SPEC_FIELDS, SPEC_LENGTHS, by_index, cleared_by_index, gone_by_index, spec_fields
+
+    assert all(SPEC_LENGTHS[k] == 1 + len(v) for k, v in SPEC_FIELDS.items())
+    compressed = (7, "compressed", 27, 0)
+    assert spec_fields(compressed[1:]) == {"age": 27, "policy_tag": 0}
+    assert by_index(compressed) and by_index(compressed + ("ephemeral", 1, 12))
+    assert not by_index(compressed + ("cleared", 40, False, True, 3))
+    assert cleared_by_index(compressed + ("cleared", 40, False, True, 3))
+    assert cleared_by_index(compressed + ("cleared", 40, False, True, 3, "ephemeral", 1, 12))
+    assert not cleared_by_index(compressed + ("cleared", 40, True, True, 3))   # its call's inputs emptied
+    assert not cleared_by_index(compressed + ("cleared", 40, False, False, 3))  # not a tool result
+    assert gone_by_index((7, "removed", 40, 12, 300)) and gone_by_index(compressed + ("dropped", 5000, 300))
+    assert not gone_by_index(compressed + ("cleared", 40, False, True, 3, "dropped", 5000, 300))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import itertools
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from .. import compression, reminders
 from ..grouping import unit_runs
@@ -26,7 +26,18 @@ from .embedding import embed_ephemeral_into
 from .reference import request_indices
 from .row_keys import SHARED_CHANGES, SHARED_ONES, Specs
 
-__all__ = ["PipelineCache"]
+__all__ = ["PipelineCache", "StageResult"]
+
+
+class StageResult(NamedTuple):
+    """What stage 1 (then maybe stage 4) left for a request: the messages, their tokens, the specs of
+    the changed ones, and the ephemeral pieces' spans and reminder blocks by index."""
+
+    messages: Sequence[Message]
+    counts: list[int]
+    specs: Specs
+    ephemeral_spans: dict[int, tuple]
+    ephemeral_reminders: dict[int, tuple]
 
 _CACHE_LIMIT = 1_000_000  # entries per cache before it is emptied
 _VIEWS_KEPT = 8
@@ -302,7 +313,7 @@ class PipelineCache:
         return rows
 
     def stages(self, data: _ConversationData, counter: TokenCounter, policy: compression.CompressionPolicy | None,
-               tag: int, n: int, keep_recent: int, embed: bool) -> tuple:
+               tag: int, n: int, keep_recent: int, embed: bool) -> StageResult:
         """Stage 1 of messages[:n] under (policy, keep_recent) (None: no compression), then stage 4
         with `embed` (for a run with no clearing or summary between them): (the messages, their
         tokens, the specs of the changed ones (a _Specs), the ephemeral spans and reminder blocks
@@ -321,9 +332,9 @@ class PipelineCache:
             current, counts, specs = list(current), list(counts), specs.copy()
             eph_spans, eph_reminders = embed_ephemeral_into(self, counter, data.valid_ephemeral(), n, current, counts,
                                                         specs, frozenset())
-            done = (tuple(current), counts, specs, eph_spans, eph_reminders)
+            done = StageResult(tuple(current), counts, specs, eph_spans, eph_reminders)
         elif policy is None:
-            done = (msgs, self.counts_of(data, counter)[:n], Specs(n, tag, msgs, msgs, ()), {}, {})
+            done = StageResult(msgs, self.counts_of(data, counter)[:n], Specs(n, tag, msgs, msgs, ()), {}, {})
         else:
             current = compression.compress_tool_results(msgs, keep_recent, policy, shared_texts=data.shared_texts())
             cur_counts = self.counts_of(data, counter)[:n]
@@ -338,7 +349,7 @@ class PipelineCache:
                 new = current[i]
                 cur_counts[i] = ref_counts[i] if i < m and ref_msgs[i] is new else count_message(new)
             stage1 = tuple(current)
-            done = (stage1, cur_counts, Specs(n, tag, stage1, msgs, changed), {}, {})
+            done = StageResult(stage1, cur_counts, Specs(n, tag, stage1, msgs, changed), {}, {})
             last = data.last_compressed
             last.pop((counter.name, tag), None)
             if len(last) >= _STAGES_KEPT:  # (it keeps its results alive: bounded like the stages)

@@ -109,59 +109,82 @@ def _prepare(
     summarizer: Callable[[Sequence[Message]], str] | None,
 ) -> tuple[PreparedView, int | None]:
     """The full path: the view, and the tokens clearing saved (None when it cleared nothing)."""
-    if cache is None:
-        cache = PipelineCache()
-    settings.check()
-    counter = counter or cache.counter(conversation, settings.counter)
-    data = cache.data(conversation)
-    all_msgs = conversation.messages
-    recorded = None
-    if settings.request is not None:
-        k = settings.request
-        if not (0 <= k < len(all_msgs)) or all_msgs[k].role != "assistant":
-            raise ValueError(f"request {k} is not the index of an assistant message")
-        n = k
-        usage = all_msgs[k].usage
-        if usage is not None and usage.context_tokens > 0:
-            recorded = usage.context_tokens
-    else:
+    run = _Run(conversation, settings, counter, cache or PipelineCache())
+    run.compress()              # 1 (and 4, when no stage between them runs)
+    run.clear()                 # 2
+    run.summarise(summarizer)   # 3
+    run.embed()                 # 4
+    run.fit_budget()            # 5
+    return run.view(), run.clear_saved
+
+
+class _Run:
+    """One full-path run: the working state the stages change in place (messages, their tokens, the
+    specs of what changed), then the view made of it."""
+
+    def __init__(self, conversation: Conversation, settings: Settings, counter: TokenCounter | None,
+                 cache: PipelineCache) -> None:
+        settings.check()
+        self.conversation, self.settings, self.cache = conversation, settings, cache
+        self.counter = counter = counter or cache.counter(conversation, settings.counter)
+        self.data = data = cache.data(conversation)
+        all_msgs = conversation.messages
+        self.recorded: int | None = None
         n = len(all_msgs)
-    msgs = all_msgs if n == len(all_msgs) else all_msgs[:n]
-    stored_counts = cache.counts_of(data, counter)
-    count = cache.count
+        if settings.request is not None:
+            n = settings.request
+            if not (0 <= n < len(all_msgs)) or all_msgs[n].role != "assistant":
+                raise ValueError(f"request {n} is not the index of an assistant message")
+            usage = all_msgs[n].usage
+            if usage is not None and usage.context_tokens > 0:
+                self.recorded = usage.context_tokens
+        self.n = n
+        self.msgs = msgs = all_msgs if n == len(all_msgs) else all_msgs[:n]
+        self.stored_counts = cache.counts_of(data, counter)
+        self.current: list[Message] = list(msgs)
+        self.counts: list[int] = self.stored_counts[:n]
+        self.policy = cache.policy(settings)
+        self.tag = cache.policy_tag(self.policy)
+        # index -> (index, *change specs): the key of the row in the row tables (see row_keys), from
+        # which Change objects are made only when a row is read
+        self.specs = Specs(n, self.tag, msgs, msgs, ())
+        self.stats: dict[str, int] = {"compressed": 0, "cleared": 0, "excerpted": 0, "removed": 0,
+                                      "summarised": 0, "dropped": 0, "ephemeral": 0, "inserted": 0,
+                                      "compacted": 0, "microcompacted": 0, "harness_compressed": 0,
+                                      "truncated": 0}
+        self.embeds = settings.embed_ephemeral and bool(data.valid_ephemeral())
+        self.direct = settings.clear is None and settings.old_messages == "keep"  # nothing between 1 and 4
+        self.eph_spans: dict[int, tuple] = {}
+        self.eph_reminders: dict[int, tuple] = {}  # the reminder blocks of the embedded texts
+        self.clear_saved: int | None = None
+        self.inserted: Message | None = None
+        self.insert_at: int | None = None
+        self.removed: frozenset[int] = frozenset()
+        self.removed_spec: tuple = ()  # (action, boundary, how many): with its tokens, a removed row's last spec
+        self.dropped: set[int] = set()
+        self.inserted_dropped = False
+        self.shortfall = 0
+        self.seq_index: list[int | None] | None = None  # the sequence as sent, once a stage moves a message
 
-    current: list[Message] = list(msgs)
-    cur_counts: list[int] = stored_counts[:n]
-    policy = cache.policy(settings)
-    tag = cache.policy_tag(policy)
-    # index -> (index, *change specs): the key of the row in the row cache, the
-    # specs (see _changes) one flat tuple from which Change objects are built
-    # only when a row is made.
-    specs = Specs(n, tag, msgs, msgs, ())
-    stats: dict[str, int] = {"compressed": 0, "cleared": 0, "excerpted": 0, "removed": 0,
-                             "summarised": 0, "dropped": 0, "ephemeral": 0, "inserted": 0,
-                             "compacted": 0, "microcompacted": 0, "harness_compressed": 0,
-                             "truncated": 0}
-    keep_recent = settings.keep_recent
+    def compress(self) -> None:
+        """Stage 1 from the cache's remembered stages (with stage 4 when nothing runs between them)."""
+        settings, n = self.settings, self.n
+        compress = settings.compression and self.policy.enabled and n - settings.keep_recent > 0
+        if compress or (self.embeds and self.direct):
+            done = self.cache.stages(self.data, self.counter, self.policy if compress else None, self.tag, n,
+                                     settings.keep_recent, self.embeds and self.direct)
+            # copies: the later stages change them, the memo is kept for the next run
+            self.current, self.counts, self.specs = list(done.messages), list(done.counts), done.specs.copy()
+            self.eph_spans, self.eph_reminders = done.ephemeral_spans, done.ephemeral_reminders
+            self.stats["compressed"] = len(self.specs.compressed)
+            self.stats["ephemeral"] = len(self.eph_spans)
 
-    # 1. compression (and 4., the ephemeral reminders, when no stage between them runs)
-    compress = settings.compression and policy.enabled and n - keep_recent > 0
-    embed = settings.embed_ephemeral and bool(data.valid_ephemeral())
-    direct = settings.clear is None and settings.old_messages == "keep"
-    eph_spans: dict[int, tuple] = {}
-    eph_reminders: dict[int, tuple] = {}  # the reminder blocks of the embedded texts
-    if compress or (embed and direct):
-        done = cache.stages(data, counter, policy if compress else None, tag, n, keep_recent, embed and direct)
-        # copies: the later stages change them, the memo is kept for the next run
-        current, cur_counts, specs = list(done[0]), list(done[1]), done[2].copy()
-        eph_spans, eph_reminders = done[3], done[4]
-        stats["compressed"] = len(specs.compressed)
-        stats["ephemeral"] = len(eph_spans)
-
-    # 2. clearing
-    clear = settings.clear
-    clear_saved: int | None = None
-    if clear is not None:
+    def clear(self) -> None:
+        """Stage 2: Anthropic-style clearing, its placeholders counted once per text."""
+        clear, cache, counter = self.settings.clear, self.cache, self.counter
+        if clear is None:
+            return
+        current, cur_counts, specs = self.current, self.counts, self.specs
         count_cleared = cache.count_cleared
         placeholder = clear.placeholder
         by_role: dict[str, int] | None = {} if type(counter) in _TEXT_ONLY_COUNTERS else None
@@ -188,132 +211,125 @@ def _prepare(
                 cur_counts[i] = measure(new)
             specs.add(i, "cleared", before - cur_counts[i], i in inputs, new.role == "tool", clear.keep)
             current[i] = new
-        stats["cleared"] = len(result.cleared)
+        self.stats["cleared"] = len(result.cleared)
         if result.cleared:
-            clear_saved = result.saved_tokens
+            self.clear_saved = result.saved_tokens
 
-    # 3. summarising old messages
-    inserted: Message | None = None
-    insert_at: int | None = None
-    removed_rows: frozenset[int] = frozenset()
-    removed_spec: tuple = ()  # (action, boundary, how many): with each one's tokens, a removed row's last spec
-    strategy = settings.old_messages
-    if strategy != "keep":
-        offset = cache.offset_of(conversation)  # (boundaries are named by stored index)
-        before_index = settings.summarize_before if settings.summarize_before is not None else n - keep_recent
+    def summarise(self, summarizer: Callable[[Sequence[Message]], str] | None) -> None:
+        """Stage 3: old messages excerpted, or removed for a marker or a summary checkpoint."""
+        settings, cache, n = self.settings, self.cache, self.n
+        strategy = settings.old_messages
+        if strategy == "keep":
+            return
+        current, cur_counts, count, counter = self.current, self.counts, cache.count, self.counter
+        offset = cache.offset_of(self.conversation)  # (boundaries are named by stored index)
+        before_index = settings.summarize_before if settings.summarize_before is not None else n - settings.keep_recent
         # Compression and clearing keep roles, call ids and tool calls: the stored units hold.
         summary = plan_summary(current, before_index, strategy, summarizer=summarizer,
-                               unit_list=cache.units(data, n) if strategy != "truncate" else None)
+                               unit_list=cache.units(self.data, n) if strategy != "truncate" else None)
         for i in summary.excerpted:
             new = summary.messages[i]
             cut = len(current[i].text) - EXCERPT_CHARS
             before = cur_counts[i]
             cur_counts[i] = count(counter, new)
             current[i] = new
-            specs.add(i, "excerpted", summary.boundary + offset, cut, before - cur_counts[i])
-        stats["excerpted"] = len(summary.excerpted)
+            self.specs.add(i, "excerpted", summary.boundary + offset, cut, before - cur_counts[i])
+        self.stats["excerpted"] = len(summary.excerpted)
         if summary.removed:
             action = "removed" if strategy == "remove" else "summarised"
             total = len(summary.removed)
-            removed_spec = (action, summary.boundary + offset, total)
-            removed_rows = frozenset(summary.removed)
-            stats[action] = total
-            stats["inserted"] = 1
-            inserted, insert_at = summary.inserted, summary.insert_at
+            self.removed_spec = (action, summary.boundary + offset, total)
+            self.removed = frozenset(summary.removed)
+            self.stats[action] = total
+            self.stats["inserted"] = 1
+            self.inserted, self.insert_at = summary.inserted, summary.insert_at
+            removed, insert_at = self.removed, summary.insert_at
+            seq: list[int | None] = [i for i in range(insert_at) if i not in removed]
+            seq.append(None)
+            seq.extend(i for i in range(insert_at, n) if i not in removed)
+            self.seq_index = seq
 
-    # 4. ephemeral embedding (messages still sent only)
-    if embed and not direct:
-        eph_spans, eph_reminders = embed_ephemeral_into(cache, counter, data.valid_ephemeral(), n, current, cur_counts,
-                                                    specs, removed_rows)
-        stats["ephemeral"] = len(eph_spans)
+    def embed(self) -> None:
+        """Stage 4 (when stage 1's memo did not already): the reminders on the messages still sent."""
+        if self.embeds and not self.direct:
+            self.eph_spans, self.eph_reminders = embed_ephemeral_into(
+                self.cache, self.counter, self.data.valid_ephemeral(), self.n, self.current, self.counts,
+                self.specs, self.removed)
+            self.stats["ephemeral"] = len(self.eph_spans)
 
-    # The sequence as sent: (stored index, or None for the inserted message).
-    if inserted is None:
-        seq_index: list[int | None] = list(range(n))
-    else:
-        seq_index = [i for i in range(insert_at) if i not in removed_rows]  # type: ignore[arg-type]
-        seq_index.append(None)
-        seq_index.extend(i for i in range(insert_at, n) if i not in removed_rows)  # type: ignore[arg-type]
-    inserted_tokens = count(counter, inserted) if inserted is not None else 0
-
-    system_prompt = conversation.system_prompt
-    system_tokens = cache.system_tokens(data, counter)
-
-    # 5. budget
-    shortfall = 0
-    dropped_rows: set[int] = set()
-    inserted_dropped = False
-    if settings.budget is not None:
+    def fit_budget(self) -> None:
+        """Stage 5: the oldest units dropped until what is sent fits (the system prompt counted in)."""
+        settings, cache = self.settings, self.cache
+        if settings.budget is None:
+            return
+        current, cur_counts, inserted = self.current, self.counts, self.inserted
+        seq_index = self.seq_index if self.seq_index is not None else list(range(self.n))
         if inserted is None:  # the sequence is current itself
             seq_msgs, seq_counts, protected = current, cur_counts, []
         else:
+            inserted_tokens = cache.count(self.counter, inserted)
             seq_msgs = [inserted if j is None else current[j] for j in seq_index]
             seq_counts = [inserted_tokens if j is None else cur_counts[j] for j in seq_index]
             protected = [p for p, j in enumerate(seq_index) if j is None]
-        room = settings.budget - system_tokens
-        fit = fit_to_budget(seq_msgs, max(room, 0), keep_recent, counts=seq_counts, protected=protected,
-                            unit_list=cache.units(data, n) if inserted is None else None)
-        shortfall = fit.shortfall + max(0, -room)
+        room = settings.budget - cache.system_tokens(self.data, self.counter)
+        fit = fit_to_budget(seq_msgs, max(room, 0), settings.keep_recent, counts=seq_counts, protected=protected,
+                            unit_list=cache.units(self.data, self.n) if inserted is None else None)
+        self.shortfall = fit.shortfall + max(0, -room)
         # (a dropped row's last spec, ("dropped", budget, its tokens), is added when it is made)
-        dropped_rows = {seq_index[p] for p in fit.dropped}
-        if None in dropped_rows:
-            inserted_dropped = True
-            dropped_rows.discard(None)
-        stats["dropped"] = len(fit.dropped)
+        dropped = {seq_index[p] for p in fit.dropped}
+        if None in dropped:
+            self.inserted_dropped = True
+            dropped.discard(None)
+        self.dropped = dropped  # type: ignore[assignment]
+        self.stats["dropped"] = len(fit.dropped)
         if fit.dropped:
-            seq_index = [seq_index[p] for p in fit.kept]
+            self.seq_index = [seq_index[p] for p in fit.kept]
 
-    # Rows: each message's unchanged row; a changed one is made when first read (see RowMaker).
-    total_stored = system_tokens + cache.stored_total(data, counter, n)
-    gone = removed_rows | dropped_rows
-    base_rows = cache.base_rows(data, counter)
-    items: list = base_rows[:n]
-    maker = RowMaker(cache, counter, policy, tag, n, msgs, current, cur_counts, stored_counts, specs,
-                      removed_rows, removed_spec, dropped_rows, settings.budget,
-                      eph_spans, eph_reminders, clear, None if inserted is None or inserted_dropped else insert_at,
-                      base_rows)
-    for i in specs.indices():
-        items[i] = maker
-    for i in gone:
-        items[i] = maker
-    total_prepared = system_tokens + (sum([cur_counts[j] for j in seq_index if j is not None]) if gone
-                                      else sum(cur_counts))
-    spans_of = cache.reminder_spans
-    prepared_seq = (tuple(current) if len(seq_index) == n and inserted is None
-                    else tuple(inserted if j is None else current[j] for j in seq_index))
-    indices: Sequence[int | None] = range(n)
-    stored_col: Sequence[Message | None] = msgs
-    prepared_col: Sequence[Message | None] = prepared_seq
-    if gone:
-        prepared_col = list(current)
+    def view(self) -> PreparedView:
+        """The view: each message's unchanged row, a RowMaker where a row changed (made when read)."""
+        cache, counter, data, n, msgs = self.cache, self.counter, self.data, self.n, self.msgs
+        current, cur_counts, inserted, insert_at = self.current, self.counts, self.inserted, self.insert_at
+        seq_index = self.seq_index
+        system_tokens = cache.system_tokens(data, counter)
+        gone = self.removed | self.dropped
+        base_rows = cache.base_rows(data, counter)
+        items: list = base_rows[:n]
+        shown_at = None if inserted is None or self.inserted_dropped else insert_at
+        maker = RowMaker(cache, counter, self.policy, self.tag, n, msgs, current, cur_counts, self.stored_counts,
+                         self.specs, self.removed, self.removed_spec, self.dropped, self.settings.budget,
+                         self.eph_spans, self.eph_reminders, self.settings.clear, shown_at, base_rows)
+        for i in self.specs.indices():
+            items[i] = maker
         for i in gone:
-            prepared_col[i] = None
-    if inserted is not None and not inserted_dropped:
-        total_prepared += inserted_tokens
-        items.insert(insert_at, Row(  # type: ignore[arg-type]
-            index=None, stored=None, prepared=inserted,
-            changes=(made.inserted(strategy, len(removed_rows), inserted_tokens),),
-            tokens_prepared=inserted_tokens, prepared_reminders=spans_of(inserted.text),
-        ))
-        indices = [*range(insert_at), None, *range(insert_at, n)]  # type: ignore[arg-type]
-        stored_col = [*msgs[:insert_at], None, *msgs[insert_at:]]
-        prepared_col = [*prepared_col[:insert_at], inserted, *prepared_col[insert_at:]]
-
-    stats["tool_results"] = bisect.bisect_left(data.tool_indices, n)
-    view = PreparedView(
-        settings=settings,
-        rows=Rows(items, indices, stored_col, prepared_col),
-        prepared=prepared_seq,
-        system_prompt=system_prompt,
-        tokens_stored=total_stored,
-        tokens_prepared=total_prepared,
-        system_tokens=system_tokens,
-        context_window=resolve_context_window(settings.context_window, conversation.context_window,
-                                              conversation.model),
-        budget_shortfall=shortfall,
-        recorded_input_tokens=recorded,
-        requests=data.requests,
-        counter_name=counter.name,
-        stats=stats,
-    )
-    return view, clear_saved
+            items[i] = maker
+        total_prepared = system_tokens + (sum([cur_counts[j] for j in seq_index if j is not None])  # type: ignore[union-attr]
+                                          if gone else sum(cur_counts))
+        prepared_seq = (tuple(current) if seq_index is None or (len(seq_index) == n and inserted is None)
+                        else tuple(inserted if j is None else current[j] for j in seq_index))
+        indices: Sequence[int | None] = range(n)
+        stored_col: Sequence[Message | None] = msgs
+        prepared_col: Sequence[Message | None] = prepared_seq
+        if gone:
+            prepared_col = list(current)
+            for i in gone:
+                prepared_col[i] = None
+        if shown_at is not None:
+            inserted_tokens = cache.count(counter, inserted)  # type: ignore[arg-type]
+            total_prepared += inserted_tokens
+            items.insert(shown_at, Row(  # type: ignore[arg-type]
+                index=None, stored=None, prepared=inserted,
+                changes=(made.inserted(self.settings.old_messages, len(self.removed), inserted_tokens),),
+                tokens_prepared=inserted_tokens, prepared_reminders=cache.reminder_spans(inserted.text),  # type: ignore[union-attr]
+            ))
+            indices = [*range(shown_at), None, *range(shown_at, n)]  # type: ignore[arg-type]
+            stored_col = [*msgs[:shown_at], None, *msgs[shown_at:]]
+            prepared_col = [*prepared_col[:shown_at], inserted, *prepared_col[shown_at:]]
+        self.stats["tool_results"] = bisect.bisect_left(data.tool_indices, n)
+        conv, settings = self.conversation, self.settings
+        return PreparedView(
+            settings=settings, rows=Rows(items, indices, stored_col, prepared_col), prepared=prepared_seq,
+            system_prompt=conv.system_prompt, tokens_stored=system_tokens + cache.stored_total(data, counter, n),
+            tokens_prepared=total_prepared, system_tokens=system_tokens,
+            context_window=resolve_context_window(settings.context_window, conv.context_window, conv.model),
+            budget_shortfall=self.shortfall, recorded_input_tokens=self.recorded, requests=data.requests,
+            counter_name=counter.name, stats=self.stats)

@@ -50,12 +50,41 @@ class Specs:
         yield from self.more
 
 
+# What each kind of spec holds after its kind: a row's specs are one flat tuple, (index, *specs).
+SPEC_FIELDS: dict[str, tuple[str, ...]] = {
+    "compressed": ("age", "policy_tag"),
+    "cleared": ("saved", "inputs_cleared", "is_result", "keep"),
+    "ephemeral": ("pieces", "added"),
+    "excerpted": ("boundary", "cut", "saved"),
+    "removed": ("boundary", "total", "tokens"),
+    "summarised": ("boundary", "total", "tokens"),
+    "dropped": ("budget", "tokens"),
+}
+SPEC_LENGTHS = {kind: 1 + len(fields) for kind, fields in SPEC_FIELDS.items()}  # kind included
+
+# Positions in a key, named: where the spec after a compression starts, and where the spec after a
+# compression and a clearing starts; the cleared spec's flags.
+AFTER_COMPRESSED = 1 + SPEC_LENGTHS["compressed"]
+_AFTER_CLEARED = AFTER_COMPRESSED + SPEC_LENGTHS["cleared"]
+_CLEARED_INPUTS = AFTER_COMPRESSED + 1 + SPEC_FIELDS["cleared"].index("inputs_cleared")
+_CLEARED_IS_RESULT = AFTER_COMPRESSED + 1 + SPEC_FIELDS["cleared"].index("is_result")
+_EPHEMERAL_LENGTH = SPEC_LENGTHS["ephemeral"]
+_GONE = ("removed", "summarised", "dropped")
+
+
+def spec_fields(spec: tuple) -> dict[str, Any]:
+    """One spec (kind, *figures) as {field: value} (for reading a key; the pipeline keeps them flat)."""
+    return dict(zip(SPEC_FIELDS[spec[0]], spec[1:]))
+
+
 def by_index(key: tuple) -> bool:
     """Whether the row of `key` is kept by index in the compressed-rows table of (counter, policy
     tag, n): compressed, maybe then embedded. The table fixes the age and tag; the embedded message
     (one object per body and reminder tuple, so per piece count) and its tokens are fixed by the
     row's prepared message, which a hit must be."""
-    return key[1] == "compressed" and (len(key) == 4 or (len(key) == 7 and key[4] == "ephemeral"))
+    end = len(key)
+    return key[1] == "compressed" and (end == AFTER_COMPRESSED or (
+        end == AFTER_COMPRESSED + _EPHEMERAL_LENGTH and key[AFTER_COMPRESSED] == "ephemeral"))
 
 
 def cleared_by_index(key: tuple) -> bool:
@@ -63,8 +92,11 @@ def cleared_by_index(key: tuple) -> bool:
     compressed then cleared (maybe then embedded), a tool result whose calls were not emptied. The
     table fixes age, tag and keep; the prepared message, which a hit must be, is the one blanked
     object of its compressed message (so fixes the tokens saved) or the one embedding of it."""
-    return (key[1] == "compressed" and (len(key) == 9 or (len(key) == 12 and key[9] == "ephemeral"))
-            and key[4] == "cleared" and key[6] is False and key[7] is True)
+    end = len(key)
+    return (key[1] == "compressed" and (end == _AFTER_CLEARED or (
+                end == _AFTER_CLEARED + _EPHEMERAL_LENGTH and key[_AFTER_CLEARED] == "ephemeral"))
+            and key[AFTER_COMPRESSED] == "cleared" and key[_CLEARED_INPUTS] is False
+            and key[_CLEARED_IS_RESULT] is True)
 
 
 def gone_by_index(key: tuple) -> bool:
@@ -72,14 +104,11 @@ def gone_by_index(key: tuple) -> bool:
     removed, summarised or dropped, with at most a compression before. The table fixes the
     compression's age and tier; its figures then follow from the stored message (nothing is
     prepared), and the last spec is one shared Change, which a hit's last change must be."""
-    p = 4 if key[1] == "compressed" else 1
-    return len(key) > p and key[p] in ("removed", "summarised", "dropped") and len(key) == p + SPEC_LENGTHS[key[p]]
+    p = AFTER_COMPRESSED if key[1] == "compressed" else 1
+    return len(key) > p and key[p] in _GONE and len(key) == p + SPEC_LENGTHS[key[p]]
 
 
-# Length of each change spec (kind included): a row's specs are one flat tuple.
-_NO_MESSAGE = Message("tool")  # _change reads the policy and message for compressed specs only
-SPEC_LENGTHS = {"compressed": 3, "cleared": 5, "ephemeral": 3, "excerpted": 4, "removed": 4, "summarised": 4,
-                 "dropped": 3}
+_NO_MESSAGE = Message("tool")  # change_of reads the policy and message for compressed specs only
 
 
 def changes_of(key: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,

@@ -9,7 +9,7 @@ from ..model import Message
 from ..tokens import TokenCounter
 from ..view import Row
 from .builders import make_row as _row
-from .row_keys import SPEC_LENGTHS, Specs, by_index, changes_of, cleared_by_index, gone_by_index, shared_change, shared_changes
+from .row_keys import AFTER_COMPRESSED, SPEC_LENGTHS, Specs, by_index, changes_of, cleared_by_index, gone_by_index, shared_change, shared_changes
 
 if TYPE_CHECKING:
     from .cache import PipelineCache
@@ -67,7 +67,7 @@ class RowMaker:
             indexed, table = True, self.gone
             hit = table.get(i)  # type: ignore[union-attr]
             if (hit is not None and hit.stored is stored and len(hit.changes) == (2 if kind == "compressed" else 1)
-                    and hit.changes[-1] is shared_change(key[4 if kind == "compressed" else 1:])):
+                    and hit.changes[-1] is shared_change(key[AFTER_COMPRESSED if kind == "compressed" else 1:])):
                 return hit
         else:
             indexed = by_index(key)
