@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .. import harness, reminders
 from ..budget import EXCERPT_CHARS, fit_to_budget, plan_summary
@@ -82,181 +82,203 @@ def harness_events(conversation: Conversation, settings: Settings, counts: Seque
 def prepare_reference(conversation: Conversation, settings: Settings = AS_SENT, *,
                       counter: TokenCounter | None = None,
                       summarizer: Callable[[Sequence[Message]], str] | None = None) -> PreparedView:
+    """`conversation` at the request `settings` name, through the stages in order."""
     settings.check()
     counter = counter or counter_for(conversation, settings.counter)
-    count = counter.count_message
+    n, recorded = _request(conversation, settings.request)
+    run = _Run(conversation, settings, counter, n)
+    run.harness()                  # 0. what the harness itself sent (the view "as sent")
+    run.compress()                 # 1. what-if: tiers
+    run.clear()                    # 2. what-if: clearing
+    run.summarise(summarizer)      # 3. what-if: old messages
+    run.embed()                    # 4. the recorded reminders, on the messages still sent
+    run.fit_budget()               # 5. what-if: the budget
+    return run.view(recorded)
+
+
+def _request(conversation: Conversation, request: int | None) -> tuple[int, int | None]:
+    """(how many stored messages the request sends, the input it recorded)."""
     stored = conversation.messages
-    n, recorded = len(stored), None
-    if settings.request is not None:
-        n = settings.request
-        if not (0 <= n < len(stored)) or stored[n].role != "assistant":
-            raise ValueError(f"request {n} is not the index of an assistant message")
-        usage = stored[n].usage
-        recorded = usage.context_tokens if usage is not None and usage.context_tokens > 0 else None
-    stored_tokens = [count(m) for m in stored]
-    system_tokens = count(Message(role="system", content=conversation.system_prompt)) if conversation.system_prompt else 0
-    keep_recent = settings.keep_recent
+    if request is None:
+        return len(stored), None
+    if not (0 <= request < len(stored)) or stored[request].role != "assistant":
+        raise ValueError(f"request {request} is not the index of an assistant message")
+    usage = stored[request].usage
+    return request, usage.context_tokens if usage is not None and usage.context_tokens > 0 else None
 
-    # 0. the harness: the history as sent at this request (positions j = stored index - start)
-    sent = harness.history_as_sent(conversation, n, harness_events(conversation, settings, stored_tokens, system_tokens))
-    start = sent.start
-    current = list(sent.messages)
-    m = len(current)
-    tokens = [count(x) for x in current]
-    sent_tokens = list(tokens)
-    specs: list[list[tuple]] = [[] for _ in range(m)]  # per position: the what-if changes, made into Changes last
 
-    # 1. compression
-    policy = get_policy(settings.tiers)
-    if policy.tool_name_from != settings.tool_name_from:
-        policy = dataclasses.replace(policy, tool_name_from=settings.tool_name_from)
-    compressed = 0
-    if settings.compression and policy.enabled and m - keep_recent > 0:
-        done = compress_tool_results(current, keep_recent, policy)
-        for j, new in enumerate(done):
-            if new is not current[j]:
-                current[j], tokens[j] = new, count(new)
-                specs[j].append(("compressed", m - j))
-                compressed += 1
+class _Run:
+    """The messages of one request as each stage leaves them (position j is stored index start + j),
+    their tokens, and per position the specs of what changed, made into Changes at the end."""
 
-    # 2. clearing
-    cleared = 0
-    if settings.clear is not None:
-        result = plan_clearing(current, settings.clear, counter, counts=tokens)
-        for j in (*result.cleared, *result.inputs_cleared):
-            new = result.messages[j]
-            before, tokens[j] = tokens[j], count(new)
-            specs[j].append(("cleared", before - tokens[j], new.role == "tool", settings.clear.keep))
-            current[j] = new
-        cleared = len(result.cleared)
+    def __init__(self, conversation: Conversation, settings: Settings, counter: TokenCounter, n: int) -> None:
+        self.conversation, self.settings, self.counter, self.n = conversation, settings, counter, n
+        self.count = counter.count_message
+        self.stored_tokens = [self.count(m) for m in conversation.messages]
+        self.names = tool_names_by_call_id(conversation.messages)
+        prompt = conversation.system_prompt
+        self.system_tokens = self.count(Message(role="system", content=prompt)) if prompt else 0
+        self.policy = get_policy(settings.tiers)
+        if self.policy.tool_name_from != settings.tool_name_from:
+            self.policy = dataclasses.replace(self.policy, tool_name_from=settings.tool_name_from)
+        self.removed: set[int] = set()
+        self.dropped: set[int | None] = set()
+        self.inserted: Message | None = None
+        self.insert_at = self.boundary = 0
+        self.eph_spans: dict[int, tuple] = {}
+        self.shortfall = 0
+        self.stats = {"compressed": 0, "cleared": 0, "excerpted": 0, "removed": 0, "summarised": 0, "dropped": 0,
+                      "ephemeral": 0, "inserted": 0}
 
-    # 3. summarising old messages
-    removed: set[int] = set()
-    inserted = insert_at = None
-    excerpted = 0
-    strategy = settings.old_messages
-    if strategy != "keep":
-        before_index = (m - keep_recent if settings.summarize_before is None
-                        else max(settings.summarize_before - start, 0))
-        summary = plan_summary(current, before_index, strategy, summarizer=summarizer)
+    def harness(self) -> None:
+        events = harness_events(self.conversation, self.settings, self.stored_tokens, self.system_tokens)
+        self.sent = harness.history_as_sent(self.conversation, self.n, events)
+        self.start = self.sent.start
+        self.current = list(self.sent.messages)
+        self.tokens = [self.count(x) for x in self.current]
+        self.sent_tokens = list(self.tokens)
+        self.specs: list[list[tuple]] = [[] for _ in self.current]
+
+    def _replace(self, j: int, new: Message) -> int:
+        """Position j becomes `new`; returns the tokens it had."""
+        before, self.tokens[j], self.current[j] = self.tokens[j], self.count(new), new
+        return before
+
+    def compress(self) -> None:
+        m, keep = len(self.current), self.settings.keep_recent
+        if self.settings.compression and self.policy.enabled and m - keep > 0:
+            for j, new in enumerate(compress_tool_results(self.current, keep, self.policy)):
+                if new is not self.current[j]:
+                    self._replace(j, new)
+                    self.specs[j].append(("compressed", m - j))
+                    self.stats["compressed"] += 1
+
+    def clear(self) -> None:
+        clear = self.settings.clear
+        if clear is not None:
+            result = plan_clearing(self.current, clear, self.counter, counts=self.tokens)
+            for j in (*result.cleared, *result.inputs_cleared):
+                new = result.messages[j]
+                before = self._replace(j, new)
+                self.specs[j].append(("cleared", before - self.tokens[j], new.role == "tool", clear.keep))
+            self.stats["cleared"] = len(result.cleared)
+
+    def summarise(self, summarizer: Callable[[Sequence[Message]], str] | None) -> None:
+        strategy, given = self.settings.old_messages, self.settings.summarize_before
+        if strategy == "keep":
+            return
+        before_index = len(self.current) - self.settings.keep_recent if given is None else max(given - self.start, 0)
+        summary = plan_summary(self.current, before_index, strategy, summarizer=summarizer)
+        self.boundary = summary.boundary + self.start  # (named by stored index)
         for j in summary.excerpted:
-            new = summary.messages[j]
-            cut = len(current[j].text) - EXCERPT_CHARS
-            before, tokens[j] = tokens[j], count(new)
-            current[j] = new
-            specs[j].append(("excerpted", summary.boundary + start, cut, before - tokens[j]))
-        excerpted = len(summary.excerpted)
+            cut = len(self.current[j].text) - EXCERPT_CHARS
+            before = self._replace(j, summary.messages[j])
+            self.specs[j].append(("excerpted", self.boundary, cut, before - self.tokens[j]))
+        self.stats["excerpted"] = len(summary.excerpted)
         if summary.removed:
-            removed = set(summary.removed)
-            inserted, insert_at = summary.inserted, summary.insert_at
-            boundary = summary.boundary + start
+            self.removed = set(summary.removed)
+            self.inserted, self.insert_at = summary.inserted, summary.insert_at
+            self.stats["removed" if strategy == "remove" else "summarised"] = len(self.removed)
+            self.stats["inserted"] = 1
 
-    # 4. ephemeral reminders, on the messages still sent
-    eph_spans: dict[int, tuple] = {}
-    if settings.embed_ephemeral:
-        wanted = {i - start: texts for i, texts in (conversation.ephemeral or {}).items()
-                  if type(i) is int and start <= i < n and i - start not in removed}
-        embedded = embed_ephemeral(current, wanted)
-        for j, new in enumerate(embedded):
-            if new is not current[j]:
+    def embed(self) -> None:
+        if not self.settings.embed_ephemeral:
+            return
+        start, n = self.start, self.n
+        wanted = {i - start: texts for i, texts in (self.conversation.ephemeral or {}).items()
+                  if type(i) is int and start <= i < n and i - start not in self.removed}
+        for j, new in enumerate(embed_ephemeral(self.current, wanted)):
+            if new is not self.current[j]:
                 pieces = ["" if p is None else p.text if hasattr(p, "text") else str(p) for p in wanted[j]]
-                pos, spans = len(current[j].text), []
+                pos, spans = len(self.current[j].text), []
                 for piece in pieces:
                     spans.append((pos + 2, pos + 2 + len(piece)))
                     pos += 2 + len(piece)
-                after = count(new)
-                specs[j].append(("ephemeral", len(pieces), after - tokens[j]))
-                current[j], tokens[j], eph_spans[j] = new, after, tuple(spans)
+                before = self._replace(j, new)
+                self.specs[j].append(("ephemeral", len(pieces), self.tokens[j] - before))
+                self.eph_spans[j] = tuple(spans)
+        self.stats["ephemeral"] = len(self.eph_spans)
 
-    # 5. the budget, over the sequence as sent (None: the inserted message)
-    seq: list[int | None] = [j for j in range(m) if j not in removed]
-    if inserted is not None:
-        seq.insert(sum(1 for j in seq if j < insert_at), None)
-    inserted_tokens = count(inserted) if inserted is not None else 0
-    dropped: set[int | None] = set()
-    shortfall = 0
-    if settings.budget is not None:
-        room = settings.budget - system_tokens
-        fit = fit_to_budget([inserted if j is None else current[j] for j in seq], max(room, 0), keep_recent,
-                            counts=[inserted_tokens if j is None else tokens[j] for j in seq],
+    def sequence(self) -> list[int | None]:
+        """The positions sent, in order (None: the inserted message)."""
+        seq: list[int | None] = [j for j in range(len(self.current)) if j not in self.removed]
+        if self.inserted is not None:
+            seq.insert(sum(1 for j in seq if j < self.insert_at), None)  # type: ignore[operator]
+        return seq
+
+    def fit_budget(self) -> None:
+        self.seq = seq = self.sequence()
+        self.inserted_tokens = self.count(self.inserted) if self.inserted is not None else 0
+        budget = self.settings.budget
+        if budget is None:
+            return
+        room = budget - self.system_tokens
+        fit = fit_to_budget([self.inserted if j is None else self.current[j] for j in seq], max(room, 0),
+                            self.settings.keep_recent,
+                            counts=[self.inserted_tokens if j is None else self.tokens[j] for j in seq],
                             protected=[p for p, j in enumerate(seq) if j is None])
-        shortfall = fit.shortfall + max(0, -room)
-        dropped = {seq[p] for p in fit.dropped}
-        seq = [seq[p] for p in fit.kept]
+        self.shortfall = fit.shortfall + max(0, -room)
+        self.dropped = {seq[p] for p in fit.dropped}
+        self.stats["dropped"] = len(fit.dropped)
+        self.seq = [seq[p] for p in fit.kept]
 
-    # The rows: one per stored message of the request, and the inserted message where it is sent.
-    names = tool_names_by_call_id(stored)
-    rows: list[Row] = []
-    for i in range(n):
-        msg = stored[i]
-        tool = None
-        if msg.role == "tool":
-            tool = msg.tool_name or (names.get(msg.tool_call_id) if msg.tool_call_id else None)
-            tool = tool if tool is not None else detect_tool_name(msg.text)
+    def view(self, recorded: int | None) -> PreparedView:
+        conv, settings, seq = self.conversation, self.settings, self.seq
+        rows = [self.row(i) for i in range(self.n)]
+        if self.inserted is not None and None not in self.dropped:
+            rows.insert(self.start + self.insert_at, Row(
+                None, None, self.inserted, (made.inserted(settings.old_messages, len(self.removed),
+                                                          self.inserted_tokens),),
+                0, self.inserted_tokens, None, (), tuple(reminders.spans(self.inserted.text)), ()))
+        rewrites = self.sent.rewrites.values()
+        self.stats.update(tool_results=sum(1 for x in self.sent.messages if x.role == "tool"), compacted=self.start,
+                          microcompacted=sum(1 for r in rewrites if r.kind == "microcompaction"),
+                          harness_compressed=sum(1 for r in rewrites if r.kind == "compression"),
+                          truncated=sum(1 for r in rewrites if r.kind == "truncation"))
+        return PreparedView(
+            settings=settings, rows=tuple(rows),
+            prepared=tuple(self.inserted if j is None else self.current[j] for j in seq),
+            system_prompt=conv.system_prompt, tokens_stored=self.system_tokens + sum(self.stored_tokens[:self.n]),
+            tokens_prepared=self.system_tokens + sum(self.inserted_tokens if j is None else self.tokens[j]
+                                                     for j in seq),
+            system_tokens=self.system_tokens,
+            context_window=resolve_context_window(settings.context_window, conv.context_window, conv.model),
+            budget_shortfall=self.shortfall, recorded_input_tokens=recorded,
+            requests=tuple(request_indices(conv.messages)), counter_name=self.counter.name, stats=self.stats)
+
+    def row(self, i: int) -> Row:
+        """The row of stored message i: what was sent for it and every change, in stage order."""
+        msg, tokens = self.conversation.messages[i], self.stored_tokens[i]
+        tool = _tool_name(msg, self.names) if msg.role == "tool" else None
         own = tuple(reminders.spans(msg.text))
-        if i < start:
-            change = made.compacted(sent.compaction, start, stored_tokens[i])
-            rows.append(Row(i, msg, None, (change,), stored_tokens[i], 0, tool, own, (), ()))
-            continue
-        j = i - start
-        gone = j in removed or j in dropped
-        prepared = None if gone else current[j]
-        tp = 0 if gone else tokens[j]
+        if i < self.start:
+            return Row(i, msg, None, (made.compacted(self.sent.compaction, self.start, tokens),), tokens, 0, tool,
+                       own, (), ())
+        j = i - self.start
+        gone = j in self.removed or j in self.dropped
+        prepared, tp = (None, 0) if gone else (self.current[j], self.tokens[j])
         out = []
-        rewrite = sent.rewrites.get(i)
+        rewrite = self.sent.rewrites.get(i)
         if rewrite is not None:
             out.append(made.rewritten(rewrite.kind, rewrite.event, rewrite.event.index - i,
-                                      stored_tokens[i] - sent_tokens[j]))
-        for spec in specs[j]:
-            kind = spec[0]
+                                      tokens - self.sent_tokens[j]))
+        for kind, *figures in self.specs[j]:
             if kind == "compressed":
-                out.append(made.compressed(policy, spec[1], len(sent.messages[j].text), sent_tokens[j] - tp))
-            elif kind == "cleared":
-                out.append(made.cleared(spec[1], spec[2], spec[3]))
-            elif kind == "excerpted":
-                out.append(made.excerpted(*spec[1:]))
+                out.append(made.compressed(self.policy, figures[0], len(self.sent.messages[j].text),
+                                           self.sent_tokens[j] - tp))
             else:
-                out.append(made.ephemeral(spec[1], spec[2]))
-        if j in removed:
-            out.append(made.removed("removed" if strategy == "remove" else "summarised", boundary, len(removed),
-                                    tokens[j]))
-        elif j in dropped:
-            out.append(made.dropped(settings.budget, tokens[j]))
-        if prepared is None:
-            spans = ()
-        elif prepared is msg:
-            spans = own
-        else:
-            spans = tuple(reminders.spans(prepared.text))
-        rows.append(Row(i, msg, prepared, tuple(out), stored_tokens[i], tp, tool, own, spans,
-                        eph_spans.get(j, ()) if prepared is not None else ()))
-    if inserted is not None and None not in dropped:
-        rows.insert(start + insert_at, Row(None, None, inserted,
-                                           (made.inserted(strategy, len(removed), inserted_tokens),),
-                                           0, inserted_tokens, None, (), tuple(reminders.spans(inserted.text)), ()))
+                out.append(getattr(made, kind)(*figures))
+        if j in self.removed:
+            action = "removed" if self.settings.old_messages == "remove" else "summarised"
+            out.append(made.removed(action, self.boundary, len(self.removed), self.tokens[j]))
+        elif j in self.dropped:
+            out.append(made.dropped(self.settings.budget, self.tokens[j]))
+        spans = () if prepared is None else own if prepared is msg else tuple(reminders.spans(prepared.text))
+        return Row(i, msg, prepared, tuple(out), tokens, tp, tool, own, spans,
+                   self.eph_spans.get(j, ()) if prepared is not None else ())
 
-    stats = {"compressed": compressed, "cleared": cleared, "excerpted": excerpted, "removed": 0, "summarised": 0,
-             "dropped": len(dropped), "ephemeral": len(eph_spans), "inserted": 1 if removed else 0,
-             "tool_results": sum(1 for x in sent.messages if x.role == "tool"), "compacted": start,
-             "microcompacted": sum(1 for r in sent.rewrites.values() if r.kind == "microcompaction"),
-             "harness_compressed": sum(1 for r in sent.rewrites.values() if r.kind == "compression"),
-             "truncated": sum(1 for r in sent.rewrites.values() if r.kind == "truncation")}
-    if removed:
-        stats["removed" if strategy == "remove" else "summarised"] = len(removed)
-    prepared_seq = tuple(inserted if j is None else current[j] for j in seq)
-    return PreparedView(
-        settings=settings,
-        rows=tuple(rows),
-        prepared=prepared_seq,
-        system_prompt=conversation.system_prompt,
-        tokens_stored=system_tokens + sum(stored_tokens[:n]),
-        tokens_prepared=system_tokens + sum(inserted_tokens if j is None else tokens[j] for j in seq),
-        system_tokens=system_tokens,
-        context_window=resolve_context_window(settings.context_window, conversation.context_window,
-                                              conversation.model),
-        budget_shortfall=shortfall,
-        recorded_input_tokens=recorded,
-        requests=tuple(request_indices(stored)),
-        counter_name=counter.name,
-        stats=stats,
-    )
+
+def _tool_name(msg: Message, names: Mapping[str, str]) -> str | None:
+    """A tool result's tool: its own field, its call's name, else detected from the text."""
+    name = msg.tool_name or (names.get(msg.tool_call_id) if msg.tool_call_id else None)
+    return name if name is not None else detect_tool_name(msg.text)
