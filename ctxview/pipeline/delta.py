@@ -44,123 +44,143 @@ def prepare_keep_recent_delta(
     results (a change in it takes the full path). The summary's default
     boundary and the budget's kept part depend on the whole: full path.
     """
-    old = prev.settings
-    k = settings.keep_recent
-    clear = settings.clear
-    if k == old.keep_recent or k < 0 or prev.counter_name != counter.name or whole_context_stages(settings):
+    if not _is_a_keep_recent_step(prev, settings, counter, prev_saved):
         return None
-    if clear is not None and prev_saved is None:
-        return None
-    try:
-        if dataclasses.replace(old, keep_recent=k) != settings:
-            return None
-    except TypeError:
-        return None
-    all_msgs = conversation.messages
-    n = len(all_msgs) if settings.request is None else settings.request
+    n = len(conversation.messages) if settings.request is None else settings.request
     if len(prev.rows) != n or len(prev.prepared) != n:  # pragma: no cover - guaranteed by the conditions
         return None
-    lo = max(n - max(k, old.keep_recent), 0)
-    hi = max(n - min(k, old.keep_recent), 0)
-    stats = dict(prev.stats)
+    old, k = prev.settings.keep_recent, settings.keep_recent
+    lo, hi = max(n - max(k, old), 0), max(n - min(k, old), 0)
     if lo == hi:
-        return dataclasses.replace(prev, settings=settings, stats=stats), prev_saved
-    msgs = all_msgs if n == len(all_msgs) else all_msgs[:n]
-    data = cache.data(conversation)
-    stored_counts = cache.counts_of(data, counter)
-    base_rows = cache.base_rows(data, counter)
-    policy = cache.policy(settings)
-    tag = cache.policy_tag(policy)
-    if settings.compression and policy.enabled and n - k > lo:
-        part = compression.compress_tool_results_between(msgs, k, policy, lo, hi)
-    else:
-        part = list(msgs[lo:hi])
-    eph = data.valid_ephemeral() if settings.embed_ephemeral else {}
-    count = cache.count
-    count_cleared = cache.count_cleared
-    row_cache = cache.row_table(counter)
-    compressed_rows = cache.compressed_row_table(counter, tag, n)
-    spans_of = cache.reminder_spans
-    clear_below = 0
-    saved = prev_saved
-    names_n: dict[str, str] | None = None
-    if clear is not None:
-        # plan_clearing's "old" results: all but the last `keep` tool results of messages[:n].
-        tools = data.tool_indices
-        in_n = bisect.bisect_left(tools, n)
-        cut = max(in_n - max(clear.keep, 0), 0)
-        clear_below = tools[cut] if cut < in_n else n
+        return dataclasses.replace(prev, settings=settings, stats=dict(prev.stats)), prev_saved
+    step = _Step(conversation, settings, counter, cache, prev, prev_saved, n, lo, hi)
     rows: list[Row] = []
     prepared: list[Message] = []
-    delta_tokens = 0
-    delta_compressed = 0
-    prev_rows = prev.rows
-    prev_prepared = prev.prepared
-    for off in range(hi - lo):
-        i = lo + off
-        stored = msgs[i]
-        was = prev_rows[i]
-        if stored.role != "tool":  # neither compression nor clearing touches it here
-            rows.append(was)
-            prepared.append(prev_prepared[i])
-            continue
-        cur = part[off]
-        delta_tokens -= was.tokens_prepared
-        if was.changes and was.changes[0].action == "compressed":
-            delta_compressed -= 1
-        key: tuple = (i,)
-        tp = stored_counts[i]
-        if cur is not stored:
-            tp = count(counter, cur)
-            key = (i, "compressed", n - i, tag)
-            delta_compressed += 1
+    for i in range(lo, hi):
+        done = step.redo(i)
+        if done is None:
+            return None  # the step changes more than these rows: the full path
+        rows.append(done[0])
+        prepared.append(done[1])
+    return step.view(rows, prepared)
+
+
+def _is_a_keep_recent_step(prev: PreparedView, settings: Settings, counter: TokenCounter,
+                           prev_saved: int | None) -> bool:
+    """Whether `settings` are `prev`'s but for keep_recent, and every stage that runs works per message."""
+    old, k = prev.settings, settings.keep_recent
+    if k == old.keep_recent or k < 0 or prev.counter_name != counter.name or whole_context_stages(settings):
+        return False
+    if settings.clear is not None and prev_saved is None:
+        return False
+    try:
+        return dataclasses.replace(old, keep_recent=k) == settings
+    except TypeError:
+        return False
+
+
+class _Step:
+    """The tool results between the old and the new keep_recent boundary, redone one at a time."""
+
+    def __init__(self, conversation: Conversation, settings: Settings, counter: TokenCounter,
+                 cache: PipelineCache, prev: PreparedView, prev_saved: int | None, n: int, lo: int, hi: int):
+        all_msgs = conversation.messages
+        self.settings, self.counter, self.cache, self.prev, self.n, self.lo, self.hi = (
+            settings, counter, cache, prev, n, lo, hi)
+        self.msgs = msgs = all_msgs if n == len(all_msgs) else all_msgs[:n]
+        data = cache.data(conversation)
+        self.stored_counts = cache.counts_of(data, counter)
+        self.base_rows = cache.base_rows(data, counter)
+        self.policy = policy = cache.policy(settings)
+        self.tag = cache.policy_tag(policy)
+        k = settings.keep_recent
+        self.part = (compression.compress_tool_results_between(msgs, k, policy, lo, hi)
+                     if settings.compression and policy.enabled and n - k > lo else list(msgs[lo:hi]))
+        self.eph = data.valid_ephemeral() if settings.embed_ephemeral else {}
+        self.row_cache = cache.row_table(counter)
+        self.compressed_rows = cache.compressed_row_table(counter, self.tag, n)
+        self.saved = prev_saved
+        self.names_n: dict[str, str] | None = None
+        self.clear_below = 0
+        clear = settings.clear
         if clear is not None:
-            if stored.tool_calls:  # a result that also holds calls: leave its bookkeeping to the full path
+            # plan_clearing's "old" results: all but the last `keep` tool results of messages[:n].
+            tools = data.tool_indices
+            in_n = bisect.bisect_left(tools, n)
+            cut = max(in_n - max(clear.keep, 0), 0)
+            self.clear_below = tools[cut] if cut < in_n else n
+        self.delta_tokens = self.delta_compressed = 0
+
+    def redo(self, i: int) -> tuple[Row, Message] | None:
+        """Message i's row and prepared message under the new keep_recent; None: take the full path."""
+        stored, was = self.msgs[i], self.prev.rows[i]
+        if stored.role != "tool":  # neither compression nor clearing touches it here
+            return was, self.prev.prepared[i]
+        cache, counter = self.cache, self.counter
+        cur = self.part[i - self.lo]
+        self.delta_tokens -= was.tokens_prepared
+        if was.changes and was.changes[0].action == "compressed":
+            self.delta_compressed -= 1
+        key: tuple = (i,)
+        tp = self.stored_counts[i]
+        if cur is not stored:
+            tp = cache.count(counter, cur)
+            key = (i, "compressed", self.n - i, self.tag)
+            self.delta_compressed += 1
+        if self.settings.clear is not None:
+            done = self.reclear(i, stored, was, cur, tp)
+            if done is None:
                 return None
-            cleared = i < clear_below and cur.text != clear.placeholder
-            if cleared and clear.exclude:
-                if names_n is None:
-                    names_n = {c.id: c.name for m in msgs for c in m.tool_calls if c.id}
-                cleared = tool_name_of(cur, names_n) not in clear.exclude
-            was_saved = next((c.saved_tokens for c in was.changes if c.action == "cleared"), None)
-            if cleared != (was_saved is not None):
-                return None  # the set of cleared results changes: the full path
-            if cleared:
-                new = cache.blanked(cur, clear.placeholder)
-                after = count_cleared(counter, new)
-                key += ("cleared", tp - after, False, True, clear.keep)
-                saved += (tp - after) - was_saved  # type: ignore[operator]
-                cur, tp = new, after
+            cur, tp, key = done[0], done[1], key + done[2]
         spans: tuple = ()
-        texts = eph.get(i)
+        texts = self.eph.get(i)
         if texts is not None:
             _, _, cur, spans, after, _ = embedded(cache, counter, cur, texts)
             key += ("ephemeral", len(texts), after - tp)
             tp = after
-        delta_tokens += tp
-        prepared.append(cur)
+        self.delta_tokens += tp
         if len(key) == 1:
-            rows.append(base_rows[i])
-            continue
+            return self.base_rows[i], cur
         indexed = by_index(key)
-        hit = compressed_rows.get(i) if indexed else row_cache.get(key)
+        hit = self.compressed_rows.get(i) if indexed else self.row_cache.get(key)
         if hit is not None and hit.stored is stored and hit.prepared is cur:
-            rows.append(hit)
-            continue
-        rows.append(new_row(compressed_rows if indexed else row_cache, i if indexed else key,
-                             key, base_rows[i], stored, cur, policy, stored_counts[i], tp, spans, spans_of))
-    if clear is not None and saved < clear.min_saving:  # type: ignore[operator]
-        return None  # clearing would not apply at all now
-    stats["compressed"] += delta_compressed
-    # (no message is removed or inserted here: the rows' prepared column is the prepared tuple)
-    new_prepared = prev_prepared[:lo] + tuple(prepared) + prev_prepared[hi:]
-    items = prev_rows.entries() if isinstance(prev_rows, Rows) else list(prev_rows)
-    view = dataclasses.replace(
-        prev,
-        settings=settings,
-        rows=Rows(items[:lo] + rows + items[hi:], range(n), msgs, new_prepared),
-        prepared=new_prepared,
-        tokens_prepared=prev.tokens_prepared + delta_tokens,
-        stats=stats,
-    )
-    return view, saved
+            return hit, cur
+        return new_row(self.compressed_rows if indexed else self.row_cache, i if indexed else key, key,
+                       self.base_rows[i], stored, cur, self.policy, self.stored_counts[i], tp, spans,
+                       cache.reminder_spans), cur
+
+    def reclear(self, i: int, stored: Message, was: Row, cur: Message, tp: int) -> tuple | None:
+        """Clearing of result i again: (message, tokens, the cleared spec or ()); None when the set of
+        cleared results would change (or the result also holds calls): the full path."""
+        clear = self.settings.clear
+        if stored.tool_calls:
+            return None
+        cleared = i < self.clear_below and cur.text != clear.placeholder  # type: ignore[union-attr]
+        if cleared and clear.exclude:  # type: ignore[union-attr]
+            if self.names_n is None:
+                self.names_n = {c.id: c.name for m in self.msgs for c in m.tool_calls if c.id}
+            cleared = tool_name_of(cur, self.names_n) not in clear.exclude  # type: ignore[union-attr]
+        was_saved = next((c.saved_tokens for c in was.changes if c.action == "cleared"), None)
+        if cleared != (was_saved is not None):
+            return None
+        if not cleared:
+            return cur, tp, ()
+        new = self.cache.blanked(cur, clear.placeholder)  # type: ignore[union-attr]
+        after = self.cache.count_cleared(self.counter, new)
+        self.saved += (tp - after) - was_saved  # type: ignore[operator]
+        return new, after, ("cleared", tp - after, False, True, clear.keep)  # type: ignore[union-attr]
+
+    def view(self, rows: list[Row], prepared: list[Message]) -> tuple[PreparedView, int | None] | None:
+        clear, prev, lo, hi = self.settings.clear, self.prev, self.lo, self.hi
+        if clear is not None and self.saved < clear.min_saving:  # type: ignore[operator]
+            return None  # clearing would not apply at all now
+        stats = dict(prev.stats)
+        stats["compressed"] += self.delta_compressed
+        # (no message is removed or inserted here: the rows' prepared column is the prepared tuple)
+        new_prepared = prev.prepared[:lo] + tuple(prepared) + prev.prepared[hi:]
+        items = prev.rows.entries() if isinstance(prev.rows, Rows) else list(prev.rows)
+        view = dataclasses.replace(
+            prev, settings=self.settings, rows=Rows(items[:lo] + rows + items[hi:], range(self.n), self.msgs,
+                                                    new_prepared),
+            prepared=new_prepared, tokens_prepared=prev.tokens_prepared + self.delta_tokens, stats=stats)
+        return view, self.saved
