@@ -1,7 +1,9 @@
 """ctxview: see what your LLM agent really sent to the model.
 
 The library never imports textual or rich; only `ctxview.cli` and
-`ctxview.tui` do, and the CLI loads the TUI lazily.
+`ctxview.tui` do, and the CLI loads the TUI lazily. Where the library pauses
+the cyclic garbage collector for a bulk build (loading, compressing, a
+pipeline run), it restores the caller's setting afterwards (gcpause.paused_gc).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ _LAZY = {
     "Tier": "ctxview.compression",
     "load_session": "ctxview.formats",
     "LoadError": "ctxview.formats.errors",
-    "Settings": "ctxview.view",
+    "Settings": "ctxview.settings",
+    "prepare_reference": "ctxview.pipeline",
     "PreparedView": "ctxview.view",
     "prepare": "ctxview.pipeline",
     "truncate_to_fit": "ctxview.budget",
@@ -58,5 +61,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .context_manager import ContextManager
     from .formats import load_session
     from .formats.errors import LoadError
-    from .pipeline import prepare
-    from .view import PreparedView, Settings
+    from .pipeline import prepare, prepare_reference
+    from .settings import Settings
+    from .view import PreparedView

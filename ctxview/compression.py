@@ -25,7 +25,8 @@ from typing import Any, Container, Iterable, Mapping, Sequence
 
 from .gcpause import paused_gc
 from .identity_table import IdentityTable
-from .model import Content, Message, slot_builder
+from ._slots import slot_builder
+from .model import Content, Message
 
 __all__ = [
     "DEFAULT_HINT",

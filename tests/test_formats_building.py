@@ -1,4 +1,4 @@
-"""How values are built fast (model.slot_builder, the loaders' builders), and the collector around a load."""
+"""How values are built fast (_slots.slot_builder, the loaders' builders), and the collector around a load."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 
 from ctxview.formats import load_session
 from ctxview.formats.linking import make_message, make_tool_call, make_usage, new_message
-from ctxview.model import Message, ToolCall, Usage, slot_builder
+from ctxview._slots import slot_builder
+from ctxview.model import Message, ToolCall, Usage
 
 FIX = Path(__file__).parent / "fixtures" / "samples" / "claude-code"
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..model import Message, ToolCall, Usage, slot_builder
+from .._slots import slot_builder
+from ..model import Message, ToolCall, Usage
 
 __all__ = ["compaction_events", "last_model", "link_tool_results", "make_message",
            "make_tool_call", "make_usage", "new_message", "unlinked_warning", "usage_only_warning"]
@@ -93,7 +94,7 @@ def compaction_events(messages: Sequence[Message], specs: Iterable[dict]) -> lis
 
 # Loaders build hundreds of thousands of messages; the dataclass __init__ (with its
 # validation) costs several times as much as filling the slots. The loaders pass values
-# of the right types, so they build through model.slot_builder's functions.
+# of the right types, so they build through _slots.slot_builder's functions.
 _new_message = slot_builder(Message, "new_message")
 _new_tool_call = slot_builder(ToolCall, "new_tool_call")
 _new_usage = slot_builder(Usage, "new_usage")

@@ -1,6 +1,6 @@
 """Fast constructors for the values the pipeline builds by the hundred thousand.
 
-Plain names for model.slot_builder's functions: each builds a frozen value
+Plain names for _slots.slot_builder's functions: each builds a frozen value
 without its __init__ (the caller passes values of the right types).
 """
 
@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..model import Content, Message, slot_builder
+from .._slots import slot_builder
+from ..model import Content, Message
 from ..view import Change, Row
 
 __all__ = ["make_row", "with_content", "with_text"]

@@ -10,7 +10,8 @@ from typing import Any
 
 from .. import compression
 from ..budget import EXCERPT_CHARS
-from ..model import ContextEvent, slot_builder
+from .._slots import slot_builder
+from ..model import ContextEvent
 from ..view import Change
 
 __all__ = ["compacted", "compressed", "cleared", "dropped", "ephemeral", "excerpted", "inserted", "removed",
