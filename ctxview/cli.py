@@ -421,7 +421,7 @@ def _run_prepare(argv: Sequence[str]) -> int:
     session = _load(args)
     from .export import DEFAULT_MAX_TOKENS, dumps, export_stats, recorded_max_tokens, stats_text, to_shape, write_atomic
     from .pipeline import prepare
-    from .report import settings_for
+    from .settings import settings_for
 
     conv = session.conversation(args.agent) if args.agent is not None else session.conversations[0]
     model = args.model or conv.model

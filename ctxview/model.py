@@ -7,7 +7,7 @@ Plain frozen, slotted values with no I/O. Roles are plain strings ("system",
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 __all__ = [
     "Content",
@@ -18,6 +18,7 @@ __all__ = [
     "ToolCall",
     "Usage",
     "content_text",
+    "request_indices",
 ]
 
 
@@ -210,6 +211,16 @@ class Session:
                 return conv
         names = ", ".join(c.name for c in self.conversations) or "none"
         raise KeyError(f"no conversation named {name!r} (choices: {names})")
+
+
+def request_indices(messages: Sequence[Message]) -> list[int]:
+    """Indices of assistant messages that start a model call's reply: the requests, in order.
+
+    A run of consecutive assistant messages (a transcript may store one reply
+    as several lines) counts once, at its first message.
+    """
+    return [i for i, m in enumerate(messages)
+            if m.role == "assistant" and (i == 0 or messages[i - 1].role != "assistant")]
 
 
 def messages_from(items: Iterable[Message | Mapping[str, Any]]) -> list[Message]:

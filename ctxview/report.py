@@ -12,34 +12,13 @@ from typing import Any, Mapping
 from .bloat import analyze_context_bloat
 from .model import Conversation, Session
 from .harness import rewrite_events, sent_tokens
-from .pipeline import PipelineCache, prepare, request_indices
+from .pipeline import PipelineCache, prepare
 from .tokens import calibrate
-from .settings import Settings, settings_from
+from .settings import Settings, request_index, settings_for  # noqa: F401 (settings_for: its old home)
 from .view import PreparedView, Row
 from .windows import WARNING_MARKS, gauge_level
 
 __all__ = ["build_report", "conversation_report", "settings_for"]
-
-def settings_for(conversation: Conversation, overrides: Mapping[str, Any] | None = None) -> Settings:
-    """Settings for a conversation: its open-with settings, then explicit overrides (settings.settings_from).
-    The override `request_number` (1-based, as the inspector numbers requests) picks `request`."""
-    overrides = dict(overrides or {})
-    number = overrides.pop("request_number", None)
-    if number is not None:
-        overrides["request"] = request_index(conversation, number)
-    return settings_from(conversation.settings, overrides, where=conversation.name)
-
-
-def request_index(conversation: Conversation, number: int) -> int | None:
-    """The stored index of request `number` (1-based); one past the last is the next request (None)."""
-    requests = request_indices(conversation.messages)
-    if number == len(requests) + 1:
-        return None
-    if not 1 <= number <= len(requests):
-        raise ValueError(f"{conversation.name}: no request {number} (the file holds requests 1 to "
-                         f"{len(requests)}, and {len(requests) + 1} is the next one)")
-    return requests[number - 1]
-
 
 def compactions(conversation: Conversation) -> list[dict[str, Any]]:
     """The rewrites the harness recorded (compactions, microcompactions, SwarmSDK compressions)."""

@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
+
+from .model import request_indices
+
+if TYPE_CHECKING:
+    from .model import Conversation
 
 __all__ = ["AS_SENT", "ClearSettings", "OLD_MESSAGE_STRATEGIES", "Settings", "TOOL_NAME_SOURCES",
-           "settings_from"]
+           "request_index", "settings_for", "settings_from"]
 
 OLD_MESSAGE_STRATEGIES = ("keep", "truncate", "remove", "llm")
 TOOL_NAME_SOURCES = ("content", "tool_call")
@@ -183,3 +188,24 @@ def settings_from(saved: Mapping[str, Any] | None = None, overrides: Mapping[str
         if value is not None:
             values[key] = value
     return Settings(**values).check()
+
+
+def settings_for(conversation: Conversation, overrides: Mapping[str, Any] | None = None) -> Settings:
+    """Settings for a conversation: its open-with settings, then explicit overrides (settings.settings_from).
+    The override `request_number` (1-based, as the inspector numbers requests) picks `request`."""
+    overrides = dict(overrides or {})
+    number = overrides.pop("request_number", None)
+    if number is not None:
+        overrides["request"] = request_index(conversation, number)
+    return settings_from(conversation.settings, overrides, where=conversation.name)
+
+
+def request_index(conversation: Conversation, number: int) -> int | None:
+    """The stored index of request `number` (1-based); one past the last is the next request (None)."""
+    requests = request_indices(conversation.messages)
+    if number == len(requests) + 1:
+        return None
+    if not 1 <= number <= len(requests):
+        raise ValueError(f"{conversation.name}: no request {number} (the file holds requests 1 to "
+                         f"{len(requests)}, and {len(requests) + 1} is the next one)")
+    return requests[number - 1]

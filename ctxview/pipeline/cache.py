@@ -23,7 +23,7 @@ from ..view import PreparedView, Row
 from . import changes as made
 from .builders import make_row as _row, with_content as _with_content
 from .embedding import embed_ephemeral_into
-from .reference import request_indices
+from ..model import request_indices
 from .row_keys import SHARED_CHANGES, SHARED_ONES, Specs
 
 __all__ = ["PipelineCache", "StageResult"]

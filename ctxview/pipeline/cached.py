@@ -39,7 +39,7 @@ from . import sent_history
 from .cache import _TEXT_ONLY_COUNTERS, _VIEWS_KEPT, PipelineCache
 from .delta import prepare_keep_recent_delta
 from .embedding import embed_ephemeral_into
-from .reference import request_indices
+from ..model import request_indices
 from .row_keys import Specs
 from .rows import RowMaker
 

@@ -16,7 +16,7 @@ from ..budget import EXCERPT_CHARS, fit_to_budget, plan_summary
 from ..clearing import plan_clearing
 from ..compression import compress_tool_results, detect_tool_name, get_policy, tool_names_by_call_id
 from ..context_manager import embed_ephemeral
-from ..model import Conversation, Message
+from ..model import Conversation, Message, request_indices
 from ..settings import AS_SENT, Settings
 from ..tokens import TokenCounter, counter_for
 from ..view import PreparedView, Row
@@ -58,11 +58,6 @@ STAGES: tuple[Stage, ...] = (
 def whole_context_stages(settings: Settings) -> tuple[str, ...]:
     """The stages that run under `settings` and read the whole context (see Stage.per_message)."""
     return tuple(stage.name for stage in STAGES if not stage.per_message and stage.runs(settings))
-
-
-def request_indices(messages: Sequence[Message]) -> list[int]:
-    """Indices of assistant messages that start a model call's reply (a run of assistant lines counts once)."""
-    return [i for i, m in enumerate(messages) if m.role == "assistant" and (i == 0 or messages[i - 1].role != "assistant")]
 
 
 def harness_events(conversation: Conversation, settings: Settings, counts: Sequence[int], system_tokens: int):
