@@ -131,69 +131,103 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     if ephemeral:
         eph_tokens = sum(counter.count(str(p)) for i, ps in ephemeral.items() if 0 <= i < n for p in ps if p)
     total = sum(per) + system_tokens + eph_tokens
-
-    names: dict[str, str] = {}
-    calls: dict[str, Any] = {}
-    for m in messages:
-        for c in m.tool_calls:
-            if c.id:
-                names[c.id] = c.name
-                calls[c.id] = c
-    by_role: dict[str, int] = defaultdict(int)
-    by_tool: dict[str, int] = defaultdict(int)
+    tally = _Tally(messages, per, counter, stale_age, stale_tokens)
     if system_tokens:
-        by_role["system"] += system_tokens
-    stored_reminders = 0
-    tool_tokens = 0
-    same_call: dict[tuple, list[int]] = defaultdict(list)
-    same_text: dict[str, list[int]] = defaultdict(list)
-    stale = []
-    for i, m in enumerate(messages):
-        by_role[m.role] += per[i]
-        text = m.text
-        if "<system-reminder>" in text:
-            stored_reminders += sum(counter.count(b) for b in reminders.extract(text))
-        if m.role != "tool":
-            continue
-        tool_tokens += per[i]
-        name = tool_name_of(m, names) or "unknown"
-        by_tool[name] += per[i]
-        call = calls.get(m.tool_call_id or "")
-        if call is not None and call.arguments:
-            same_call[(call.name, _args_key(call.arguments))].append(i)
-        if text:
-            same_text[text].append(i)
-        age = n - i
-        if age > stale_age and per[i] >= stale_tokens:
-            stale.append({"index": i, "tool": name, "tokens": per[i], "age": age})
-
-    repeated = []
-    seen: set[tuple[int, ...]] = set()
-    for kind, groups in (("same call", same_call.values()), ("same content", same_text.values())):
-        for idx in groups:
-            if len(idx) < 2 or tuple(idx) in seen:
-                continue
-            seen.add(tuple(idx))
-            repeated.append({
-                "kind": kind,
-                "tool": tool_name_of(messages[idx[0]], names) or "unknown",
-                "indices": list(idx),
-                "wasted_tokens": sum(per[j] for j in idx[:-1]),  # every copy but the latest
-            })
-    repeated.sort(key=lambda r: -r["wasted_tokens"])
-
+        tally.by_role["system"] += system_tokens
+    repeated = tally.repeated_groups()
     order = sorted(range(n), key=lambda j: -per[j])[:largest]
     biggest = tuple(
-        {"index": j, "role": messages[j].role, "tool": tool_name_of(messages[j], names) if messages[j].role == "tool"
-         else None, "tokens": per[j]}
+        {"index": j, "role": messages[j].role, "tool": tool_name_of(messages[j], tally.names)
+         if messages[j].role == "tool" else None, "tokens": per[j]}
         for j in order
     )
-
     if context_window:
         bloated = total >= threshold * context_window
     else:
-        bloated = total > 0 and tool_tokens > threshold * total
+        bloated = total > 0 and tally.tool_tokens > threshold * total
+    recs = _recommendations(messages, per, counter, measure, keep_recent, repeated, tally.stale,
+                            threshold * context_window - system_tokens - eph_tokens
+                            if context_window and bloated else None, threshold, context_window)
+    return BloatReport(
+        total_tokens=total,
+        bloated=bloated,
+        threshold=threshold,
+        context_window=context_window,
+        by_role=dict(sorted(tally.by_role.items(), key=lambda kv: -kv[1])),
+        by_tool=dict(sorted(tally.by_tool.items(), key=lambda kv: -kv[1])),
+        tool_result_tokens=tally.tool_tokens,
+        reminder_tokens_stored=tally.stored_reminders,
+        reminder_tokens_ephemeral=eph_tokens,
+        largest=biggest,
+        repeated=tuple(repeated),
+        stale=tuple(tally.stale),
+        recommendations=tuple(recs),
+        counter=counter.name,
+    )
 
+
+class _Tally:
+    """One pass over the messages: tokens by role and tool, stored reminders, the tool results that
+    repeat a call or a text, and the stale large ones."""
+
+    def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int) -> None:
+        self.messages, self.per = messages, per
+        self.names: dict[str, str] = {}
+        calls: dict[str, Any] = {}
+        for m in messages:
+            for c in m.tool_calls:
+                if c.id:
+                    self.names[c.id] = c.name
+                    calls[c.id] = c
+        self.by_role: dict[str, int] = defaultdict(int)
+        self.by_tool: dict[str, int] = defaultdict(int)
+        self.stored_reminders = self.tool_tokens = 0
+        self.same_call: dict[tuple, list[int]] = defaultdict(list)
+        self.same_text: dict[str, list[int]] = defaultdict(list)
+        self.stale: list[dict] = []
+        n = len(messages)
+        for i, m in enumerate(messages):
+            self.by_role[m.role] += per[i]
+            text = m.text
+            if "<system-reminder>" in text:
+                self.stored_reminders += sum(counter.count(b) for b in reminders.extract(text))
+            if m.role != "tool":
+                continue
+            self.tool_tokens += per[i]
+            name = tool_name_of(m, self.names) or "unknown"
+            self.by_tool[name] += per[i]
+            call = calls.get(m.tool_call_id or "")
+            if call is not None and call.arguments:
+                self.same_call[(call.name, _args_key(call.arguments))].append(i)
+            if text:
+                self.same_text[text].append(i)
+            age = n - i
+            if age > stale_age and per[i] >= stale_tokens:
+                self.stale.append({"index": i, "tool": name, "tokens": per[i], "age": age})
+
+    def repeated_groups(self) -> list[dict]:
+        """Groups of two or more results of the same call or text, most wasted tokens first."""
+        repeated = []
+        seen: set[tuple[int, ...]] = set()
+        for kind, groups in (("same call", self.same_call.values()), ("same content", self.same_text.values())):
+            for idx in groups:
+                if len(idx) < 2 or tuple(idx) in seen:
+                    continue
+                seen.add(tuple(idx))
+                repeated.append({
+                    "kind": kind,
+                    "tool": tool_name_of(self.messages[idx[0]], self.names) or "unknown",
+                    "indices": list(idx),
+                    "wasted_tokens": sum(self.per[j] for j in idx[:-1]),  # every copy but the latest
+                })
+        repeated.sort(key=lambda r: -r["wasted_tokens"])
+        return repeated
+
+
+def _recommendations(messages, per, counter, measure, keep_recent: int, repeated: list, stale: list,
+                     room: float | None, threshold: float, context_window: int | None) -> list[Recommendation]:
+    """What each setting would save, most first (`room`: tokens the messages may take, when bloated)."""
+    n = len(messages)
     recs: list[Recommendation] = []
     compressed = compress_tool_results(messages, keep_recent, DEFAULT_POLICY)
     saved = sum(per[i] - measure(c) for i, c in enumerate(compressed) if c is not messages[i])
@@ -218,29 +252,12 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
                 recs.append(Recommendation(
                     "summarise old messages into one checkpoint", "--old-messages llm", saving,
                     f"the {len(summary.removed):,} messages before index {summary.boundary}"))
-    if context_window and bloated:
-        target = int(threshold * context_window) - system_tokens - eph_tokens
-        fit = fit_to_budget(messages, max(target, 0), keep_recent, counts=per)
+    if room is not None and context_window:
+        fit = fit_to_budget(messages, max(int(room), 0), keep_recent, counts=per)
         if fit.dropped:
             recs.append(Recommendation(
                 f"drop the oldest messages to stay under {threshold:.0%} of the window",
                 f"--budget {int(threshold * context_window)}", sum(per) - fit.tokens,
                 f"{len(fit.dropped):,} messages dropped, tool calls kept with their results"))
     recs.sort(key=lambda r: -r.saves)
-
-    return BloatReport(
-        total_tokens=total,
-        bloated=bloated,
-        threshold=threshold,
-        context_window=context_window,
-        by_role=dict(sorted(by_role.items(), key=lambda kv: -kv[1])),
-        by_tool=dict(sorted(by_tool.items(), key=lambda kv: -kv[1])),
-        tool_result_tokens=tool_tokens,
-        reminder_tokens_stored=stored_reminders,
-        reminder_tokens_ephemeral=eph_tokens,
-        largest=biggest,
-        repeated=tuple(repeated),
-        stale=tuple(stale),
-        recommendations=tuple(recs),
-        counter=counter.name,
-    )
+    return recs
