@@ -538,6 +538,9 @@ DELEGATED_TASK = ("Review RateLimiter (app/services/rate_limiter.rb)"
                   " for per-account keys: Retry-After must never be 0; keep its spec green and report the public API.")
 
 
+OVERHEAD_TOKENS = 3000  # system prompt and tool definitions: sent, and cached, at every request
+
+
 def generate(n: int, seed: int = 0, name: str = "main", *, big_reads: bool = True, prompt: str | None = None,
              delegate: Callable[[str], str] | None = None, delegate_tool: str = "",
              ephemeral_every: int = 0) -> Agent:
@@ -559,9 +562,10 @@ def generate(n: int, seed: int = 0, name: str = "main", *, big_reads: bool = Tru
         return f"toolu_{rng.getrandbits(64):016x}{counter[0]:06d}"
 
     # Recorded usage follows the content (about 4 characters a token): each call reads
-    # from the cache what the previous call wrote, and writes what came since.
+    # from the cache what the previous call wrote, and writes what came since. That is the
+    # history as sent while nothing compacts it (record_usage_as_sent re-records a compacted one).
     cached = 0
-    pending = 3000  # system prompt and tool definitions
+    pending = OVERHEAD_TOKENS
     msgs.append(Message(role="user", content=prompt or
                         "Add per-account rate limiting to the orders API: 100 requests a minute, a 429 with "
                         "Retry-After when exceeded, and specs. Check how Redis is configured first."))
@@ -740,9 +744,24 @@ def _usage_anthropic(u: Usage | None) -> dict:
             "service_tier": "standard"}
 
 
-def claude_code_lines(agent: Agent, seed: int = 0, *, compact_at: int | None = None, session_id: str | None = None,
-                      sidechain: bool = False, agent_id: str | None = None) -> Iterator[dict]:
-    """Claude Code JSONL records for `agent`, shaped like Claude Code 2.1 writes them."""
+CC_COMPACT_SUMMARY = (
+    "This session is being continued from a previous conversation that ran out of "
+    "context. The conversation is summarized below:\n\nAnalysis:\nThe user asked for "
+    "per-account rate limiting on the orders API. Redis is configured in "
+    "config/initializers/redis.rb; RateLimiter lives in app/services/rate_limiter.rb.\n\n"
+    "Summary:\n1. Primary Request: 100 requests/minute per account, 429 + Retry-After.\n"
+    "2. Files touched: rate_limiter.rb, request_throttle.rb, orders_spec.rb.\n"
+    "3. Pending: make limits configurable per plan.\n\nPlease continue the conversation "
+    "from where we left it off without asking the user any further questions.")
+CODEX_COMPACT_SUMMARY = ("Summary of the work so far: per-account rate limiting is implemented in "
+                         "app/services/rate_limiter.rb with a Redis fixed window; specs pass; remaining: per-plan limits.")
+
+
+def claude_code_lines(agent: Agent, seed: int = 0, *, compact_at: int | None = None, pre_tokens: int = 0,
+                      session_id: str | None = None, sidechain: bool = False,
+                      agent_id: str | None = None) -> Iterator[dict]:
+    """Claude Code JSONL records for `agent`, shaped like Claude Code 2.1 writes them; with `compact_at`,
+    a compaction (of `pre_tokens` tokens in context) before the first turn from that index on."""
     new_uuid = _uuids(f"{seed}:{agent.name}")
     clock = _clock()
     sid = session_id or new_uuid()
@@ -766,19 +785,11 @@ def claude_code_lines(agent: Agent, seed: int = 0, *, compact_at: int | None = N
             yield {"parentUuid": None, "logicalParentUuid": parent, **base, "type": "system",
                    "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
                    "timestamp": next(clock), "uuid": bid, "level": "info",
-                   "compactMetadata": {"trigger": "auto", "preTokens": 167_412}}
+                   "compactMetadata": {"trigger": "auto", "preTokens": pre_tokens}}
             sid_uuid = new_uuid()
             yield {"parentUuid": bid, **base, "type": "user", "isCompactSummary": True,
                    "isVisibleInTranscriptOnly": True, "uuid": sid_uuid, "timestamp": next(clock),
-                   "message": {"role": "user", "content":
-                               "This session is being continued from a previous conversation that ran out of "
-                               "context. The conversation is summarized below:\n\nAnalysis:\nThe user asked for "
-                               "per-account rate limiting on the orders API. Redis is configured in "
-                               "config/initializers/redis.rb; RateLimiter lives in app/services/rate_limiter.rb.\n\n"
-                               "Summary:\n1. Primary Request: 100 requests/minute per account, 429 + Retry-After.\n"
-                               "2. Files touched: rate_limiter.rb, request_throttle.rb, orders_spec.rb.\n"
-                               "3. Pending: make limits configurable per plan.\n\nPlease continue the conversation "
-                               "from where we left it off without asking the user any further questions."}}
+                   "message": {"role": "user", "content": CC_COMPACT_SUMMARY}}
             parent = sid_uuid
         ts = next(clock)
         if m.role == "user":
@@ -858,8 +869,7 @@ def codex_lines(agent: Agent, seed: int = 0, *, compact_at: int | None = None) -
     for i, m in enumerate(msgs):
         ts = next(clock)
         if compact_at is not None and i == compact_at:
-            summary = ("Summary of the work so far: per-account rate limiting is implemented in "
-                       "app/services/rate_limiter.rb with a Redis fixed window; specs pass; remaining: per-plan limits.")
+            summary = CODEX_COMPACT_SUMMARY
             first_user = next(x.text for x in msgs if x.role == "user")
             yield {"timestamp": ts, "type": "compacted", "payload": {"message": summary, "replacement_history": [
                 {"type": "message", "role": "user", "content": [{"type": "input_text", "text": first_user}]},
@@ -1089,6 +1099,39 @@ def swarm_events(agents: list[Agent]) -> Iterator[dict]:
                 yield ev
 
 
+# --- recorded usage after a compaction ----------------------------------------------------------
+
+def record_usage_as_sent(agent: Agent, seed: int, compact_at: int, carried: tuple[str, ...]) -> int:
+    """Re-record, in place, each request's usage in `agent` as its harness sent it, for a file whose
+    compaction runs before message `compact_at` (where its writer puts the boundary): the overhead
+    plus the messages sent, which from the compaction on are `carried` (what the compaction sent in
+    place of the history: summary, replacement history) and what follows. A message weighs about
+    4 characters a token, with a little noise per message (a tokenizer's ratio varies with the
+    text); a reply weighs its output tokens. The previous request's context is read from the cache
+    and the rest written; after the compaction only the overhead is still cached (as in real Claude
+    Code files). Returns the tokens in context when the compaction ran (Claude Code's preTokens)."""
+    rng = random.Random(f"usage:{seed}:{agent.name}")
+    msgs = agent.messages
+
+    def weight(text: str) -> int:
+        return round(len(text) / 4 * rng.uniform(0.94, 1.06))
+
+    sent, cached, before = OVERHEAD_TOKENS, 0, 0  # the next request's context, and what of it is cached
+    for i, m in enumerate(msgs):
+        if i == compact_at:
+            before = sent
+            sent, cached = OVERHEAD_TOKENS + sum(weight(t) for t in carried), OVERHEAD_TOKENS
+        if m.role == "assistant" and m.usage is not None:
+            fresh = min(sent - cached, rng.randint(3, 40))
+            msgs[i] = m.replace(usage=Usage(input_tokens=fresh, output_tokens=m.usage.output_tokens,
+                                            cache_read_tokens=cached, cache_write_tokens=sent - cached - fresh))
+            cached = sent
+            sent += m.usage.output_tokens
+        else:
+            sent += weight(m.text)
+    return before
+
+
 # --- entry points ------------------------------------------------------------------------------
 
 def write(path: str | os.PathLike, n: int, fmt: str, seed: int = 0) -> Path:
@@ -1142,13 +1185,16 @@ def write_samples(seed: int = 0, root: Path = ROOT) -> list[Path]:
     # Claude Code: a main transcript with one compaction, and one sub-agent file beside it
     cc = generate(120, seed, "claude", big_reads=True)
     sid = "7b1f3c52-9a4e-4d1b-8f57-3e2c9d0a6b18"
-    _write_lines(out / "claude-code" / f"{sid}.jsonl", claude_code_lines(cc, seed, compact_at=84, session_id=sid))
+    pre = record_usage_as_sent(cc, seed, 84, (CC_COMPACT_SUMMARY,))
+    _write_lines(out / "claude-code" / f"{sid}.jsonl",
+                 claude_code_lines(cc, seed, compact_at=84, pre_tokens=pre, session_id=sid))
     sub = generate(14, seed, "explore", big_reads=False,
                    prompt="Find every place that reads Redis.current and report file:line for each.")
     _write_lines(out / "claude-code" / sid / "subagents" / "agent-a3f9c1e.jsonl",
                  claude_code_lines(sub, seed + 1, session_id=sid, sidechain=True, agent_id="a3f9c1e"))
     cx = generate(70, seed, "codex", big_reads=True)
     cx.system_prompt = ""
+    record_usage_as_sent(cx, seed, 52, (next(m.text for m in cx.messages if m.role == "user"), CODEX_COMPACT_SUMMARY))
     _write_lines(out / "codex" / "rollout-2026-03-02T09-15-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
                  codex_lines(cx, seed, compact_at=52))
     small = generate(30, seed, "api", big_reads=False)
