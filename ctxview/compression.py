@@ -97,27 +97,37 @@ def _coerce_tiers(tiers: Any) -> tuple[Tier, ...]:
     return tuple(out)
 
 
+# What a tier spec may ask for (it can come from a session file): real specs
+# have a handful of tiers; a file asking for 100,000 made every result walk them.
+MAX_TIERS = 64
+MAX_TIER_NUMBER = 10**15  # an age or a length; bigger numbers mean nothing here
+
+
 def _validate_tiers(tiers: tuple[Tier, ...]) -> tuple[Tier, ...]:
     """Check the tier list; return it ending with a catch-all (None-aged) tier."""
     if not tiers:
         raise ValueError("compression tiers: at least one tier is needed")
+    if len(tiers) > MAX_TIERS:
+        raise ValueError(f"compression tiers: {len(tiers):,} tiers, at most {MAX_TIERS} are allowed")
     previous = -1
     for pos, tier in enumerate(tiers, 1):
         age, chars = tier.max_age, tier.max_chars
         if age is None:
             if pos != len(tiers):
                 raise ValueError(f"compression tiers: only the last tier may cover all older ages (tier {pos} does)")
-        elif not _is_int(age) or age < 0:
-            raise ValueError(f"compression tiers: tier {pos} age must be a whole number ≥ 0, not {age!r}")
+        elif not _is_int(age) or not 0 <= age <= MAX_TIER_NUMBER:
+            raise ValueError(f"compression tiers: tier {pos} age must be a whole number from 0 to {MAX_TIER_NUMBER:.0e}, "
+                             f"not {age!r}")
         elif age <= previous:
             raise ValueError(
                 f"compression tiers: ages must be strictly ascending (tier {pos} has age {age} after {previous})"
             )
         else:
             previous = age
-        if chars is not None and (not _is_int(chars) or chars <= 0):
+        if chars is not None and (not _is_int(chars) or not 0 < chars <= MAX_TIER_NUMBER):
             raise ValueError(
-                f"compression tiers: tier {pos} length must be a positive number of characters or full, not {chars!r}"
+                f"compression tiers: tier {pos} length must be a positive number of characters (at most "
+                f"{MAX_TIER_NUMBER:.0e}) or full, not {chars!r}"
             )
     if tiers[-1].max_age is not None:
         # Ages beyond the last listed tier are kept whole; making that an
@@ -175,36 +185,57 @@ DEFAULT_POLICY = PRESETS["default"]
 
 # --- tier specs --------------------------------------------------------------
 
+_MAX_SPEC_CHARS = 4096  # MAX_TIERS tiers of big numbers fit well within this
+_NUMBER_DIGITS = len(str(MAX_TIER_NUMBER))
+
+
+def _shown(spec: str) -> str:
+    """The spec as an error message quotes it: a long one cut, so the message stays one short line."""
+    return repr(spec) if len(spec) <= 80 else repr(spec[:60]) + f"… ({len(spec):,} chars)"
+
+
+def _tier_number(text: str) -> int | None:
+    """A plain decimal number of at most _NUMBER_DIGITS digits (int() of a 5,000-digit string raises
+    its own ValueError, and a longer one takes quadratic time); None for anything else."""
+    if text.isascii() and text.isdigit() and len(text.lstrip("0") or "0") <= _NUMBER_DIGITS:
+        return int(text)
+    return None
+
+
 def parse_tiers(spec: str) -> tuple[Tier, ...]:
     """Tiers from a spec such as "10:full,20:1000,*:100" (ValueError naming the bad part)."""
-    tiers = []
-    parts = [p.strip() for p in spec.split(",")]
     if not spec.strip():
         raise ValueError('tier spec is empty (expected e.g. "10:full,20:1000,*:100")')
+    if len(spec) > _MAX_SPEC_CHARS:
+        raise ValueError(f"tier spec {_shown(spec)} is too long (at most {_MAX_SPEC_CHARS:,} characters, "
+                         f"{MAX_TIERS} tiers)")
+    shown = _shown(spec)
+    tiers = []
+    parts = [p.strip() for p in spec.split(",")]
+    if len(parts) > MAX_TIERS:
+        raise ValueError(f"tier spec {shown}: {len(parts):,} tiers, at most {MAX_TIERS} are allowed")
     for part in parts:
         age_text, sep, limit_text = part.partition(":")
         age_text, limit_text = age_text.strip(), limit_text.strip()
         if not sep or not age_text or not limit_text:
-            raise ValueError(f'tier spec {spec!r}: {part!r} is not AGE:LIMIT (e.g. "20:1000", "10:full", "*:100")')
+            raise ValueError(f'tier spec {shown}: {part!r} is not AGE:LIMIT (e.g. "20:1000", "10:full", "*:100")')
         if age_text == "*":
             age = None
-        elif age_text.isascii() and age_text.isdigit():
-            age = int(age_text)
-        else:
-            raise ValueError(f"tier spec {spec!r}: age {age_text!r} in {part!r} must be a whole number or *")
+        elif (age := _tier_number(age_text)) is None:
+            raise ValueError(f"tier spec {shown}: age {age_text!r} in {part!r} must be a whole number "
+                             f"(at most {_NUMBER_DIGITS} digits) or *")
         if limit_text.lower() == "full":
             chars = None
-        elif limit_text.isascii() and limit_text.isdigit() and int(limit_text) > 0:
-            chars = int(limit_text)
-        else:
+        elif (chars := _tier_number(limit_text)) is None or chars <= 0:
             raise ValueError(
-                f"tier spec {spec!r}: limit {limit_text!r} in {part!r} must be a positive number of characters or full"
+                f"tier spec {shown}: limit {limit_text!r} in {part!r} must be a positive number of characters "
+                f"(at most {_NUMBER_DIGITS} digits) or full"
             )
         tiers.append(Tier(age, chars))
     try:
         return _validate_tiers(tuple(tiers))
     except ValueError as exc:
-        raise ValueError(f"tier spec {spec!r}: {str(exc).removeprefix('compression tiers: ')}") from None
+        raise ValueError(f"tier spec {shown}: {str(exc).removeprefix('compression tiers: ')}") from None
 
 
 def get_policy(spec: str | CompressionPolicy) -> CompressionPolicy:
@@ -220,7 +251,7 @@ def get_policy(spec: str | CompressionPolicy) -> CompressionPolicy:
         return PRESETS[key]
     if ":" not in spec:
         raise ValueError(
-            f"unknown compression preset {spec!r} (presets: {', '.join(PRESETS)}; "
+            f"unknown compression preset {_shown(spec)} (presets: {', '.join(PRESETS)}; "
             'or give tiers such as "10:full,20:1000,*:100")'
         )
     return CompressionPolicy(name="custom", tiers=parse_tiers(spec))
@@ -270,7 +301,12 @@ def tier_for_age(policy: CompressionPolicy, age: int) -> tuple[int, Tier]:
 
 # Ruby's \s is [ \t\r\n\f\v] and \d is [0-9]; Python's are Unicode-wide, so the
 # classes are spelled out. Ruby's ^ is line-anchored: re.MULTILINE.
-_READ_RE = re.compile(r"^[ \t\r\n\f\v]*[0-9]+→", re.MULTILINE)
+# The seed's Read pattern is /^\s*\d+→/, whose \s takes newlines: tried at every
+# line start, it runs over all the blank lines that follow, so 60,000 newlines
+# and a "→" took half a minute. A match whose leading blanks hold a newline is
+# also a match from the line start after that newline, so leaving "\n" out of
+# the class finds a match exactly when the seed's does, in linear time.
+_READ_RE = re.compile(r"^[ \t\r\f\v]*[0-9]+→", re.MULTILINE)
 _GLOB_RE = re.compile(r"^Found [0-9]+ files? matching", re.MULTILINE)
 _GREP_RE = re.compile(r"matches in [0-9]+ files?|No matches found")
 

@@ -8,11 +8,11 @@ short placeholder with their size, thinking is kept apart.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable, Mapping
 
 import orjson
 
+from .. import reminders
 from ..model import ToolCall
 
 __all__ = [
@@ -28,7 +28,6 @@ __all__ = [
     "thinking_text",
 ]
 
-_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 
 
 def human_size(nbytes: int) -> str:
@@ -255,7 +254,7 @@ def is_reminder_only(text: str) -> bool:
     """True when the text is nothing but <system-reminder> blocks (and whitespace)."""
     if "<system-reminder>" not in text:
         return False
-    return not _REMINDER.sub("", text).strip()
+    return not reminders.remove(text).strip()  # linear: the regex is quadratic on unclosed openers
 
 
 def join_texts(parts: Iterable[str]) -> str | None:

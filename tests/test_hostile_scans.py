@@ -1,0 +1,102 @@
+"""Every scan over untrusted text is linear in its length (issue 12).
+
+Each test times the worst case the issue found at a size N and at 10N, in the
+same test, and checks that the time grew about tenfold: a quadratic scan
+grows a hundredfold. No wall-clock limit: only the ratio is checked, with
+room for a noisy machine (< 30, where linear is 10 and quadratic 100).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from ctxview import reminders
+from ctxview.compression import detect_tool_name
+from ctxview.export import dumps
+from ctxview.formats.blocks import is_reminder_only
+from ctxview.sanitize import make_visible, sanitize
+
+LINEAR_RATIO = 30
+
+
+def growth(fn, small, big) -> float:
+    """time(fn(big)) / time(fn(small)), each the best of 3 rounds of enough calls to take ~20 ms at the
+    small size (so that a fast scan is not measured as timer noise)."""
+    calls = 1
+    while True:
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn(small)
+        if time.perf_counter() - t >= 0.02 or calls >= 1 << 16:
+            break
+        calls *= 2
+
+    def best(arg) -> float:
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            for _ in range(calls):
+                fn(arg)
+            times.append(time.perf_counter() - t)
+        return min(times)
+
+    return best(big) / best(small)
+
+
+OPEN = "<system-reminder>"
+CLOSE = "</system-reminder>"
+
+# name -> (function, worst-case text of size n)
+CASES = {
+    "reminder spans, openers without a closer": (reminders.spans, lambda n: OPEN * n),
+    "reminder extract, openers without a closer": (reminders.extract, lambda n: OPEN * n),
+    "reminder strip, blocks then unclosed openers": (reminders.strip, lambda n: (OPEN + "x" + CLOSE) * (n // 4)
+                                                     + OPEN * n),
+    "reminder has, openers without a closer": (reminders.has, lambda n: OPEN * n),
+    "reminder-only line test (loaders)": (is_reminder_only, lambda n: OPEN * n),
+    "tool-name detection, newlines then an arrow": (detect_tool_name, lambda n: "\n" * (n * 8) + "→"),
+    "tool-name detection, blanks and digits per line": (detect_tool_name, lambda n: (" \t1234x\n" * n) + "→"),
+    "tool-name detection, glob and grep near-misses": (detect_tool_name,
+                                                       lambda n: "Found 12 file matching\nmatches in x\n" * n),
+    "sanitizer, every character unsafe": (sanitize, lambda n: "\x1b\u202e\U000e0041\t" * n),
+    "make_visible, CRLF and controls": (make_visible, lambda n: "\r\n\x07a" * n),
+    "JSON output, characters to escape": (dumps, lambda n: {"t": "\u202e\x85\U000e0041\ud800" * n}),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_scan_is_linear(name):
+    fn, make = CASES[name]
+    small, big = make(6_000), make(60_000)
+    ratio = growth(fn, small, big)
+    assert ratio < LINEAR_RATIO, f"{name}: 10x the input took {ratio:.1f}x the time"
+
+
+def test_the_linear_reminder_scan_finds_what_the_regex_finds():
+    # The regex is the original's definition; the scan must agree on texts built to be awkward.
+    import random
+
+    rng = random.Random(12)
+    bits = [OPEN, CLOSE, "x", "\n", "<system-", "reminder>", "</system-reminder", "<", ">"]
+    for _ in range(3000):
+        text = "".join(rng.choice(bits) for _ in range(rng.randrange(0, 12)))
+        assert reminders.spans(text) == [m.span() for m in reminders.SYSTEM_REMINDER_REGEX.finditer(text)], text
+        assert reminders.extract(text) == reminders.SYSTEM_REMINDER_REGEX.findall(text)
+        assert reminders.has(text) == (reminders.SYSTEM_REMINDER_REGEX.search(text) is not None)
+        assert reminders.remove(text) == reminders.SYSTEM_REMINDER_REGEX.sub("", text)
+
+
+def test_the_read_pattern_finds_what_the_seeds_pattern_finds():
+    import random
+    import re
+
+    seed = re.compile(r"^[ \t\r\n\f\v]*[0-9]+→", re.MULTILINE)  # /^\s*\d+→/ as the seed wrote it
+    from ctxview.compression import _READ_RE
+
+    rng = random.Random(7)
+    bits = ["\n", " ", "\t", "\r", "\f", "1", "42", "→", "x", "memory://"]
+    for _ in range(5000):
+        text = "".join(rng.choice(bits) for _ in range(rng.randrange(0, 10)))
+        assert (_READ_RE.search(text) is None) == (seed.search(text) is None), repr(text)
