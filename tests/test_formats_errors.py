@@ -52,18 +52,17 @@ def test_permission_denied(tmp_path):
 
 def test_permission_error_message_from_errno(tmp_path, monkeypatch):
     # Works as root too: make open() fail the way a chmod 000 file does.
-    import builtins
     import errno
 
     p = write(tmp_path, "secret.jsonl", GOOD_USER)
-    real_open = builtins.open
+    real_open = os.open  # the loaders open files with os.open (O_NONBLOCK, so a FIFO cannot block)
 
     def deny(file, *a, **k):
         if str(file) == str(p):
             raise PermissionError(errno.EACCES, "Permission denied", str(file))
         return real_open(file, *a, **k)
 
-    monkeypatch.setattr(builtins, "open", deny)
+    monkeypatch.setattr(os, "open", deny)
     with pytest.raises(LoadError) as exc:
         load_session(p)
     assert "cannot read: permission denied" in str(exc.value)
@@ -160,13 +159,23 @@ def test_deeply_nested_json_is_a_clear_error_not_a_recursion_error(tmp_path):
     assert exc.value.line == 2 and "nested" in str(exc.value)
 
 
-def test_nesting_under_the_limit_loads(tmp_path):
-    # 1000 levels of tool input: legal JSON; nothing in the loaders recurses over it.
-    deep_input = b'{"k":' * 1000 + b"1" + b"}" * 1000
-    line = (b'{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"id":"m1","role":"assistant",'
-            b'"content":[{"type":"tool_use","id":"t1","name":"X","input":' + deep_input + b"}]}}\n")
-    s = load_session(write(tmp_path, "ok.jsonl", GOOD_USER + line))
+def test_tool_input_nesting_up_to_the_limit_loads_and_deeper_is_one_clear_error(tmp_path):
+    # 1000 levels of tool input is legal JSON and nothing in the loaders recurses over it, but what
+    # uses the arguments (JSON output, token counts) would: past MAX_ARGUMENT_DEPTH it is refused (issue 12).
+    from ctxview.formats.registry import MAX_ARGUMENT_DEPTH
+
+    def session(depth):
+        deep_input = b'{"k":' * depth + b"1" + b"}" * depth
+        line = (b'{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"id":"m1","role":"assistant",'
+                b'"content":[{"type":"tool_use","id":"t1","name":"X","input":' + deep_input + b"}]}}\n")
+        return write(tmp_path, f"d{depth}.jsonl", GOOD_USER + line)
+
+    s = load_session(session(MAX_ARGUMENT_DEPTH))
     assert s.conversations[0].messages[1].tool_calls[0].name == "X"
+    for depth in (MAX_ARGUMENT_DEPTH + 1, 1000):
+        with pytest.raises(LoadError, match=f"nested deeper than {MAX_ARGUMENT_DEPTH} levels") as exc:
+            load_session(session(depth))
+        assert "'X'" in str(exc.value) and "\n" not in str(exc.value)
 
 
 def test_a_single_100mb_line_loads(tmp_path):
@@ -325,23 +334,13 @@ def test_layout_of_long_first_lines(tmp_path, monkeypatch):
     assert jsonio.detect_layout(jsonio.open_input(pretty)) == "json"
 
 
-def test_a_pipe_is_read_once_and_whole(tmp_path):
+def test_a_fifo_is_refused_at_once_without_waiting_for_a_writer(tmp_path):
+    # Opening a FIFO for reading blocks until a writer comes: it must not be opened (issue 12).
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
-    data = GOOD_USER + GOOD_ASSISTANT * 200  # more than one probe read
-
-    def feed():
-        with open(fifo, "wb") as f:
-            f.write(data)
-
-    import threading
-
-    t = threading.Thread(target=feed)
-    t.start()
-    s = load_session(fifo)
-    t.join()
-    assert s.format == "claude-code" and s.conversations[0].messages[0].text == "hi"
-    assert s.source == str(fifo)
+    with pytest.raises(LoadError, match="named pipe") as exc:
+        load_session(fifo)
+    assert exc.value.path == str(fifo)
 
 
 # tool_calls that are not a list (the fuzz test found `true` crashing the openai loader)

@@ -44,6 +44,13 @@ DESCRIPTIONS = {
 
 _SNIFF_RECORDS = 50
 
+# What a file may ask for. A real session has a handful of conversations (agents, side chains,
+# sub-agents) and tool arguments a few levels deep; a file past these is refused with one line
+# rather than taking gigabytes (100,000 side chains: 2.2 GB for report --json) or overflowing
+# the stack of whatever walks the arguments (JSON allows 1,024 levels; the encoders stop near 1,000).
+MAX_CONVERSATIONS = 2_000
+MAX_ARGUMENT_DEPTH = 100
+
 
 def _module(name: str):
     return import_module(_MODULES[name])
@@ -57,13 +64,14 @@ def _check_name(format: str) -> str:
 
 def _sniff_lines(inp: Input) -> str:
     records = []
-    first_line = 0
+    linenos = []
     reader = LineReader(inp, "JSON lines", lenient=True)
     for lineno, rec in reader:
-        first_line = first_line or lineno
+        linenos.append(lineno)
         records.append(rec)
         if len(records) >= _SNIFF_RECORDS:
             break
+    first_line = linenos[0] if linenos else 0
     bad = reader.first_error
     if not records:
         if bad is not None:
@@ -81,6 +89,12 @@ def _sniff_lines(inp: Input) -> str:
         if bad is not None and bad.line < first_line:
             # a broken first line hides what the file is: report that, not the guess
             raise LoadError(inp.name, bad.message, line=bad.line, column=bad.column, expected=_expected_any())
+        whole = _document_format(records[0]) if len(records) > 1 else None
+        if whole is not None:
+            # A one-line document (ctxview writes its files as one line) with something after it.
+            raise LoadError(inp.name, f"unexpected content after the {DESCRIPTIONS[whole]} document on line "
+                                      f"{first_line}: a session document must be the only JSON value in its file",
+                            line=linenos[1], expected=DESCRIPTIONS[whole])
         raise LoadError(inp.name, _describe_unknown(records[0]), line=first_line, expected=_expected_any())
     best = max(votes.values())
     for name in _MODULES:  # ties go to the more specific format
@@ -89,12 +103,19 @@ def _sniff_lines(inp: Input) -> str:
     raise AssertionError("unreachable")
 
 
-def _sniff_document(inp: Input, doc: Any) -> str:
+def _document_format(doc: Any) -> str | None:
     for name in _MODULES:
         sniff = getattr(_module(name), "sniff_document", None)
         if sniff is not None and sniff(doc):
             return name
-    raise LoadError(inp.name, _describe_unknown(doc), expected=_expected_any())
+    return None
+
+
+def _sniff_document(inp: Input, doc: Any) -> str:
+    name = _document_format(doc)
+    if name is None:
+        raise LoadError(inp.name, _describe_unknown(doc), expected=_expected_any())
+    return name
 
 
 def _describe_unknown(value: Any) -> str:
@@ -128,6 +149,10 @@ def load_session(path: str | os.PathLike, format: str | None = None, lenient: bo
     if format is not None:
         _check_name(format)
     inp = open_input(path)
+    return _within_limits(inp, _load(inp, format, lenient))
+
+
+def _load(inp: Input, format: str | None, lenient: bool) -> Session:
     layout = detect_layout(inp)
     with paused_gc():
         if layout == "jsonl":
@@ -143,3 +168,45 @@ def load_session(path: str | os.PathLike, format: str | None = None, lenient: bo
         doc = load_document(inp, expected)
         name = format or _sniff_document(inp, doc)
         return _module(name).load(inp, "json", lenient, doc=doc)
+
+
+def _within_limits(inp: Input, session: Session) -> Session:
+    """`session`, or a LoadError when it asks for more than MAX_CONVERSATIONS or MAX_ARGUMENT_DEPTH."""
+    count = len(session.conversations)
+    if count > MAX_CONVERSATIONS:
+        raise LoadError(inp.name, f"{count:,} conversations (agents, side chains, sub-agents); ctxview reads at "
+                                  f"most {MAX_CONVERSATIONS:,}")
+    for conv in session.conversations:
+        for msg in conv.messages:
+            if msg.tool_calls:
+                for call in msg.tool_calls:
+                    if _deeper_than(call.arguments, MAX_ARGUMENT_DEPTH):
+                        index = conv.messages.index(msg)
+                        where = f" ({msg.origin})" if msg.origin else ""
+                        raise LoadError(inp.name, f"conversation {conv.name!r}, message {index}{where}: the "
+                                                  f"arguments of tool call {call.name!r} are nested deeper than "
+                                                  f"{MAX_ARGUMENT_DEPTH} levels")
+    return session
+
+
+_CONTAINERS = frozenset((dict, list, tuple))  # what the loaders build from JSON (no subclasses)
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` (JSON-like) holds containers more than `limit` levels deep; no recursion, so a
+    value nested to the parser's limit is measured, not a RecursionError. Flat arguments (the usual
+    case) cost one pass over their values."""
+    for v in (value.values() if isinstance(value, dict) else value):
+        if type(v) in _CONTAINERS:
+            break
+    else:
+        return False
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        for v in (item.values() if isinstance(item, dict) else item):
+            if type(v) in _CONTAINERS:
+                stack.append((v, depth + 1))
+    return False
