@@ -19,15 +19,17 @@ summary keep it so (see `budget`), not because this module patches it.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, Mapping, Sequence
 
 from .atomic import write_atomic
 from .model import Content, Message
+from .sanitize import UNSAFE
 from .view import PreparedView, row_columns
 
-__all__ = ["DEFAULT_MAX_TOKENS", "SHAPES", "dumps", "export_stats", "paired", "recorded_max_tokens", "stats_text",
-           "to_anthropic", "to_openai", "to_shape", "write_atomic"]
+__all__ = ["DEFAULT_MAX_TOKENS", "SHAPES", "arguments_json", "dumps", "export_stats", "paired", "recorded_max_tokens",
+           "stats_text", "to_anthropic", "to_openai", "to_shape", "write_atomic"]
 
 SHAPES = ("openai", "anthropic")
 DEFAULT_MAX_TOKENS = 8192   # Anthropic requires max_tokens; used when the source recorded none
@@ -99,8 +101,7 @@ def _openai_message(msg: Message) -> dict[str, Any]:
             return {"role": "assistant", "content": msg.text}
         calls = [{"id": c.id, "type": "function",
                   "function": {"name": c.name,
-                               "arguments": json.dumps(dict(c.arguments), ensure_ascii=False, default=str,
-                                                       allow_nan=False)}}
+                               "arguments": arguments_json(dict(c.arguments))}}
                  for c in msg.tool_calls]
         return {"role": "assistant", "content": msg.text or None, "tool_calls": calls}
     if role == "tool":
@@ -255,18 +256,54 @@ def stats_text(stats: Mapping[str, Any], name: str, shape: str, source: str) -> 
     return "\n".join(lines)
 
 
-# Characters json.dumps(ensure_ascii=False) leaves raw that a terminal may act
-# on or that reorder text: DEL and C1 controls, bidi marks/overrides/isolates,
-# zero-width and separator characters; and lone surrogates (Claude Code writes
-# them, the loaders keep them), which UTF-8 cannot encode. They can only occur
-# inside JSON strings, where a \uXXXX escape means the same thing.
-_TERMINAL_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
+# Characters json.dumps(ensure_ascii=False) leaves raw that a terminal may act on, that reorder or hide
+# text, or that cannot be encoded: DEL and C1 controls, bidi marks, overrides and isolates, zero-width,
+# tag and other format characters, separators (the sanitizer's set), and lone surrogates. They can only
+# occur inside JSON strings (json.dumps escapes C0 controls itself), where a \uXXXX escape means the same.
+_ESCAPED = UNSAFE
+
+
+def _escape(match: re.Match[str]) -> str:
+    cp = ord(match.group())
+    if 0xD800 <= cp <= 0xDFFF:
+        # A lone surrogate is no character: UTF-8 cannot encode it and strict parsers (orjson, serde)
+        # refuse its escape. It is written as U+FFFD, as a UTF-8 encoder with errors="replace" does.
+        return "\ufffd"
+    if cp > 0xFFFF:  # tag characters and other astral format characters: a UTF-16 pair of escapes
+        cp -= 0x10000
+        return f"\\u{0xD800 + (cp >> 10):04x}\\u{0xDC00 + (cp & 0x3FF):04x}"
+    return f"\\u{cp:04x}"
+
+
+def _finite(value: Any) -> Any:
+    """`value` with NaN and the infinities as None (null), as JavaScript's JSON.stringify writes them:
+    JSON has no such numbers, and a session may hold them (Python's json reads NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _json(data: Any, **options: Any) -> str:
+    """json.dumps, strict: allow_nan=False, and a value holding NaN or an infinity written with null."""
+    try:
+        return json.dumps(data, ensure_ascii=False, default=str, allow_nan=False, **options)
+    except ValueError as exc:
+        if "Out of range float" not in str(exc):
+            raise
+        return json.dumps(_finite(data), ensure_ascii=False, default=str, allow_nan=False, **options)
+
+
+def arguments_json(arguments: Any) -> str:
+    """A tool call's arguments as the JSON string OpenAI's `function.arguments` holds (strict, like dumps)."""
+    return _json(arguments)
 
 
 def dumps(data: Any) -> str:
-    """Indented strict JSON, UTF-8 text kept readable, terminal-active characters escaped.
-
-    ValueError for a NaN or infinite number (JSON has none; a parser would reject the output).
-    """
-    text = json.dumps(data, ensure_ascii=False, indent=2, default=str, allow_nan=False)
-    return _TERMINAL_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+    """Indented strict JSON (RFC 8259: no NaN or Infinity, no lone surrogates), UTF-8 text kept readable,
+    terminal-active and invisible characters escaped."""
+    text = _json(data, indent=2)
+    return _ESCAPED.sub(_escape, text) + "\n"

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["is_clean", "make_visible", "sanitize", "visible_char"]
+__all__ = ["UNSAFE", "is_clean", "make_visible", "sanitize", "visible_char"]
 
 # Format (Cf) characters and the Zl/Zp separators, as ranges. Covers Unicode
 # 14 (Python 3.11) plus the later additions in the same blocks; a test checks
@@ -68,6 +68,7 @@ def _char_class() -> str:
 
 
 _UNSAFE = re.compile(_char_class())
+UNSAFE = _UNSAFE  # one unsafe character; export.dumps escapes the same set in its JSON
 
 
 def visible_char(ch: str) -> str:
