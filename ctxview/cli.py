@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 from typing import Any, NoReturn, Sequence
 
@@ -44,14 +45,23 @@ class _Parser(argparse.ArgumentParser):
 
 # --- option types ---------------------------------------------------------------
 
+_MAX_NUMBER = 10**15  # the largest number any option takes (as Settings allows)
+
+
 def _int_at_least(minimum: int, what: str):
     def parse(text: str) -> int:
+        digits = text.replace("_", "").replace(",", "")
+        if len(digits) > 20:  # int() of thousands of digits is slow, and no setting needs them
+            raise argparse.ArgumentTypeError(f"{what} must be at most {_MAX_NUMBER:,}, not a {len(digits):,}-digit "
+                                             "number")
         try:
-            value = int(text.replace("_", "").replace(",", ""))
+            value = int(digits)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{what} must be a whole number, not {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{what} must be ≥ {minimum}, not {value}")
+        if value > _MAX_NUMBER:
+            raise argparse.ArgumentTypeError(f"{what} must be at most {_MAX_NUMBER:,}, not {value:,}")
         return value
 
     return parse
@@ -126,7 +136,10 @@ def _prepare_parser() -> argparse.ArgumentParser:
                      "them, as JSON (stdout without -o).")
     parser.add_argument("file", metavar="FILE", help="session file ('-' for stdin)")
     _add_common(parser)
-    parser.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout")
+    parser.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout: a "
+                        "regular file or a new path, never the input")
+    parser.add_argument("--follow-symlink", action="store_true",
+                        help="when OUT is a symbolic link, write the file it points to (refused otherwise)")
     parser.add_argument("--shape", choices=("openai", "anthropic"), default="openai",
                         help="request shape (default openai)")
     parser.add_argument("--model", metavar="NAME", help="the body's model (default: the one the session recorded)")
@@ -175,6 +188,24 @@ def _check_format(fmt: str | None) -> None:
         raise UsageError(f"unknown format {fmt!r} (choices: {', '.join(FORMATS)})")
 
 
+def _check_file(name: str, hint: bool = True) -> None:
+    """The cheap checks of the input (it exists, is a regular file, is not empty), before the inspector
+    takes the screen: an error then is one line on a normal terminal, not one behind the app."""
+    from .formats import LoadError
+    from .formats.jsonio import check_path
+
+    try:
+        st = check_path(name)
+    except LoadError as exc:
+        # a bare word that is no file was perhaps meant as a command
+        commands = (f" (commands: {', '.join(SUBCOMMANDS)}; see 'ctxview --help')"
+                    if hint and exc.message.endswith("no such file") and os.sep not in name and "." not in name
+                    else "")
+        raise InputError(f"{exc}{commands}") from None
+    if st.st_size == 0:
+        raise InputError(f"{name}: file is empty")
+
+
 def _load(args: argparse.Namespace):
     from .formats import LoadError, load_session
 
@@ -202,6 +233,8 @@ def _run_open(argv: Sequence[str]) -> int:
     args = _open_parser().parse_args(argv)
     _check_format(args.fmt)
     _check_counter(args.counter)
+    if args.file is not None and args.file != "-":
+        _check_file(args.file, hint="--" not in argv)
     from .view import Settings
 
     values = {k: v for k, v in _overrides(args).items() if v is not None}
@@ -225,9 +258,11 @@ def _run_report(argv: Sequence[str]) -> int:
     if args.json:
         from .export import dumps
 
-        sys.stdout.write(dumps(data))
+        _write_stdout(dumps(data))
         return EXIT_OK
+    _stdout()
     render_report(data, sys.stdout, warnings=session.warnings, skipped=session.skipped)
+    sys.stdout.flush()
     return EXIT_OK
 
 
@@ -306,9 +341,11 @@ def _report_sections(conv: dict[str, Any], *, ascii_only: bool) -> list[tuple]:
                         f"{r['ephemeral']:,} ephemeral for this request", 0))
     cal = conv["calibration"]
     if cal["requests"]:
+        error = "n/a" if cal["mean_abs_error"] is None else f"{cal['mean_abs_error']:.1%}"
+        factor = "n/a (the estimate is 0)" if cal["factor"] is None else f"×{cal['factor']:.3f}"
         out.append(("line", f"calibration over {cal['requests']:,} recorded requests: estimate "
                             f"{cal['estimated_total']:,} vs recorded {cal['recorded_total']:,} tokens, mean error "
-                            f"{cal['mean_abs_error']:.1%}, correction factor ×{cal['factor']:.3f}", 0))
+                            f"{error}, correction factor {factor}", 0))
         if cal.get("slope") is not None:
             r2 = f", r² {cal['r2']:.3f}" if cal.get("r2") is not None else ""
             out.append(("line", f"  fit ({cal.get('view', 'as-stored')}{r2}): recorded ≈ {cal['overhead']:,} + "
@@ -414,13 +451,42 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.abspath(a) == os.path.abspath(b)
 
 
+def _is_stdin(path: str) -> bool:
+    """Whether `path` is the file standard input reads (`prepare - -o FILE < FILE`)."""
+    try:
+        a, b = os.fstat(0), os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(a.st_mode) and (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _output_target(args: argparse.Namespace) -> str:
+    """Where `-o` writes, checked before anything is loaded: a regular file or a new path (a link only
+    with --follow-symlink, then its target), and never the input, however it is named."""
+    from .atomic import UnsafeTarget, check_target
+
+    try:
+        target = str(check_target(args.output, follow_symlink=args.follow_symlink))
+    except UnsafeTarget as exc:
+        raise UsageError(f"-o {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"-o {args.output}: {exc.strerror or exc}") from None
+    if args.file == "-" and _is_stdin(target):
+        raise UsageError(f"refusing to overwrite the input: standard input is read from {args.output}")
+    if args.file != "-" and _same_file(target, args.file):
+        raise UsageError(f"refusing to overwrite the input file {args.file}")
+    return target
+
+
 def _run_prepare(argv: Sequence[str]) -> int:
     args = _prepare_parser().parse_args(argv)
-    if args.output and args.file != "-" and _same_file(args.output, args.file):
-        raise UsageError(f"refusing to overwrite the input file {args.file}")
+    target = _output_target(args) if args.output else None
+    if target is None:
+        _stdout()
     session = _load(args)
     from .export import DEFAULT_MAX_TOKENS, dumps, export_stats, recorded_max_tokens, stats_text, to_shape, write_atomic
     from .pipeline import prepare
+    from .sanitize import sanitize
     from .settings import settings_for
 
     conv = session.conversation(args.agent) if args.agent is not None else session.conversations[0]
@@ -436,25 +502,80 @@ def _run_prepare(argv: Sequence[str]) -> int:
         raise InputError(f"{args.file}: {exc}") from None
     stats = export_stats(view, args.shape)
     if args.stats:
-        from .sanitize import sanitize
-
         print(sanitize(stats_text(stats, conv.name, args.shape, args.file)), file=sys.stderr)
     elif stats["not_exported"]["attachments"]:  # never silently
         print(f"ctxview: note: {stats['not_exported']['attachments']:,} attachments not exported", file=sys.stderr)
-    if args.output:
-        try:
-            write_atomic(args.output, text)
-        except OSError as exc:
-            raise InputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-        print(f"ctxview: wrote {len(view.prepared):,} prepared messages of {conv.name!r} to {args.output}",
-              file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    if target is None:
+        _write_stdout(text)
+        return EXIT_OK
+    try:
+        write_atomic(target, text)
+    except OSError as exc:
+        raise InputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    print(sanitize(f"ctxview: wrote {len(view.prepared):,} prepared messages of {conv.name!r} to {args.output}"),
+          file=sys.stderr)
     return EXIT_OK
+
+
+class OutputError(Exception):
+    """Standard output cannot be written (closed, a full disk): exit status 1."""
+
+
+def _stdout():
+    """sys.stdout, or OutputError when the process was started with it closed (`>&-`)."""
+    if sys.stdout is None or _STDOUT_CLOSED:
+        raise OutputError("standard output is closed; nothing to write to (use -o FILE with prepare)")
+    return sys.stdout
+
+
+def _write_stdout(text: str) -> None:
+    out = _stdout()
+    try:
+        out.write(text)
+        out.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # /dev/full: ENOSPC; a revoked terminal: EIO
+        raise OutputError(f"cannot write to standard output: {exc.strerror or exc}") from None
+
+
+_STDOUT_CLOSED = False
+
+
+def _guard_standard_fds() -> None:
+    """Give a closed stdin, stdout or stderr (`>&-`) /dev/null, so that no file ctxview opens takes
+    descriptor 1 (where a print would then write into it: the input, say); a closed stdout is
+    remembered, and writing to it is an error."""
+    global _STDOUT_CLOSED
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                null = os.open(os.devnull, os.O_RDWR)
+            except OSError:
+                continue
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            if fd == 1:
+                _STDOUT_CLOSED = True
+
+
+def _silence_stdout() -> None:
+    """After a failed write to stdout: point descriptor 1 at /dev/null, so that the flush at exit
+    succeeds instead of printing 'Exception ignored'."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+    except OSError:
+        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _guard_standard_fds()
     try:
         if argv and argv[0] == "report":
             return _run_report(argv[1:])
@@ -467,11 +588,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(f"ctxview: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_INPUT
+    except OutputError as exc:
+        _silence_stdout()
+        print(f"ctxview: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_INPUT
     except BrokenPipeError:  # `ctxview report x | head`
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
-        except OSError:
-            pass
+        _silence_stdout()
         return EXIT_OK
     except KeyboardInterrupt:
         return 130

@@ -227,9 +227,13 @@ def test_report_and_prepare_do_not_load_textual(tmp_path):
 
 
 @pytest.fixture
-def opened(monkeypatch):
+def opened(monkeypatch, tmp_path):
     import ctxview.tui.app as app
 
+    # The files must exist: the CLI checks the file before the app takes the screen.
+    monkeypatch.chdir(tmp_path)
+    for name in ("s.jsonl", "s.json", "report", "prepare", "x.jsonl"):
+        (tmp_path / name).write_text("{}")
     calls = []
 
     def fake_run_app(path, settings, agent=None, fmt=None, lenient=False, overrides=None):
@@ -262,7 +266,9 @@ def test_open_without_file_is_the_demo_and_dashdash_opens_a_file_named_report(op
     assert opened[0][1] == Settings()
 
 
-def test_open_reports_a_missing_tui_clearly(monkeypatch, capsys):
+def test_open_reports_a_missing_tui_clearly(monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.jsonl").write_text("{}")
     monkeypatch.setitem(sys.modules, "ctxview.tui.app", None)  # import fails as if not installed
     assert cli.main(["x.jsonl"]) == 1
     err = capsys.readouterr().err
