@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["UNSAFE", "is_clean", "make_visible", "sanitize", "visible_char"]
+__all__ = ["UNSAFE", "is_clean", "make_visible", "safe_file_name", "sanitize", "visible_char"]
 
 # Format (Cf) characters and the Zl/Zp separators, as ranges. Covers Unicode
 # 14 (Python 3.11) plus the later additions in the same blocks; a test checks
@@ -116,3 +116,14 @@ def sanitize(text: str, tab_size: int | None = 8) -> str:
     if tab_size is not None and "\t" in text:
         text = text.expandtabs(tab_size)
     return text
+
+
+_NAME_UNSAFE = re.compile(_char_class()[:-1] + r"\n\t/\\]")
+
+
+def safe_file_name(text: str) -> str:
+    """`text` as a file name to offer (the inspector's default export name, from the input's name):
+    every unsafe character, newline, tab and path separator becomes "_". A name is shown in an input
+    box that draws what it holds as it is, so an OSC sequence in the input's name would reach the
+    terminal; and a name made visible with control pictures would be a strange file to create."""
+    return _NAME_UNSAFE.sub("_", text)

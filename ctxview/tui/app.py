@@ -32,7 +32,7 @@ from textual.worker import get_current_worker
 
 from ..gcpause import paused_gc
 from ..model import Conversation, Session
-from ..sanitize import make_visible, sanitize
+from ..sanitize import make_visible, safe_file_name, sanitize
 from ..view import PreparedView, Settings, row_columns
 from .controls import ControlsPanel
 from .keys import APP_BINDINGS, help_rows, live_bindings
@@ -560,7 +560,7 @@ class CtxviewApp(App[int]):
             stem = "session"  # <stdin>
         else:
             stem = Path(self.path).name.split(".")[0] or "session"
-        self.push_screen(WriteScreen(f"{stem}.prepared.json"), self._write_to)
+        self.push_screen(WriteScreen(f"{safe_file_name(stem)}.prepared.json"), self._write_to)
 
     def _write_to(self, choice: tuple[str, str] | None) -> None:
         if not choice or self.view is None:
