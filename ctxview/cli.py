@@ -260,9 +260,14 @@ def _run_report(argv: Sequence[str]) -> int:
 
         _write_stdout(dumps(data))
         return EXIT_OK
-    _stdout()
-    render_report(data, sys.stdout, warnings=session.warnings, skipped=session.skipped)
-    sys.stdout.flush()
+    out = _stdout()
+    try:
+        render_report(data, out, warnings=session.warnings, skipped=session.skipped)
+        out.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(f"cannot write to standard output: {exc.strerror or exc}") from None
     return EXIT_OK
 
 
