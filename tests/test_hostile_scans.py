@@ -68,20 +68,19 @@ CASES = {
 
 def _search(case):
     # The inspector's search (`/`): a literal term, case-insensitive, over text and tool calls.
-    from ctxview.tui.app import _messages_match
+    from ctxview.tui.state import messages_match
 
     msg, pattern = case
-    return _messages_match(msg, msg, pattern)
+    return messages_match(msg, msg, pattern)
 
 
 def _search_case(n: int):
-    import re
-
     from ctxview.model import Message, ToolCall
+    from ctxview.tui.state import term_pattern
 
     text = "a" * (n * 8)
     msg = Message(role="assistant", content=text, tool_calls=(ToolCall("c", "Read", {"p": text}),))
-    return msg, re.compile(re.escape("a" * 40 + "b"), re.IGNORECASE)  # a near-miss at every position
+    return msg, term_pattern("a" * 40 + "b")  # a near-miss at every position
 
 
 CASES["inspector search, a near-miss at every position"] = (_search, _search_case)
