@@ -1,0 +1,216 @@
+"""`ctxview report` as text: the report's data (report.build_report) as tables and lines.
+
+One neutral description (titles, tables, lines) rendered either with Rich on a
+terminal or as plain aligned text when piped. Every cell from the session goes
+through the sanitiser and into a Text object, never into markup. Rich is
+imported only to draw on a terminal.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+__all__ = ["render_report"]
+
+
+def _fmt_int(value: Any) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _gauge(share: float | None, width: int = 40, *, ascii_only: bool = False) -> str:
+    """A bar with SwarmSDK's 60/80/90% marks: ████████│░░░│░│░."""
+    from .windows import WARNING_MARKS
+
+    if share is None:
+        return ""
+    full, empty, mark = ("#", ".", "|") if ascii_only else ("█", "░", "│")
+    filled = min(width, round(share * width))
+    cells = [full if i < filled else empty for i in range(width)]
+    for m in WARNING_MARKS:
+        pos = round(m * width)
+        if 0 <= pos < width and pos >= filled:
+            cells[pos] = mark
+    return "[" + "".join(cells) + "]"
+
+
+def _report_sections(conv: dict[str, Any], *, ascii_only: bool) -> list[tuple]:
+    """A conversation's report as ("title", str) / ("line", str, level) / ("table", title, headers, rows)."""
+    return [*_view_lines(conv), _tokens_table(conv), *_context_lines(conv, ascii_only), *_calibration_lines(conv),
+            *_bloat_sections(conv)]
+
+
+def _view_lines(conv: dict[str, Any]) -> list[tuple]:
+    """The title, which view this is (as sent, or a what-if) and of which request, and the compactions."""
+    model = conv.get("model") or "unknown model"
+    out: list[tuple] = [("title", f"{conv['name']} · {model} · counter {conv['counter']}")]
+    req = conv["request"]
+    which = "the next request" if req["index"] is None else f"request {req['number']} of {req['of']} (#{req['index']})"
+    # As sent, or a what-if: never let a simulation read as what the model saw.
+    out.append(("line", f"view: {conv['view_label']} · {which}", 0 if conv["view"] == "as-sent" else 1))
+    for c in conv["compactions"]:
+        what = {"compaction": f"{c.get('messages_replaced', 0):,} messages replaced by its summary",
+                "microcompaction": f"{c.get('results_cleared', 0):,} tool results cleared",
+                "compression": "old tool results compressed by SwarmSDK"}.get(c["kind"], "")
+        extra = ", ".join(x for x in (c["trigger"], f"{c['tokens_before']:,} tokens before"
+                                      if c["tokens_before"] is not None else None) if x)
+        out.append(("line", f"{c['kind']} at #{c['index']}" + (f" ({extra})" if extra else "") + f": {what}", 0))
+    return out
+
+
+def _tokens_table(conv: dict[str, Any]) -> tuple:
+    rows = []
+    for role, e in conv["by_role"].items():
+        rows.append([role, _fmt_int(e["stored"]), _fmt_int(e["prepared"]),
+                     _fmt_int(e["tokens_stored"]), _fmt_int(e["tokens_prepared"])])
+    t = conv["tokens"]
+    if t.get("system"):
+        rows.append(["system prompt", "1", "1", _fmt_int(t["system"]), _fmt_int(t["system"])])
+    rows.append(["total", _fmt_int(conv["messages"]["stored"]), _fmt_int(conv["messages"]["prepared"]),
+                 _fmt_int(t["stored"]), _fmt_int(t["prepared"])])
+    return ("table", "Messages and tokens", ["role", "stored", "prepared", "tokens stored", "tokens prepared"], rows)
+
+
+def _context_lines(conv: dict[str, Any], ascii_only: bool) -> list[tuple]:
+    """The window gauge, what the pipeline did, the budget and the reminders."""
+    out: list[tuple] = []
+    t = conv["tokens"]
+    w = conv["window"]
+    if w["size"]:
+        share = w["share"] or 0.0
+        level = w["marks_reached"]
+        out.append(("line", f"context window {w['size']:,}: prepared {t['prepared']:,} = {share:.1%} "
+                            f"{_gauge(share, ascii_only=ascii_only)} marks 60/80/90%", level))
+    else:
+        out.append(("line", "context window unknown (use --context-window N)", 0))
+    tr = conv["tool_results"]
+    ch = conv["changes"]
+    out.append(("line", f"tool results {tr['total']:,}: {tr['compressed']:,} compressed, {tr['cleared']:,} cleared; "
+                        f"{ch.get('excerpted', 0):,} excerpted, {ch.get('removed', 0) + ch.get('summarised', 0):,} "
+                        f"summarised or removed, {ch.get('dropped', 0):,} dropped for the budget", 0))
+    if conv["budget"]["tokens"]:
+        short = conv["budget"]["shortfall"]
+        out.append(("line", f"budget {conv['budget']['tokens']:,} tokens: "
+                            + (f"still {short:,} over (the protected part alone is too big)" if short else "fits"),
+                    2 if short else 0))
+    r = conv["reminders"]
+    out.append(("line", f"system reminders: {r['stored']:,} tokens stored in history, "
+                        f"{r['ephemeral']:,} ephemeral for this request", 0))
+    return out
+
+
+def _calibration_lines(conv: dict[str, Any]) -> list[tuple]:
+    """The estimate against the recorded usage, and its fit."""
+    out: list[tuple] = []
+    cal = conv["calibration"]
+    if cal["requests"]:
+        error = "n/a" if cal["mean_abs_error"] is None else f"{cal['mean_abs_error']:.1%}"
+        factor = "n/a (the estimate is 0)" if cal["factor"] is None else f"×{cal['factor']:.3f}"
+        out.append(("line", f"calibration over {cal['requests']:,} recorded requests: estimate "
+                            f"{cal['estimated_total']:,} vs recorded {cal['recorded_total']:,} tokens, mean error "
+                            f"{error}, correction factor {factor}", 0))
+        if cal.get("slope") is not None:
+            r2 = f", r² {cal['r2']:.3f}" if cal.get("r2") is not None else ""
+            out.append(("line", f"  fit ({cal.get('view', 'as-stored')}{r2}): recorded ≈ {cal['overhead']:,} + "
+                                f"{cal['slope']:.3f} × estimate "
+                                "(the constant is what each request carried that the file does not store: "
+                                "system prompt, tool definitions)", 0))
+    return out
+
+
+def _bloat_sections(conv: dict[str, Any]) -> list[tuple]:
+    """The bloat verdict, its tables, the rows (with --messages) and the recommendations."""
+    out: list[tuple] = []
+    b = conv["bloat"]
+    verdict = "BLOATED" if b["bloated"] else "not bloated"
+    out.append(("line", f"bloat: {verdict} (threshold {b['threshold']:.0%})", 3 if b["bloated"] else 0))
+    if b["by_tool"]:
+        out.append(("table", "Tokens by tool", ["tool", "tokens"],
+                    [[name, _fmt_int(v)] for name, v in list(b["by_tool"].items())[:10]]))
+    if b["largest"]:
+        out.append(("table", "Largest messages", ["index", "role", "tool", "tokens"],
+                    [[str(x["index"]), x["role"], x["tool"] or "", _fmt_int(x["tokens"])] for x in b["largest"]]))
+    if b["repeated"]:
+        out.append(("table", "Repeated tool results", ["kind", "tool", "copies", "wasted tokens"],
+                    [[x["kind"], x["tool"], str(len(x["indices"])), _fmt_int(x["wasted_tokens"])]
+                     for x in b["repeated"][:10]]))
+    if b["stale"]:
+        stale_tokens = sum(x["tokens"] for x in b["stale"])
+        out.append(("line", f"stale large tool results: {len(b['stale']):,} ({stale_tokens:,} tokens)", 0))
+    if conv.get("rows") is not None:
+        out.append(("table", "Messages", ["index", "role", "tool", "stored", "prepared", "what changed"],
+                    [["+" if r["index"] is None else str(r["index"]), r["role"] or "", r["tool"] or "",
+                      _fmt_int(r["tokens_stored"]), _fmt_int(r["tokens_prepared"]),
+                      "; ".join(f"{c['action']}: {c['detail']}" for c in r["changes"])] for r in conv["rows"]]))
+    if b["recommendations"]:
+        out.append(("table", "Recommendations", ["action", "setting", "saves tokens"],
+                    [[x["action"], x["setting"], _fmt_int(x["saves"])] for x in b["recommendations"]]))
+    return out
+
+
+
+
+def render_report(data: dict[str, Any], stream: Any, *, warnings: Sequence[str] = (), skipped: int = 0) -> None:
+    """Print the report: Rich tables on a terminal, plain text otherwise."""
+    from .sanitize import sanitize
+
+    tty = hasattr(stream, "isatty") and stream.isatty()
+    header = f"{data['source']} ({data['format']})"
+    # The loaders' warnings say what was skipped and why; the bare count only
+    # when they said nothing.
+    notes = list(warnings) or ([f"{skipped:,} lines skipped"] if skipped else [])
+    if not tty:
+        lines = [sanitize(header)]
+        lines.extend(f"note: {sanitize(n)}" for n in notes)
+        for conv in data["conversations"]:
+            for section in _report_sections(conv, ascii_only=False):
+                lines.extend(_plain_section(section, sanitize))
+        stream.write("\n".join(lines) + "\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(file=stream, highlight=False)
+    console.print(Text(sanitize(header), style="bold"))
+    for n in notes:
+        console.print(Text(f"note: {sanitize(n)}", style="yellow"))
+    styles = {0: "", 1: "yellow", 2: "dark_orange", 3: "bold red"}
+    for conv in data["conversations"]:
+        for section in _report_sections(conv, ascii_only=False):
+            kind = section[0]
+            if kind == "title":
+                console.print()
+                console.print(Text(sanitize(section[1]), style="bold cyan"))
+            elif kind == "line":
+                console.print(Text(sanitize(section[1]), style=styles.get(section[2], "")))
+            else:
+                _, title, headers, rows = section
+                table = Table(title=Text(title), title_justify="left")
+                for i, h in enumerate(headers):
+                    numeric = all(str(r[i]).replace(",", "").replace("-", "").isdigit() for r in rows)
+                    table.add_column(Text(h), justify="right" if numeric else "left")
+                for row in rows:
+                    table.add_row(*(Text(sanitize(str(c))) for c in row))
+                console.print(table)
+
+
+def _plain_section(section: tuple, sanitize) -> list[str]:
+    kind = section[0]
+    if kind == "title":
+        return ["", f"== {sanitize(section[1])} =="]
+    if kind == "line":
+        return [sanitize(section[1])]
+    _, title, headers, rows = section
+    cells = [[sanitize(str(c)) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+
+    numeric = [all(r[i].replace(",", "").replace("-", "").isdigit() or not r[i] for r in cells) if cells else False
+               for i in range(len(headers))]
+
+    def fmt(row: Sequence[str]) -> str:
+        parts = [c.rjust(widths[i]) if numeric[i] else c.ljust(widths[i]) for i, c in enumerate(row)]
+        return "  ".join(parts).rstrip()
+
+    return ["", f"{title}:", fmt(headers), *(fmt(r) for r in cells)]
+
+
