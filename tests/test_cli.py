@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxview import cli
+from ctxview import cli, report_render
 from ctxview.formats import DEMO_PATH
 from ctxview.view import Settings
 
@@ -107,12 +107,12 @@ def test_report_rich_tables_keep_hostile_text_inert(tmp_path):
             return True
 
     stream = Tty()
-    cli.render_report(data, stream)
+    report_render.render_report(data, stream)
     text = stream.getvalue()
     assert "\x07" not in text and "]0;pwned" not in text.replace("␛]0;pwned", "")
     assert "␛]0;pwned␇[bold]Read[/bold]" in text       # shown, visibly, not interpreted
     plain = io.StringIO()
-    cli.render_report(data, plain)
+    report_render.render_report(data, plain)
     assert "\x1b" not in plain.getvalue() and "␛]0;pwned␇[bold]Read[/bold]" in plain.getvalue()
 
 
