@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from .model import request_indices
+from .tiers import get_policy
 
 if TYPE_CHECKING:
     from .model import Conversation
@@ -113,8 +114,6 @@ class Settings:
         if not isinstance(self.tiers, str):
             out.append(f"tiers must be a preset name or a tier spec, not {self.tiers!r}")
         else:
-            from .compression import get_policy  # (compression imports this module)
-
             try:
                 get_policy(self.tiers)
             except ValueError as exc:

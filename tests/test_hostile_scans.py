@@ -113,7 +113,7 @@ def test_the_read_pattern_finds_what_the_seeds_pattern_finds():
     import re
 
     seed = re.compile(r"^[ \t\r\n\f\v]*[0-9]+→", re.MULTILINE)  # /^\s*\d+→/ as the seed wrote it
-    from ctxview.compression import _READ_RE
+    from ctxview.tool_names import _READ_RE
 
     rng = random.Random(7)
     bits = ["\n", " ", "\t", "\r", "\f", "1", "42", "→", "x", "memory://"]
