@@ -97,7 +97,7 @@ class CtxviewApp(App[int]):
         yield HeaderBar(id="header")
         yield Meters(id="meters")
         with Horizontal(id="body"):
-            yield PanePair(id="panes")
+            yield PanePair(id="panes", on_cursor_moved=self._refresh_chrome)
             yield ControlsPanel(list(PRESETS), self.settings, id="controls")
         yield Input(id="search", placeholder="search both panes (Enter to find, Esc to close)")
         yield StatusBar(id="status")

@@ -8,6 +8,8 @@ app when the cursor moved (`CursorMoved`), so the status bar follows.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from rich.style import Style
 from rich.text import Text
 from textual import on
@@ -51,8 +53,11 @@ class PanePair(Vertical):
     class CursorMoved(TMessage):
         """The cursor row or the link state changed (for the status bar)."""
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, on_cursor_moved: Callable[[], None] | None = None) -> None:
         super().__init__(id=id)
+        # Called at once when the cursor moves (the app's status bar then changes in the same frame as the
+        # panes: a CursorMoved message would be handled after the panes were painted, a frame later).
+        self.on_cursor_moved = on_cursor_moved
         self.row_layout: Layout | None = None
         self.cursor = 0
         self.linked = True
@@ -126,7 +131,7 @@ class PanePair(Vertical):
         self.linked = not self.linked
         if self.linked:
             self.prepared.scroll_to(y=self.stored.scroll_y, animate=False, immediate=True)
-        self.post_message(self.CursorMoved())
+        self._cursor_moved()
 
     def _link_scroll(self, other: MessagePane, y: float) -> None:
         if not self.linked or self._syncing_scroll or other.scroll_y == y:
@@ -151,7 +156,13 @@ class PanePair(Vertical):
             pane.set_cursor(row)
         if scroll:
             self._scroll_to_row(row)
-        self.post_message(self.CursorMoved())
+        self._cursor_moved()
+
+    def _cursor_moved(self) -> None:
+        if self.on_cursor_moved is not None:
+            self.on_cursor_moved()
+        else:
+            self.post_message(self.CursorMoved())
 
     def _scroll_to_row(self, row: int) -> None:
         layout = self.row_layout
