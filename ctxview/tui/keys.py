@@ -6,12 +6,12 @@ screen and the command palette list them all with the keys they are on now
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingsMap
 
-__all__ = ["APP_BINDINGS", "FOOTER_IDS", "KEYS", "help_rows", "live_bindings"]
+__all__ = ["APP_BINDINGS", "FOOTER_IDS", "KEYS", "help_rows", "live_bindings", "palette_commands"]
 
 KEYS: list[Binding] = [
     Binding("plus,equals_sign", "keep_recent(1)", "keep_recent +1", key_display="+", id="ctxview.keep_recent_up"),
@@ -55,9 +55,23 @@ def _binding(b: Binding) -> Binding:
 APP_BINDINGS = [_binding(b) for b in KEYS]
 
 
-def help_rows(bindings: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The help screen's rows: (keys, what they do) for each live binding, then Textual's focus key."""
-    return [*bindings, ("Tab", "Move focus (panes, controls)")]
+def help_rows(live: list[tuple[Any, Binding, list[str]]]) -> list[tuple[str, str]]:
+    """The help screen's rows: (keys, what they do) for each live binding (`live_bindings`), then
+    Textual's focus key."""
+    return [*(("/".join(keys), b.tooltip or b.description) for _, b, keys in live),
+            ("Tab", "Move focus (panes, controls)")]
+
+
+def palette_commands(app: App, live: list[tuple[Any, Binding, list[str]]],
+                     textual_commands: Iterable[SystemCommand]) -> Iterator[SystemCommand]:
+    """The command palette: Textual's own commands that are not ours, then each live binding."""
+    titles = {b.description for _, b, _ in live}
+    for command in textual_commands:
+        if command.title not in titles:  # Textual's own Quit is ours too: listed once
+            yield command
+    for node, b, keys in live:
+        yield SystemCommand(b.description, f"key {'/'.join(keys)}",
+                            lambda action=b.action, node=node: app.run_action(action, node))
 
 
 def live_bindings(app: App, groups: Iterable[tuple[Any, list[Binding]]]) -> list[tuple[Any, Binding, list[str]]]:

@@ -14,11 +14,13 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
+from typing import Mapping
 
-from ..model import Message, content_text
+from ..model import ContextEvent, Message, content_text
 from ..view import PreparedView, Row, Rows, row_columns
 
-__all__ = ["PREVIEW_LINES", "TOOL_CALL_PREVIEW", "Layout", "collapsed_height", "display_text", "removed_runs", "stored_heights_of"]
+__all__ = ["NO_MARKS", "PREVIEW_LINES", "TOOL_CALL_PREVIEW", "HeadedRows", "Layout", "Marks", "SystemRow",
+           "collapsed_height", "display_text", "removed_runs", "stored_heights_of", "system_row"]
 
 PREVIEW_LINES = 3       # body lines a collapsed message shows
 TOOL_CALL_PREVIEW = 2   # tool calls a collapsed assistant message lists
@@ -45,6 +47,8 @@ def collapsed_height(message: Message | None) -> int:
         text = text.rstrip("\n")
         lines = text.count("\n") + 1 if text else 0
     height = 1 + (lines if lines <= PREVIEW_LINES else PREVIEW_LINES + 1)
+    if message.thinking:
+        height += 1  # the collapsed thinking line
     calls = message.tool_calls
     if calls:
         n = len(calls)
@@ -59,9 +63,11 @@ def stored_heights_of(messages: tuple[Message, ...]) -> list[int]:
     return [collapsed_height(m) for m in messages]
 
 
-def removed_runs(stored: Sequence[Message | None], prepared: Sequence[Message | None]) -> dict[int, tuple[int, int]]:
+def removed_runs(stored: Sequence[Message | None], prepared: Sequence[Message | None],
+                 offset: int = 0) -> dict[int, tuple[int, int]]:
     """For each row missing from the prepared side: (first row of its run, run length).
-    `stored`, `prepared`: each row's messages (view.row_columns)."""
+    `stored`, `prepared`: each row's messages (view.row_columns); `offset` is added to the row
+    positions (the layout's rows start after the #sys row)."""
     runs: dict[int, tuple[int, int]] = {}
     i, n = 0, len(prepared)
     while i < n:
@@ -69,13 +75,85 @@ def removed_runs(stored: Sequence[Message | None], prepared: Sequence[Message | 
             j = i
             while j < n and prepared[j] is None and stored[j] is not None:
                 j += 1
-            run = (i, j - i)
-            for k in range(i, j):
+            run = (i + offset, j - i)
+            for k in range(i + offset, j + offset):
                 runs[k] = run
             i = j
         else:
             i += 1
     return runs
+
+
+@dataclass(frozen=True, slots=True)
+class SystemRow(Row):
+    """The `#sys` row both panes start with: the system prompt the model read (`stored` and
+    `prepared` are the same message, `tokens_*` its tokens), or, where the file does not store
+    it (both None), a ghost whose `note` says so, with the tokens recorded usage suggests it
+    held (`tokens_*`, 0: unknown). A ghost takes two lines: a header and the note."""
+
+    note: str = ""
+
+
+GHOST_SYSTEM_LINES = 2
+
+
+def system_row(prompt: str | None, tokens: int, note: str) -> SystemRow:
+    """The #sys row: the prompt and its tokens, or (no prompt) a ghost with `note` and the
+    tokens fitted for what the file lacks."""
+    if not prompt:
+        return SystemRow(index=None, stored=None, prepared=None, note=note, tokens_stored=tokens,
+                         tokens_prepared=tokens)
+    message = Message(role="system", content=prompt)
+    return SystemRow(index=None, stored=message, prepared=message, tokens_stored=tokens, tokens_prepared=tokens)
+
+
+def head_height(head: Row) -> int:
+    return collapsed_height(head.stored) if head.stored is not None else GHOST_SYSTEM_LINES
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """What a block header flags that the rows do not say, per stored index, for one conversation:
+    assistant messages with a tool call no result answers, and the first message after each
+    compaction (its event)."""
+
+    unanswered: frozenset[int] = frozenset()
+    boundaries: Mapping[int, ContextEvent] = field(default_factory=dict)
+
+
+NO_MARKS = Marks()
+
+
+class HeadedRows(Sequence[Row]):
+    """The layout's rows: the #sys row at position 0, then the view's rows (not copied)."""
+
+    __slots__ = ("head", "rows")
+
+    def __init__(self, head: Row, rows: Sequence[Row]) -> None:
+        self.head, self.rows = head, rows
+
+    def __len__(self) -> int:
+        return len(self.rows) + 1
+
+    def __getitem__(self, position):  # type: ignore[override]
+        if position < 0:
+            position += len(self.rows) + 1
+        return self.head if position == 0 else self.rows[position - 1]
+
+
+class _Headed(Sequence):
+    """One column of HeadedRows: `first`, then `column` (not copied)."""
+
+    __slots__ = ("first", "column")
+
+    def __init__(self, first: object, column: Sequence) -> None:
+        self.first, self.column = first, column
+
+    def __len__(self) -> int:
+        return len(self.column) + 1
+
+    def __getitem__(self, position):  # type: ignore[override]
+        return self.first if position == 0 else self.column[position - 1]
 
 
 class _StoredOnly:
@@ -101,11 +179,16 @@ def _stored_rows(messages: tuple[Message, ...]) -> Rows:
 
 @dataclass(slots=True, weakref_slot=True)  # (a worker holds the previous one weakly: see CtxviewApp._compute)
 class Layout:
-    """Block heights and their prefix sums for one PreparedView."""
+    """Block heights and their prefix sums for one PreparedView, its #sys row first.
+
+    Positions are the panes' rows: 0 is the #sys row (`head`), position i + 1 is the view's row i
+    (`rows` and `columns` read them so, without copying the view's)."""
 
     view: PreparedView
     base_heights: list[int]
     runs: dict[int, tuple[int, int]]
+    head: Row = field(default_factory=lambda: system_row(None, 0, ""))
+    marks: Marks = NO_MARKS
     expanded: dict[int, int] = field(default_factory=dict)   # row -> expanded height
     folded: set[int] = field(default_factory=set)            # first rows of folded removed runs
     is_pending: bool = False                                 # stored side only; prepared side computing
@@ -114,7 +197,8 @@ class Layout:
 
     @classmethod
     def build(cls, view: PreparedView, previous: Layout | None = None,
-              stored_heights: list[int] | None = None) -> Layout:
+              stored_heights: list[int] | None = None, head: Row | None = None,
+              marks: Marks = NO_MARKS) -> Layout:
         """Heights for every row.
 
         Cheap on a recompute: a row whose stored and prepared messages are
@@ -123,23 +207,24 @@ class Layout:
         stored texts, which are most of the data.
         """
         height = collapsed_height
+        head = head if head is not None else system_row(view.system_prompt, view.system_tokens, "")
         # the rows' messages, read from columns: a view's changed rows are made only when shown
         indices, stored_col, prepared_col = row_columns(view.rows)
-        heights: list[int] = []
+        heights: list[int] = [head_height(head)]
         append = heights.append
         # (a pending layout's rows are never the pipeline's: nothing to reuse there)
         if previous is not None and not previous.is_pending:
             _, old_stored, old_prepared = row_columns(previous.view.rows)
             old_heights = previous.base_heights
         else:
-            old_stored, old_prepared, old_heights = (), (), []
-        n_old = len(old_heights)
+            old_stored, old_prepared, old_heights = (), (), [0]
+        n_old = len(old_heights) - 1
         n_stored = len(stored_heights) if stored_heights is not None else 0
         for i, prepared in enumerate(prepared_col):
             stored = stored_col[i]
             # a block's height follows from its two messages alone
             if i < n_old and old_prepared[i] is prepared and old_stored[i] is stored:
-                append(old_heights[i])
+                append(old_heights[i + 1])
                 continue
             index = indices[i]
             if index is not None and index < n_stored and stored is not None:
@@ -148,17 +233,35 @@ class Layout:
                 hs = height(stored)
             hp = hs if prepared is stored else height(prepared)
             append(hs if hs > hp else hp)
-        layout = cls(view=view, base_heights=heights, runs=removed_runs(stored_col, prepared_col))
+        layout = cls(view=view, base_heights=heights, runs=removed_runs(stored_col, prepared_col, 1), head=head,
+                     marks=marks)
         layout.reflow()
         return layout
 
     @classmethod
-    def pending(cls, messages: tuple[Message, ...], settings, stored_heights: list[int]) -> Layout:
+    def pending(cls, messages: tuple[Message, ...], settings, stored_heights: list[int],
+                head: Row | None = None) -> Layout:
         """A stored-only layout to show while the first view is computed."""
         view = PreparedView(settings=settings, rows=_stored_rows(messages), prepared=())
-        layout = cls(view=view, base_heights=list(stored_heights), runs={}, is_pending=True)
+        head = head if head is not None else system_row(None, 0, "")
+        layout = cls(view=view, base_heights=[head_height(head), *stored_heights], runs={}, head=head,
+                     is_pending=True)
         layout.reflow()
         return layout
+
+    def row(self, position: int) -> Row:
+        """The row at `position` (0: the #sys row)."""
+        return self.head if position == 0 else self.view.rows[position - 1]
+
+    @property
+    def rows(self) -> HeadedRows:
+        """The row at each position: the #sys row, then the view's rows."""
+        return HeadedRows(self.head, self.view.rows)
+
+    def columns(self) -> tuple[Sequence[Message | None], Sequence[Message | None]]:
+        """(stored, prepared) message of each position, without making the view's rows."""
+        _, stored, prepared = row_columns(self.view.rows)
+        return _Headed(self.head.stored, stored), _Headed(self.head.prepared, prepared)
 
     def reflow(self) -> None:
         """Recompute heights and prefix sums after an expand/collapse or (un)fold.

@@ -42,6 +42,11 @@ _STYLE_CLASSES = {
     "badge": "pane--badge",
     "badge_removed": "pane--badge-removed",
     "badge_ephemeral": "pane--badge-ephemeral",
+    "badge_harness": "pane--badge-harness",
+    "flag": "pane--flag",
+    "injected": "pane--injected",
+    "boundary": "pane--boundary",
+    "thinking": "pane--thinking",
 }
 
 _HEADER_PIECES = ("user", "assistant", "tool", "system", "tokens")
@@ -149,7 +154,7 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
         """
         layout = self.row_layout
         assert layout is not None
-        row_obj = layout.view.rows[row]
+        row_obj = layout.row(row)
         width = self.text_width
         expanded = row in layout.expanded
         is_cursor = row == self.cursor
@@ -169,8 +174,9 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
         if layout.is_pending and self.side == "prepared":
             texts = [Text("⋯ computing the prepared messages ⋯", styles.ghost, end="")]
         elif folded and run is not None:
-            texts = [fold_line(layout.view.rows, run, self.side, styles)]
+            texts = [fold_line(layout.rows, run, self.side, styles)]
         else:
+            index, marks = row_obj.index, layout.marks
             texts = block_lines(
                 row_obj,
                 self.side,
@@ -182,6 +188,8 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
                 search=self.search,
                 console=self.app.console,
                 pending=layout.is_pending,
+                unanswered=index in marks.unanswered,
+                boundary=marks.boundaries.get(index) if self.side == "stored" else None,
             )
         base = self.rich_style
         ghost = folded or (row_obj.stored if self.side == "stored" else row_obj.prepared) is None

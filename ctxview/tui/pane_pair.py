@@ -8,20 +8,24 @@ app when the cursor moved (`CursorMoved`), so the status bar follows.
 
 from __future__ import annotations
 
+import weakref
 from typing import Callable
 
 from rich.style import Style
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message as TMessage
+from textual.worker import get_current_worker
 
 from .layout import Layout, display_text
+from .messages import SearchDone
 from .pane import MessagePane
 from .render import block_lines, header_line
 from .screens import DetailScreen
+from .state import find_match, next_row
 from .widgets import Line
 
 __all__ = ["FOLD_MIN", "HUGE_CHARS", "HUGE_LINES", "PanePair"]
@@ -204,6 +208,54 @@ class PanePair(Vertical):
             for pane in self.panes:
                 pane.scroll_end(animate=False, immediate=True)
 
+    # -- jumps and search -------------------------------------------------------------------
+
+    def jump(self, row: int | None, what: str) -> None:
+        """The cursor to `row`; None: a note that there is no `what`, and the bell."""
+        if row is None:
+            self.app.notify(f"no {what}", markup=False)
+            self.app.bell()
+        else:
+            self.set_cursor(row)
+
+    def jump_to_next(self, what: str) -> None:
+        """`r`, `x`: to the next row with system reminders ("reminder"), or changed ("changed")."""
+        layout = self.row_layout
+        if what == "reminder":
+            rows = layout.rows if layout is not None else ()
+
+            def wanted(i: int) -> bool:
+                r = rows[i]
+                return bool(r.stored_reminders or r.prepared_reminders or r.ephemeral_spans)
+            noun = "system reminders"
+        else:
+            # a row changed exactly when its prepared message is not its stored one: read from the
+            # columns, so the rows passed over are not made
+            stored, prepared = layout.columns() if layout is not None else ((), ())
+
+            def wanted(i: int) -> bool:
+                return prepared[i] is not stored[i]
+            noun = "changed messages"
+        found = next_row(layout.heights, self.cursor, wanted) if layout is not None and len(layout) else None
+        self.jump(found, noun)
+
+    @work(thread=True, exclusive=True, group="search", description="search", exit_on_error=False)
+    def scan(self, scanned: weakref.ref[Layout], term: str, direction: int, start: int,
+             include_current: bool) -> None:
+        """Scan for the next row matching `term` off the UI thread (a miss reads every message) and
+        post SearchDone (the app decides); a newer search cancels this one. The layout is held
+        weakly (see CtxviewApp._compute)."""
+        worker = get_current_worker()
+        layout = scanned()
+        if layout is None:
+            return  # a newer view replaced it: the answer would be dropped
+        # the rows' messages, not the rows: a changed row is made only when shown
+        stored, prepared = layout.columns()
+        row = find_match(stored, prepared, layout.heights, term, start, direction, include_current,
+                         cancelled=lambda: worker.is_cancelled)
+        if not worker.is_cancelled:
+            self.post_message(SearchDone(layout, term, row))
+
     @on(MessagePane.RowChosen)
     def _row_chosen(self, event: MessagePane.RowChosen) -> None:
         event.stop()
@@ -236,7 +288,7 @@ class PanePair(Vertical):
     def _expanded_height(self, row: int) -> int:
         layout = self.row_layout
         assert layout is not None
-        r = layout.view.rows[row]
+        r = layout.row(row)
         return max(len(block_lines(r, pane.side, pane.styles_for_render, pane.text_width, True,
                                    layout.runs.get(row), row, console=self.app.console)) for pane in self.panes)
 
@@ -248,7 +300,7 @@ class PanePair(Vertical):
         if row in layout.folded:
             self.action_fold()
             return
-        r = layout.view.rows[row]
+        r = layout.row(row)
         sizes = [display_text(m) for m in (r.stored, r.prepared) if m is not None]
         if row not in self.expanded_rows and any(len(t) > HUGE_CHARS or t.count("\n") > HUGE_LINES for t in sizes):
             self.action_detail()
@@ -281,7 +333,7 @@ class PanePair(Vertical):
         layout = self.row_layout
         if layout is None or not len(layout):
             return
-        r = layout.view.rows[self.cursor]
+        r = layout.row(self.cursor)
         sides: dict[str, tuple[str, list[tuple[int, int, str]]]] = {}
         if r.stored is not None:
             sides["stored"] = (r.stored.text, [(s, e, "reminder") for s, e in r.stored_reminders])

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterator, Literal
+from typing import Iterator, Literal, Sequence
 
 from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 
-from ..model import Message
+from ..model import ContextEvent, Message
 from ..sanitize import make_visible
 from ..view import Change, Row
-from .layout import PREVIEW_LINES, TOOL_CALL_PREVIEW, display_text
+from .layout import PREVIEW_LINES, TOOL_CALL_PREVIEW, SystemRow, display_text
 
 __all__ = [
     "PaneStyles",
@@ -65,10 +65,20 @@ class PaneStyles:
     badge: Style = Style(color="black", bgcolor="yellow")
     badge_removed: Style = Style(color="white", bgcolor="red")
     badge_ephemeral: Style = Style(color="black", bgcolor="green")
+    badge_harness: Style = Style(color="white", bgcolor="blue")     # the harness's own change: as sent
+    flag: Style = Style(color="white", bgcolor="red", bold=True)     # is_error, a call without a result
+    injected: Style = Style(color="black", bgcolor="grey70")        # text the harness added, not the user
+    boundary: Style = Style(color="white", bgcolor="blue", bold=True)  # first message after a compaction
+    thinking: Style = Style(dim=True, italic=True)
+
+
+# Rules whose changes the harness made (recorded in the file: the view as sent), as against
+# ctxview's what-if transforms (compression, clear, summarize, budget, swarm-auto).
+HARNESS_RULES = frozenset({"compaction", "harness"})
 
 
 _SHORT = {"ephemeral": "+eph", "cleared": "clr", "excerpted": "exc", "summarised": "sum", "removed": "rm",
-          "dropped": "drop", "microcompacted": "µcmp", "compacted": "cmp"}
+          "dropped": "drop", "microcompacted": "µcmp", "compacted": "cmp", "truncated": "trunc"}
 
 
 def badge_label(change: Change, short: bool = False) -> str:
@@ -100,23 +110,65 @@ def _role_style(role: str, styles: PaneStyles) -> Style:
     return getattr(styles, role) if role in ("user", "assistant", "tool", "system") else _BOLD
 
 
-def header_line(row: Row, side: Side, styles: PaneStyles, pending: bool = False, width: int = 200) -> Text:
+def badge_style(change: Change, styles: PaneStyles) -> Style:
+    """Ephemeral reminders, the harness's own changes (as sent) and ctxview's what-ifs, apart."""
+    if change.action == "ephemeral":
+        return styles.badge_ephemeral
+    return styles.badge_harness if change.rule in HARNESS_RULES else styles.badge
+
+
+def message_flags(message: Message, unanswered: bool, short: bool) -> list[tuple[str, str]]:
+    """(label, style name) of what the header flags about the message itself."""
+    flags = []
+    meta = message.meta
+    if meta and hasattr(meta, "get") and meta.get("is_error"):
+        flags.append(("err" if short else "error", "flag"))
+    if message.injected:
+        flags.append(("inj" if short else "injected", "injected"))
+    if unanswered:
+        flags.append(("no res" if short else "no result", "flag"))
+    return flags
+
+
+def boundary_label(event: ContextEvent, short: bool) -> str:
+    """`compaction (auto, 167,412 tokens before)`, short `cmp auto 167k`."""
+    if short:
+        parts = ["cmp"] + ([event.trigger] if event.trigger else [])
+        if event.tokens_before is not None:
+            parts.append(f"{event.tokens_before // 1000:,}k")
+        return make_visible(" ".join(parts))
+    words = [event.trigger] if event.trigger else []
+    if event.tokens_before is not None:
+        words.append(f"{event.tokens_before:,} tokens before")
+    return make_visible("compaction" + (f" ({', '.join(words)})" if words else ""))
+
+
+def header_line(row: Row, side: Side, styles: PaneStyles, pending: bool = False, width: int = 200,
+                unanswered: bool = False, boundary: ContextEvent | None = None) -> Text:
     """` #12 tool Read · 1,234 tok (-1,000)  compressed t3 age 27 `.
 
-    When that does not fit in `width`, the token change is left out and the
-    badges take their short forms (`t3·27`, `+eph`), so they stay visible.
+    `unanswered`: the message holds a tool call no result answers; `boundary`: the compaction
+    this (stored) message is the first after. When that does not fit in `width`, the token
+    change is left out and the badges take their short forms (`t3·27`, `+eph`), so they stay
+    visible.
     """
-    text = _header(row, side, styles, pending, short=False)
-    if text.cell_len > width and row.changes:
-        text = _header(row, side, styles, pending, short=True)
+    text = _header(row, side, styles, pending, False, unanswered, boundary)
+    if text.cell_len > width:
+        text = _header(row, side, styles, pending, True, unanswered, boundary)
     return text
 
 
-def _header(row: Row, side: Side, styles: PaneStyles, pending: bool, short: bool) -> Text:
+def _badge(text: Text, label: str, style: Style) -> None:
+    text.append(" ")
+    text.append(f" {label} ", style)
+
+
+def _header(row: Row, side: Side, styles: PaneStyles, pending: bool, short: bool, unanswered: bool,
+            boundary: ContextEvent | None) -> Text:
     message = row.stored if side == "stored" else row.prepared
     text = Text(no_wrap=True, end="")
     assert message is not None
-    index = "+" if row.index is None else f"#{row.index}"
+    index = "#sys" if type(row) is SystemRow else "+" if row.index is None else f"#{row.index}"
     text.append(f"{index} ", _BOLD)
     text.append(make_visible(message.role), _role_style(message.role, styles))
     tool = row.tool_name or message.tool_name
@@ -125,17 +177,19 @@ def _header(row: Row, side: Side, styles: PaneStyles, pending: bool, short: bool
         text.append(make_visible(tool), _BOLD)
     if pending:  # counted by the pipeline run under way
         text.append(" · … tok", styles.tokens)
-        return text
-    tokens = row.tokens_stored if side == "stored" else row.tokens_prepared
-    text.append(f" · {tokens:,} tok", styles.tokens)
-    if side == "prepared":
+    else:
+        tokens = row.tokens_stored if side == "stored" else row.tokens_prepared
+        text.append(f" · {tokens:,} tok", styles.tokens)
         saved = row.tokens_stored - row.tokens_prepared
-        if saved and row.stored is not None and not short:
+        if side == "prepared" and saved and row.stored is not None and not short:
             text.append(f" ({-saved:+,})", styles.tokens)
+    if side == "stored" and boundary is not None:
+        _badge(text, boundary_label(boundary, short), styles.boundary)
+    for label, style in message_flags(message, unanswered, short):
+        _badge(text, label, getattr(styles, style))
+    if side == "prepared" and not pending:
         for change in row.changes:
-            style = styles.badge_ephemeral if change.action == "ephemeral" else styles.badge
-            text.append(" ")
-            text.append(f" {badge_label(change, short=short)} ", style)
+            _badge(text, badge_label(change, short=short), badge_style(change, styles))
     return text
 
 
@@ -163,7 +217,7 @@ def ghost_line(row: Row, side: Side, run: tuple[int, int] | None, row_pos: int, 
     return text
 
 
-def fold_line(rows: tuple[Row, ...], run: tuple[int, int], side: Side, styles: PaneStyles) -> Text:
+def fold_line(rows: Sequence[Row], run: tuple[int, int], side: Side, styles: PaneStyles) -> Text:
     """The one line a folded run of removed messages takes on each side."""
     start, length = run
     if side == "prepared":
@@ -262,7 +316,8 @@ def message_lines(
     """The body of one message: preview (collapsed) or all lines wrapped to width."""
     raw = display_text(message)
     spans = side_spans(row, side, styles)
-    out: list[Text] = []
+    out: list[Text] = thinking_lines(message.thinking, styles, width, expanded, search, console) \
+        if message.thinking else []
     if raw:
         total = raw.count("\n") + 1
         limit = total if expanded else min(total, PREVIEW_LINES)
@@ -298,6 +353,39 @@ def message_lines(
     return out
 
 
+def thinking_lines(thinking: str, styles: PaneStyles, width: int, expanded: bool, search: str = "",
+                   console: Console | None = None) -> list[Text]:
+    """A message's thinking, styled apart from its content: one line collapsed (label, first
+    line, how much more), every line wrapped when expanded."""
+    raw = thinking.strip("\n")
+    label = Text("thinking ", styles.thinking + Style(bold=True), end="")
+    if not expanded:
+        first = raw.split("\n", 1)[0][: width * 2 + 16]
+        line = label + styled_line(first, 0, len(first), [], styles, search)
+        line.stylize_before(styles.thinking)
+        lines = raw.count("\n") + 1
+        if lines > 1:
+            line.append(f" (+{lines - 1:,} lines)", styles.more)
+        line.truncate(width, overflow="ellipsis")
+        return [line]
+    out = [label]
+    for start, end in line_offsets(raw):
+        line = styled_line(raw, start, end, [], styles, search)
+        line.stylize_before(styles.thinking)
+        out.extend(line.wrap(console or _console(), max(width, 1), overflow="fold", no_wrap=False))
+    return out
+
+
+def system_ghost_lines(row: SystemRow, styles: PaneStyles, pending: bool = False) -> list[Text]:
+    """The #sys row where the file stores no system prompt: what it would have held, and why."""
+    head = Text(no_wrap=True, end="")
+    head.append("#sys ", _BOLD)
+    head.append("system", styles.system)
+    tokens = "…" if pending or not row.tokens_stored else f"≈ {row.tokens_stored:,}"
+    head.append(f" · {tokens} tok", styles.tokens)
+    return [head, Text(make_visible(row.note), styles.ghost, no_wrap=True, end="")]
+
+
 def block_lines(
     row: Row,
     side: Side,
@@ -309,12 +397,16 @@ def block_lines(
     search: str = "",
     console: Console | None = None,
     pending: bool = False,
+    unanswered: bool = False,
+    boundary: ContextEvent | None = None,
 ) -> list[Text]:
     """Every line of one row's block on one side (before padding to the block height)."""
     message = row.stored if side == "stored" else row.prepared
     if message is None:
+        if type(row) is SystemRow:
+            return system_ghost_lines(row, styles, pending)
         return [ghost_line(row, side, run, row_pos, styles)]
-    lines = [header_line(row, side, styles, pending, width)]
+    lines = [header_line(row, side, styles, pending, width, unanswered, boundary)]
     lines.extend(message_lines(row, side, message, styles, width, expanded, search, console))
     return lines
 

@@ -61,17 +61,23 @@ class HelpScreen(ModalScreen[None]):
             table.append(f"{description}\n")
         styles = self.pane_styles
         table.append("\nPanes: stored messages on the left, prepared (sent to the model) on the right;\n"
-                     "a message left out of the request shows as a ghost line on the right.\n")
+                     "a message left out of the request shows as a ghost line on the right;\n"
+                     "#sys, the first row, is the system prompt (or what the file lacks of it).\n")
         legend = [
             ("<system-reminder>", styles.reminder, "a reminder stored in the conversation history"),
             ("<system-reminder>", styles.ephemeral, "an ephemeral reminder, added for this request only"),
             ("...[N chars truncated]", styles.marker, "where compression cut a tool result"),
             ("If you need the full…", styles.hint, "the re-run hint added for re-runnable tools"),
-            (" compressed tN age A ", styles.badge, "tier and age of a compressed tool result"),
+            (" microcompacted ", styles.badge_harness, "as sent: the harness's own change, from the file"),
+            (" compaction (auto) ", styles.boundary, "the first stored message after a compaction"),
+            (" compressed tN age A ", styles.badge, "what-if: tier and age of a compressed tool result"),
             (" t3·27 ", styles.badge, "the same when the long form does not fit (+eph, clr, rm)"),
-            (" cleared ", styles.badge, "also excerpted, summarised: what the pipeline did"),
+            (" cleared ", styles.badge, "what-if: also excerpted, summarised"),
             (" +ephemeral ", styles.badge_ephemeral, "reminders were added to this message"),
-            (" removed ", styles.badge_removed, "left out (budget, summarising); on the ghost line"),
+            (" removed ", styles.badge_removed, "what-if: left out (budget, summarising); ghost line"),
+            (" error ", styles.flag, "a tool result that failed (also: no result, a call unanswered)"),
+            (" injected ", styles.injected, "a message the harness added, not the user"),
+            ("thinking …", styles.thinking, "the model's thinking (Enter expands the message)"),
         ]
         table.append("\n")
         for sample, style, meaning in legend:

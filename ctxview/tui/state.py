@@ -18,14 +18,17 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from ..compression import PRESETS
-from ..model import Conversation, Message
+from ..compression import PRESETS, describe_tier, format_tiers, get_policy
+from ..model import Conversation, Message, Session
+from ..sanitize import make_visible, safe_file_name
 from ..settings import ClearSettings, Settings, settings_from
 
-__all__ = ["InspectorState", "Search", "ViewKey", "find_match", "messages_match", "next_row", "opening_settings",
-           "request_label", "term_pattern", "tiers_label"]
+__all__ = ["InspectorState", "Search", "ViewKey", "conversation_title", "editable_tiers", "export_name", "find_match",
+           "loading_note", "messages_match", "next_row", "opening_settings", "request_label", "same_file",
+           "term_pattern", "tier_lines", "tiers_label"]
 
 DEFAULT_TIERS = "default"  # what `c` turns on when no other tiers were chosen
 
@@ -58,6 +61,60 @@ def tiers_label(settings: Settings) -> str:
     return name if settings.compression or tiers == "off" else f"{name} (off)"
 
 
+def conversation_title(conversation: Conversation) -> str:
+    """Its name, and what the loader says it is: `agent-a1b2 (explore the parser)`, `(compaction agent)`."""
+    meta = conversation.metadata
+    label = meta.get("label") if isinstance(meta, Mapping) else None
+    if isinstance(meta, Mapping) and meta.get("kind") == "compaction":
+        label = "compaction agent"
+    if not isinstance(label, str) or not label.strip():
+        return conversation.name
+    return f"{conversation.name} ({' '.join(label.split())})"
+
+
+def loading_note(session: Session) -> str:
+    """What to say of lines skipped and warnings while loading ('' for nothing)."""
+    note = f"{session.skipped:,} lines skipped" if session.skipped else ""
+    if session.warnings:
+        note = (note + "; " if note else "") + make_visible(str(session.warnings[0]))
+    return note
+
+
+def editable_tiers(tiers: str) -> str:
+    """The tier spec to start the editor with: a preset written out, or the spec as given."""
+    try:
+        return format_tiers(get_policy(tiers))
+    except ValueError:
+        return tiers
+
+
+def tier_lines(spec: str) -> list[str]:
+    """What each tier of `spec` does (the editor shows it as you type); ValueError for a bad spec."""
+    policy = get_policy(spec)
+    return [f"tier {i}: {describe_tier(policy, i)}" for i in range(len(policy.tiers))]
+
+
+def export_name(path: str | None) -> str:
+    """The file name `w` proposes: `<stem>.prepared.json` (demo for the bundled session)."""
+    if path is None:
+        stem = "demo"
+    elif path.startswith("<"):
+        stem = "session"  # <stdin>
+    else:
+        stem = Path(path).name.split(".")[0] or "session"
+    return f"{safe_file_name(stem)}.prepared.json"  # (a file name may hold control characters)
+
+
+def same_file(target: str, path: str | None) -> bool:
+    """Whether writing `target` would overwrite the input file `path`."""
+    if path is None:
+        return False
+    try:
+        return Path(target).resolve() == Path(path).resolve()
+    except OSError:
+        return False
+
+
 @dataclass(frozen=True, slots=True)
 class ViewKey:
     """What a view is computed for: the conversation (its index) and the settings."""
@@ -86,12 +143,15 @@ def term_pattern(term: str) -> re.Pattern[str]:
 
 
 def messages_match(stored: Message | None, prepared: Message | None, pattern: re.Pattern[str]) -> bool:
-    """Whether `pattern` is in either message's text or tool calls (None: no message on that side)."""
+    """Whether `pattern` is in either message's text, thinking or tool calls (None: no message on
+    that side)."""
     search = pattern.search
     for message in (stored, prepared):
         if message is None:
             continue
         if search(message.text):  # raw text: no copy of a 100k-message session per search
+            return True
+        if message.thinking and search(message.thinking):
             return True
         for call in message.tool_calls:
             if search(call.name) or search(str(dict(call.arguments))):

@@ -8,13 +8,19 @@ from __future__ import annotations
 
 from rich.style import Style
 from rich.text import Text
+from textual import events
+from textual.message import Message as TMessage
 from textual.widget import Widget
+from textual.widgets import Input
 
+from ..model import Session
 from ..sanitize import make_visible
+from ..settings import Settings
 from ..view import PreparedView
+from .state import conversation_title
 
-__all__ = ["HeaderBar", "Line", "Meters", "StatusBar", "gauge", "meters_text", "status_text", "view_name",
-           "WINDOW_MARKS"]
+__all__ = ["HeaderBar", "Line", "Meters", "SearchBox", "StatusBar", "gauge", "meters_text", "prepared_title", "status_text",
+           "view_name", "WINDOW_MARKS"]
 
 WINDOW_MARKS = (0.6, 0.8, 0.9)  # SwarmSDK's context warning thresholds
 
@@ -96,6 +102,14 @@ def view_name(label: str) -> Text:
     return text
 
 
+def prepared_title(view: PreparedView | None, settings: Settings, request: str) -> Text:
+    """The prepared pane's title: the view's name, then how many messages and which request."""
+    title = view_name(view.view_label if view is not None else settings.label())
+    if view is not None:
+        title.append(f" · {len(view.prepared):,} (request {request})")
+    return title
+
+
 def status_text(
     settings_keep_recent: int,
     tiers: str,
@@ -174,6 +188,14 @@ class HeaderBar(Line):
         text.append(f"{window:,}" if window else "unknown")
         self.update(text)
 
+    def show_conversation(self, path: str, session: Session, index: int, view: PreparedView | None) -> None:
+        """The header of conversation `index` (its label too), with the window the view used."""
+        conv = session.conversations[index]
+        count = len(session.conversations)
+        position = f"({index + 1}/{count}, a switches)" if count > 1 else ""
+        window = view.context_window if view is not None else conv.context_window
+        self.show(path, session.format, conversation_title(conv), conv.model, window, position)
+
 
 class Meters(Line):
     """Token totals and the context-window gauge."""
@@ -194,3 +216,35 @@ class Meters(Line):
 
 class StatusBar(Line):
     """One line that always says keep_recent, tiers and tokens."""
+
+
+class SearchBox(Input):
+    """The search box (`/`): hidden until opened; Enter or Escape closes it, posting Closed."""
+
+    class Closed(TMessage):
+        """The box closed: with the term typed (Enter), or None (Escape)."""
+
+        def __init__(self, term: str | None) -> None:
+            self.term = term
+            super().__init__()
+
+    def on_mount(self) -> None:
+        self.display = False
+
+    def open(self, term: str) -> None:
+        self.display = True
+        self.value = term
+        self.focus()
+
+    def _close(self, term: str | None) -> None:
+        self.display = False
+        self.post_message(self.Closed(term))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._close(event.value)
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key == "escape":
+            event.stop()
+            self._close(None)

@@ -153,13 +153,13 @@ async def test_search_next_and_previous():
         assert app.search_term == "file5.py"
         first = app.cursor
         # The first row whose tool call reads file5.py.
-        assert app.view.rows[first].stored.tool_calls[0].arguments["file_path"] == "/src/file5.py"
+        assert app.row_layout.rows[first].stored.tool_calls[0].arguments["file_path"] == "/src/file5.py"
         await pilot.press("/")
         await pilot.pause()
         box.value = "line 3 of FILE"  # case-insensitive
         await pilot.press("enter")
         await settle(pilot)
-        hits = [i for i, r in enumerate(app.view.rows) if app.search_matches(r)]
+        hits = [i for i, r in enumerate(app.row_layout.rows) if r.stored is not None and app.search_matches(r)]
         assert app.cursor in hits and len(hits) > 2
         pos = hits.index(app.cursor)
         await pilot.press("n")
@@ -189,17 +189,17 @@ async def test_next_reminder_and_next_changed():
         await settle(pilot)
         await pilot.press("r")
         await pilot.pause()
-        row = app.view.rows[app.cursor]
+        row = app.row_layout.rows[app.cursor]
         assert row.stored_reminders or row.prepared_reminders or row.ephemeral_spans
         start = app.cursor
-        changed = [i for i, r in enumerate(app.view.rows) if r.changes]
+        changed = [i for i, r in enumerate(app.row_layout.rows) if r.changes]
 
         def after(i):  # the next changed row after i, wrapping around
             return next((j for j in changed if j > i), changed[0])
 
         await pilot.press("x")
         await pilot.pause()
-        assert app.cursor == after(start) and app.view.rows[app.cursor].changes
+        assert app.cursor == after(start) and app.row_layout.rows[app.cursor].changes
         await pilot.press("x")
         await pilot.pause()
         assert app.cursor == after(after(start))
@@ -228,20 +228,20 @@ async def test_cursor_keys_and_enter_expands():
     app = new_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("down", "down")
-        assert app.cursor == 2
-        collapsed = app.row_layout.heights[2]
+        await pilot.press("down", "down", "down")  # (row 0 is #sys, row 3 the first Read result)
+        assert app.cursor == 3
+        collapsed = app.row_layout.heights[3]
         await pilot.press("enter")
         await pilot.pause()
-        assert 2 in app.expanded_rows
-        assert app.row_layout.heights[2] > collapsed
+        assert 3 in app.expanded_rows
+        assert app.row_layout.heights[3] > collapsed
         assert app.row_layout.total_lines == sum(app.row_layout.heights)
         await pilot.press("enter")
         await pilot.pause()
-        assert app.row_layout.heights[2] == collapsed
+        assert app.row_layout.heights[3] == collapsed
         await pilot.press("end")
         await pilot.pause()
-        assert app.cursor == len(app.view.rows) - 1
+        assert app.cursor == len(app.view.rows)  # the last view row: #sys comes first
         assert app.stored_pane.scroll_y == app.stored_pane.max_scroll_y
         await pilot.press("home", "up")
         assert app.cursor == 0
@@ -253,7 +253,7 @@ async def test_huge_message_opens_detail_view():
     app = CtxviewApp("t.json", Settings(), session=Session("test", "t.json", (conv,)))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("down", "enter")
+        await pilot.press("down", "down", "enter")
         await pilot.pause()
         assert isinstance(app.screen, DetailScreen)
         view = app.screen.query_one("DetailView")
@@ -539,12 +539,12 @@ async def test_inserted_summary_row_and_summarised_run():
     app = new_app(old_messages="llm")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        rows = app.view.rows
-        assert rows[0].stored is None and rows[0].prepared is not None
+        rows = app.row_layout.rows
+        assert rows[1].stored is None and rows[1].prepared is not None  # (row 0: #sys)
         stored, prepared = app.panes
-        assert "inserted" in stored.block(0)[0].text
-        assert prepared.block(0)[0].text.startswith("+ ")
-        start = next(i for i, r in enumerate(rows) if r.prepared is None)
+        assert "inserted" in stored.block(1)[0].text
+        assert prepared.block(1)[0].text.startswith("+ ")
+        start = next(i for i, r in enumerate(rows) if r.prepared is None and r.stored is not None)
         assert start in app.row_layout.folded or app.row_layout.runs[start][1] == 1
 
 
@@ -605,8 +605,8 @@ async def test_stored_side_shows_while_the_first_view_computes_and_keys_are_kept
                 break
         layout = app.row_layout
         assert layout.is_pending and app.view is None
-        assert "computing" in app.prepared_pane.block(0)[0].text
-        assert app.stored_pane.block(0)[0].text.startswith("#0 user · … tok")
+        assert "computing" in app.prepared_pane.block(1)[0].text
+        assert app.stored_pane.block(1)[0].text.startswith("#0 user · … tok")
         await pilot.press("plus")  # a change while the first view is computing
         release.set()
         await settle(pilot)
@@ -625,7 +625,7 @@ async def test_page_keys_and_detail_view_side_switch():
         await pilot.press("pageup")
         await pilot.pause()
         assert pane.scroll_y == 0
-        app.set_cursor(2)
+        app.set_cursor(3)  # view row 2 (row 0 is #sys)
         await pilot.press("o")
         await pilot.pause()
         assert isinstance(app.screen, DetailScreen) and app.screen.side == "stored"
@@ -642,11 +642,12 @@ async def test_hostile_markup_is_inert_when_clicked():
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         pane = app.stored_pane
-        # Row 0, line 2 reads "[bold]not bold[/bold] [$accent]... [@click=app.quit]click me[/] ..."
-        line = pane.block(0)[2].text
+        # Message #0 (row 1, after #sys), line 2 reads "[bold]not bold[/bold] [$accent]... [@click=app.quit]click me[/] ..."
+        line = pane.block(1)[2].text
         assert "[@click=a" in line
+        y = app.row_layout.row_top(1) + 2
         for x in range(0, min(len(line), pane.size.width), 3):
-            await pilot.click(pane, offset=(x, 2))
+            await pilot.click(pane, offset=(x, y))
         await pilot.pause()
         assert app.is_running and app.return_code is None
         assert app.title == "ctxview"

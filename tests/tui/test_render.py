@@ -46,10 +46,10 @@ def test_layout_height_matches_rendered_lines(stored, prepared, removed, ncalls,
     s = Message("assistant", stored, tool_calls=calls)
     p = None if removed else Message("assistant", prepared)
     r = row(s, p)
-    layout = Layout.build(view_of([r]))
+    layout = Layout.build(view_of([r]))  # (position 0: the #sys row)
     lines_s = block_lines(r, "stored", STYLES, width, False, console=CONSOLE)
-    lines_p = block_lines(r, "prepared", STYLES, width, False, layout.runs.get(0), 0, console=CONSOLE)
-    assert layout.heights[0] == max(len(lines_s), len(lines_p))
+    lines_p = block_lines(r, "prepared", STYLES, width, False, layout.runs.get(1), 1, console=CONSOLE)
+    assert layout.heights[1] == max(len(lines_s), len(lines_p))
     for line in lines_s + lines_p:
         assert line.cell_len <= width or line is lines_s[0] or line is lines_p[0]
 
@@ -57,13 +57,14 @@ def test_layout_height_matches_rendered_lines(stored, prepared, removed, ncalls,
 def test_prefix_sums_and_row_at():
     rows = [row(Message("user", "x\n" * i), Message("user", "x"), index=i) for i in range(6)]
     layout = Layout.build(view_of(rows))
-    assert layout.offsets[0] == 0
+    assert layout.offsets[0] == 0 and layout.heights[0] == 2  # the #sys row: a ghost (no system prompt)
     assert layout.total_lines == sum(layout.heights)
-    for i in range(6):
+    for i in range(7):
         top = layout.row_top(i)
         assert layout.row_at(top) == i
         assert layout.row_at(top + layout.heights[i] - 1) == i
-    assert layout.row_at(10_000) == 5
+        assert layout.row(i) is (layout.head if i == 0 else rows[i - 1])
+    assert layout.row_at(10_000) == 6
     layout.expanded = {2: 40}
     layout.reflow()
     assert layout.heights[2] == 40 and layout.total_lines == sum(layout.heights)
@@ -81,8 +82,9 @@ def test_ghost_line_names_the_run_once():
     gone = row(Message("tool", "b"), None, changes=(Change("removed", "budget", "over budget"),))
     rows = [gone, gone, gone]
     layout = Layout.build(view_of(rows))
-    first = block_lines(rows[0], "prepared", STYLES, 40, False, layout.runs[0], 0)
-    later = block_lines(rows[1], "prepared", STYLES, 40, False, layout.runs[1], 1)
+    assert 0 not in layout.runs  # the #sys row
+    first = block_lines(rows[0], "prepared", STYLES, 40, False, layout.runs[1], 1)
+    later = block_lines(rows[1], "prepared", STYLES, 40, False, layout.runs[2], 2)
     assert "3 messages removed" in first[0].plain and "budget" in first[0].plain
     assert "removed" not in later[0].plain and len(later) == 1
 
@@ -195,7 +197,7 @@ def test_pending_layout_holds_stored_only_rows():
     conv = tool_session(pairs=3)
     heights = stored_heights_of(conv.messages)
     pending = Layout.pending(conv.messages, Settings(), heights)
-    assert pending.is_pending and pending.base_heights == heights
+    assert pending.is_pending and pending.base_heights == [2, *heights]  # the #sys row first (a ghost: 2 lines)
     expected = tuple(Row(index=i, stored=m, prepared=None) for i, m in enumerate(conv.messages))
     rows = pending.view.rows
     assert not any(type(item) is Row for item in rows.entries())  # made when the panes ask
@@ -205,7 +207,7 @@ def test_pending_layout_holds_stored_only_rows():
     for bad in (len(rows), -len(rows) - 1):
         with pytest.raises(IndexError):
             rows[bad]
-    assert pending.offsets[-1] == sum(heights)
+    assert pending.offsets[-1] == 2 + sum(heights)
 
 
 def test_a_layout_built_after_a_pending_one_is_as_if_built_alone():

@@ -66,7 +66,7 @@ class TestHighlighting:
         async def run(pilot) -> None:
             app = pilot.app
             await _settle(pilot)
-            rows = app.row_layout.view.rows
+            rows = app.row_layout.rows
             both = [i for i, r in enumerate(rows) if r.stored_reminders and r.ephemeral_spans]
             assert both, "the demo must have a message with a stored and an ephemeral reminder"
             app.set_cursor(both[-1])
@@ -91,4 +91,4 @@ class TestHostile:
     def test_hostile_content(self, snap_compare):
         """Markup, ANSI/OSC escapes, NUL, C1 and bidi controls show as visible characters."""
         app = CtxviewApp(HOSTILE, Settings(keep_recent=2, counter="swarm", tiers="default"))
-        assert snap_compare(app, terminal_size=WIDE, run_before=settled("down", "down", "enter", "end", "enter"))
+        assert snap_compare(app, terminal_size=WIDE, run_before=settled("down", "down", "down", "enter", "end", "enter"))

@@ -1,0 +1,79 @@
+"""Starting the inspector from the command line: `run_app`, and one-line errors.
+
+`ctxview FILE` calls `run_app`, which reads stdin first when the file is
+`-` (Textual reads its keys from stdin), runs the app and turns a failed
+opening into one line on stderr and exit status 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Mapping
+
+from ..model import Session
+from ..sanitize import sanitize
+from ..settings import Settings
+
+__all__ = ["LoadFailed", "one_line", "run_app"]
+
+
+class LoadFailed(Exception):
+    """Loading or the first recompute failed before the app was usable."""
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as the one line the user sees (its type only where the message needs it)."""
+    message = str(exc) or type(exc).__name__
+    if not isinstance(exc, (LoadFailed, ValueError, OSError)) and type(exc).__name__ != "LoadError":
+        message = f"{type(exc).__name__}: {message}"
+    return " ".join(message.split())
+
+
+def _session_from_stdin(fmt: str | None, lenient: bool) -> Session:
+    from ..formats import load_session
+
+    session = load_session("-", format=fmt, lenient=lenient)
+    try:
+        tty = os.open("/dev/tty", os.O_RDONLY)
+    except OSError:
+        raise LoadFailed("<stdin>: the inspector needs a terminal for its keys; "
+                         "save the session to a file, or use 'ctxview report -'") from None
+    os.dup2(tty, sys.__stdin__.fileno())
+    os.close(tty)
+    return session
+
+
+def run_app(
+    path: str | None,
+    settings: Settings,
+    agent: str | None = None,
+    fmt: str | None = None,
+    lenient: bool = False,
+    overrides: Mapping[str, Any] | None = None,
+) -> int:
+    """Open the inspector; the exit status (1 with one line on stderr if opening failed).
+
+    `overrides` (Settings field names) win over the settings saved in the
+    file, even where they equal the defaults; without them, the fields of
+    `settings` that differ from the defaults do."""
+    from .app import CtxviewApp
+
+    session = None
+    if path == "-":
+        # The session comes on stdin, and Textual reads keys from stdin: read
+        # the session first, then take the keyboard from the terminal.
+        try:
+            session = _session_from_stdin(fmt, lenient)
+        except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+            print(f"ctxview: error: {sanitize(one_line(exc))}", file=sys.stderr)
+            return 1
+        path = "<stdin>"
+    app = CtxviewApp(path, settings, agent=agent, fmt=fmt, lenient=lenient, session=session, overrides=overrides)
+    result = app.run()
+    if app.error is not None:
+        print(f"ctxview: error: {sanitize(app.error)}", file=sys.stderr)
+        return 1
+    if app.return_code not in (None, 0):
+        return int(app.return_code or 1)
+    return int(result or 0)

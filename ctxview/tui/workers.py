@@ -1,0 +1,222 @@
+"""What the app's thread workers do: the jobs, and the memo they share.
+
+The app runs each `*_job` in a thread worker (`CtxviewApp.run_job`): it gets
+what it works on as arguments, changes nothing on screen and posts one typed
+message (messages.py) with what came of it, which the app's handlers apply on
+the UI thread; a failure posts one line, never a traceback. `Layouts` makes each
+view's Layout with what belongs to the conversation rather than to one view,
+worked out once per conversation: the stored messages' heights, the #sys row's
+note where the file stores no system prompt (the overhead fitted from the
+recorded usage), the calls without a result and the compaction boundaries.
+
+Collector policy: a pipeline run allocates hundreds of thousands of acyclic
+objects, so the collector stays paused during it and what it allocated is
+frozen after (`paused_then_frozen`); otherwise the collector's next pass walks
+all of it (0.1-0.4 s at 100k messages).
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping
+
+from textual.message import Message as TMessage
+
+from ..gcpause import paused_gc
+from ..model import Conversation, Session
+from ..settings import Settings
+from ..view import PreparedView
+from .layout import Layout, Marks, system_row, stored_heights_of
+from .launch import LoadFailed, one_line
+from .messages import BloatReady, OpeningFailed, SessionLoaded, ViewFailed, ViewReady, WorkFailed, Written
+from .state import ViewKey, opening_settings
+
+__all__ = ["Layouts", "Opening", "bloat_job", "compute_job", "conversation_marks", "load_job", "open_session",
+           "paused_then_frozen", "system_note", "write_job"]
+
+Post = Callable[[TMessage], object]          # the app's post_message (safe from any thread)
+Prepare = Callable[[Conversation, Settings, Any], PreparedView]   # one pipeline run (CtxviewApp._prepare)
+
+
+@contextmanager
+def paused_then_frozen() -> Iterator[None]:
+    """The collector paused for the block, and what it allocated moved out of every GC pass after
+    (the session and views live as long as the app)."""
+    with paused_gc():
+        try:
+            yield
+        finally:
+            gc.freeze()
+
+
+def open_session(path: str | None, label: str, fmt: str | None, lenient: bool, session: Session | None,
+                 agent: str | None) -> tuple[Session, int]:
+    """The session (read from `path`, None: the bundled demo, unless given) and the index of the
+    conversation to open; LoadFailed naming `label` when there is none to show."""
+    if session is None:
+        from ..formats import DEMO_PATH, load_session
+
+        session = load_session(str(DEMO_PATH) if path is None else path, format=fmt, lenient=lenient)
+    if not session.conversations:
+        raise LoadFailed(f"{label}: no conversations in the file")
+    if agent is None:
+        return session, 0
+    try:
+        conv = session.conversation(agent)
+    except KeyError as exc:
+        raise LoadFailed(f"{label}: {exc.args[0]}") from None
+    return session, session.conversations.index(conv)
+
+
+def conversation_marks(conversation: Conversation) -> Marks:
+    """The assistant messages with a tool call no result in the conversation answers, and the first
+    message after each compaction."""
+    answered = {m.tool_call_id for m in conversation.messages if m.role == "tool" and m.tool_call_id}
+    unanswered = frozenset(i for i, m in enumerate(conversation.messages)
+                           if m.tool_calls and any(c.id not in answered for c in m.tool_calls))
+    boundaries = {e.index: e for e in conversation.events if e.kind == "compaction" and type(e.index) is int}
+    return Marks(unanswered, boundaries)
+
+
+def system_note(conversation: Conversation, counter_name: str, cache: Any) -> tuple[str, int]:
+    """What the #sys row says where the file stores no system prompt, and the tokens it stands for:
+    the overhead every request carried beyond the messages, fitted from the recorded usage
+    (tokens.calibrate, as `report` does; 0 when there is none)."""
+    from ..harness import sent_tokens
+    from ..tokens import calibrate
+
+    counter = cache.counter(conversation, counter_name)
+    counts, _ = cache.stored_counts(cache.data(conversation), counter)
+    fit = calibrate(conversation.messages, counter, counts=counts,
+                    estimate=sent_tokens(conversation, counts, lambda m: cache.count(counter, m)))
+    n = len(fit.requests)
+    if fit.overhead is None or fit.overhead <= 0:
+        why = "no recorded usage" if not n else f"no overhead fitted from {n:,} recorded requests"
+        return f"not in file: the system prompt and tools ({why})", 0
+    noun = "request" if n == 1 else "requests"
+    return (f"not in file: ≈ {fit.overhead:,} tokens of system prompt and tools, fitted from {n:,} recorded "
+            f"{noun}", fit.overhead)
+
+
+class Layouts:
+    """Makes the Layouts of one conversation's views, with what is the conversation's worked out once
+    (the last conversation's only: switching back works it out again)."""
+
+    def __init__(self) -> None:
+        self._conversation: Conversation | None = None
+        self._heights: list[int] = []
+        self._marks = Marks()
+        self._notes: dict[str, tuple[str, int]] = {}   # counter name -> the #sys note and its tokens
+
+    def _for(self, conversation: Conversation) -> None:
+        if conversation is not self._conversation:
+            self._conversation = conversation
+            self._heights = stored_heights_of(conversation.messages)
+            self._marks = conversation_marks(conversation)
+            self._notes = {}
+
+    def pending(self, conversation: Conversation, settings: Settings) -> Layout:
+        """The stored side alone, to show while the first view computes."""
+        self._for(conversation)
+        head = system_row(conversation.system_prompt, 0, "not in file: the system prompt and tools")
+        return Layout.pending(conversation.messages, settings, self._heights, head)
+
+    def build(self, conversation: Conversation, view: PreparedView, cache: Any,
+              previous: Layout | None = None) -> Layout:
+        self._for(conversation)
+        if view.system_prompt:
+            head = system_row(view.system_prompt, view.system_tokens, "")
+        else:
+            name = view.settings.counter
+            if name not in self._notes:
+                self._notes[name] = system_note(conversation, name, cache)
+            note, tokens = self._notes[name]
+            head = system_row(None, tokens, note)
+        return Layout.build(view, previous, self._heights, head, self._marks)
+
+
+@dataclass(frozen=True)
+class Opening:
+    """What the app was asked to open: the file (None: the bundled demo), or a session already read."""
+
+    path: str | None
+    label: str                      # the file as named in messages
+    fmt: str | None
+    lenient: bool
+    session: Session | None
+    agent: str | None
+    given: Settings
+    overrides: Mapping[str, Any] | None
+
+
+def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare) -> None:
+    """Load the session, post it (the stored side shows), compute and post the first view."""
+    from ..pipeline import PipelineCache
+
+    try:
+        # The collector stays paused from loading to the first view: the values are acyclic.
+        with paused_then_frozen():
+            cache = PipelineCache()
+            session, index = open_session(opening.path, opening.label, opening.fmt, opening.lenient,
+                                          opening.session, opening.agent)
+            conversation = session.conversations[index]
+            settings = opening_settings(conversation, opening.given, opening.overrides)
+            # Show the stored side now; the prepared side follows when the
+            # first pipeline run is done (the slowest part of opening).
+            post(SessionLoaded(session, index, settings, layouts.pending(conversation, settings), cache))
+            view = prepare(conversation, settings, cache)
+            layout = layouts.build(conversation, view, cache)
+    except Exception as exc:  # noqa: BLE001 - any failure becomes one line, never a traceback
+        post(OpeningFailed(one_line(exc)))
+        return
+    post(ViewReady(ViewKey(index, settings), view, layout))
+
+
+def compute_job(post: Post, key: ViewKey, conversation: Conversation, cache: Any, layouts: Layouts,
+                prepare: Prepare, previous: weakref.ref[Layout] | None) -> None:
+    """One pipeline run for `key` and its layout. `previous` (whose row heights the new layout
+    reuses) is held weakly: a finished Worker is cyclic garbage that the next gc.freeze() keeps for
+    good, and with it anything its arguments hold (a layout is ~3 MB at 100k messages)."""
+    try:
+        with paused_then_frozen():  # as in load_job
+            view = prepare(conversation, key.settings, cache)
+            layout = layouts.build(conversation, view, cache, previous() if previous is not None else None)
+    except Exception as exc:  # noqa: BLE001 - shown on screen, never a traceback
+        post(ViewFailed(key, one_line(exc)))
+        return
+    post(ViewReady(key, view, layout))
+
+
+def bloat_job(post: Post, conversation: Conversation, settings: Settings, context_window: int | None,
+              cache: Any) -> None:
+    """The bloat report (`b`), as text to show."""
+    try:
+        from ..bloat import analyze_context_bloat
+        from .screens import bloat_text
+
+        report = analyze_context_bloat(
+            conversation.messages,
+            context_window=context_window,
+            counter=cache.counter(conversation, settings.counter),
+            ephemeral=conversation.ephemeral if settings.embed_ephemeral else None,
+            system_prompt=conversation.system_prompt,
+            keep_recent=settings.keep_recent,
+        )
+        post(BloatReady(bloat_text(report, conversation.name)))
+    except Exception as exc:  # noqa: BLE001
+        post(WorkFailed("bloat report", one_line(exc)))
+
+
+def write_job(post: Post, target: str, shape: str, view: PreparedView, model: str | None) -> None:
+    """The prepared messages as an OpenAI or Anthropic request body (`w`), written atomically."""
+    try:
+        from ..export import dumps, to_shape, write_atomic
+
+        write_atomic(target, dumps(to_shape(view, shape, model)))
+    except Exception as exc:  # noqa: BLE001
+        post(WorkFailed("write failed", one_line(exc)))
+        return
+    post(Written(target, shape, len(view.prepared)))
