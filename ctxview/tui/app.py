@@ -2,13 +2,15 @@
 
 The app composes the widgets, turns keys into calls on `InspectorState`
 (state.py, which decides) and renders what comes back. Loading and every
-pipeline run, search, bloat report and write run in thread workers that
-post a typed message (messages.py) when done; the handlers below apply it.
-At most one pipeline run is in flight, on one PipelineCache shared by all
-of them, so a change redoes only what it touches; a result that is no
-longer wanted is dropped and the newest settings run next. The workers run
-on daemon threads (threads.py): `q` and ctrl+c quit at once, even while a
-file loads.
+pipeline run, bloat report and write are jobs (workers.py) run in thread
+workers (`run_job`) that post a typed message (messages.py) when done; the
+handlers below apply it. At most one pipeline run is in flight, on one
+PipelineCache shared by all of them, so a change redoes only what it touches;
+a result that is no longer wanted is dropped and the newest settings run
+next. The panes, their cursor and the search scan are the PanePair's
+(pane_pair.py); starting from the command line is launch.py's. The workers
+run on daemon threads (threads.py): `q` and ctrl+c quit at once, even while
+a file loads.
 """
 
 from __future__ import annotations
@@ -35,13 +37,12 @@ from ..view import PreparedView, Settings
 from .controls import ControlsPanel
 from .keys import APP_BINDINGS, help_rows, live_bindings, palette_commands
 from .launch import one_line, run_app
-from .layout import Layout
 from .messages import BloatReady, OpeningFailed, SearchDone, SessionLoaded, ViewFailed, ViewReady, WorkFailed, Written
 from .pane import MessagePane
 from .pane_pair import PanePair
 from .screens import BloatScreen, ConversationPicker, HelpScreen, TierEditor, WriteScreen
-from .state import (InspectorState, ViewKey, conversation_title, editable_tiers, export_name, loading_note,
-                    messages_match, opening_settings, request_label, same_file, term_pattern, tier_lines, tiers_label)
+from .state import (InspectorState, conversation_title, editable_tiers, export_name, loading_note, messages_match,
+                    request_label, same_file, term_pattern, tier_lines, tiers_label)
 from .threads import DaemonThreads
 from .widgets import HeaderBar, Meters, SearchBox, StatusBar, prepared_title, status_text
 from .workers import Layouts, Opening, bloat_job, compute_job, load_job, write_job
@@ -157,17 +158,13 @@ class CtxviewApp(App[int]):
 
     @on(SessionLoaded)
     def _session_loaded(self, event: SessionLoaded) -> None:
-        self._cache = event.cache
-        self._show_stored(event.session, event.conversation, event.settings, event.layout)
-
-    def _show_stored(self, session: Session, index: int, settings: Settings, pending: Layout) -> None:
         """The session is loaded: show the stored side while the first view computes."""
-        self.session = session
-        self.state.opened(index, len(session.conversations), settings)
-        self.pair.show(pending)
+        self._cache, self.session = event.cache, event.session
+        self.state.opened(event.conversation, len(event.session.conversations), event.settings)
+        self.pair.show(event.layout)
         self.query_one("#body").loading = False
         self._refresh_chrome()
-        note = loading_note(session)
+        note = loading_note(event.session)
         if note:
             self.notify(sanitize(note), title="loaded with warnings", severity="warning", markup=False)
 
@@ -404,7 +401,6 @@ class CtxviewApp(App[int]):
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(0)
-
 
 
 if __name__ == "__main__":  # pragma: no cover - handy for trying the app
