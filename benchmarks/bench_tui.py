@@ -133,7 +133,7 @@ async def run(path: Path, presses: int) -> dict:
             await pilot.pause()
             scroll.append((key, repainted_after(t, app)))
         pane = app.stored_pane
-        figures["at_end"] = pane.scroll_y == pane.max_scroll_y and app.cursor == len(app.view.rows) - 1
+        figures["at_end"] = pane.scroll_y == pane.max_scroll_y and app.cursor == len(app.row_layout) - 1
         figures["scroll"] = scroll
         figures["lines"] = app.row_layout.total_lines
         figures["peak_rss"] = peak_rss_bytes()  # before the tier presets below fill more caches

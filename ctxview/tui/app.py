@@ -37,7 +37,9 @@ from ..view import PreparedView, Settings
 from .controls import ControlsPanel
 from .keys import APP_BINDINGS, help_rows, live_bindings, palette_commands
 from .launch import one_line, run_app
-from .messages import BloatReady, OpeningFailed, SearchDone, SessionLoaded, ViewFailed, ViewReady, WorkFailed, Written
+from .layout import system_row
+from .messages import (BloatReady, NoteReady, OpeningFailed, SearchDone, SessionLoaded, ViewFailed, ViewReady,
+                       WorkFailed, Written)
 from .pane import MessagePane
 from .pane_pair import PanePair
 from .screens import BloatScreen, ConversationPicker, HelpScreen, TierEditor, WriteScreen
@@ -158,13 +160,17 @@ class CtxviewApp(App[int]):
 
     @on(SessionLoaded)
     def _session_loaded(self, event: SessionLoaded) -> None:
-        """The session is loaded: show the stored side while the first view computes."""
-        self._cache, self.session = event.cache, event.session
-        self.state.opened(event.conversation, len(event.session.conversations), event.settings)
-        self.pair.show(event.layout)
+        self._cache = event.cache
+        self._show_stored(event.session, event.conversation, event.settings, event.layout)
+
+    def _show_stored(self, session: Session, index: int, settings: Settings, pending) -> None:
+        """The session is loaded: show the stored side while the first view computes (bench_tui.py times it)."""
+        self.session = session
+        self.state.opened(index, len(session.conversations), settings)
+        self.pair.show(pending)
         self.query_one("#body").loading = False
         self._refresh_chrome()
-        note = loading_note(event.session)
+        note = loading_note(session)
         if note:
             self.notify(sanitize(note), title="loaded with warnings", severity="warning", markup=False)
 
@@ -195,6 +201,13 @@ class CtxviewApp(App[int]):
             gc.freeze()
             self.pair.show(event.layout)
         self.recompute()  # the settings changed meanwhile: their run starts now
+
+    @on(NoteReady)
+    def _note_ready(self, event: NoteReady) -> None:
+        layout = self.row_layout
+        if (layout is not None and not layout.is_pending and event.conversation is self.conversation
+                and layout.view.settings.counter == event.counter and layout.head.stored is None):
+            self.pair.set_head(system_row(None, event.tokens, event.note))
 
     @on(ViewFailed)
     def _view_failed(self, event: ViewFailed) -> None:

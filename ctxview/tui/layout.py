@@ -113,12 +113,20 @@ def head_height(head: Row) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Marks:
-    """What a block header flags that the rows do not say, per stored index, for one conversation:
-    assistant messages with a tool call no result answers, and the first message after each
-    compaction (its event)."""
+    """What a block header flags that the rows do not say, for one conversation: the tool call ids
+    some result answers (a message with a call not among them is flagged: `unanswered`), and the
+    first message after each compaction (stored index -> its event). `NO_MARKS` flags nothing."""
 
-    unanswered: frozenset[int] = frozenset()
+    answered: frozenset[str] | None = None       # None: not known (nothing is flagged)
     boundaries: Mapping[int, ContextEvent] = field(default_factory=dict)
+
+    def unanswered(self, message: Message | None) -> bool:
+        """Whether `message` holds a tool call no result in the conversation answers (checked for
+        the rows on screen only: a pass over 100k messages' calls costs more than the set)."""
+        answered = self.answered
+        if answered is None or message is None or not message.tool_calls:
+            return False
+        return any(call.id not in answered for call in message.tool_calls)
 
 
 NO_MARKS = Marks()

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 
 from textual.message import Message as TMessage
 
-from ..model import Session
+from ..model import Conversation, Session
 from ..settings import Settings
 from ..view import PreparedView
 from .layout import Layout
 from .state import ViewKey
 
-__all__ = ["BloatReady", "SessionLoaded", "OpeningFailed", "SearchDone", "ViewFailed", "ViewReady", "WorkFailed",
+__all__ = ["BloatReady", "NoteReady", "SessionLoaded", "OpeningFailed", "SearchDone", "ViewFailed", "ViewReady", "WorkFailed",
            "Written"]
 
 
@@ -48,6 +48,16 @@ class ViewReady(TMessage):
     key: ViewKey
     view: PreparedView
     layout: Layout
+
+
+@dataclass
+class NoteReady(TMessage):
+    """The #sys note of `conversation` (no system prompt in the file), fitted with `counter`."""
+
+    conversation: Conversation
+    counter: str
+    note: str
+    tokens: int
 
 
 @dataclass

@@ -188,7 +188,7 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
                 search=self.search,
                 console=self.app.console,
                 pending=layout.is_pending,
-                unanswered=index in marks.unanswered,
+                unanswered=marks.unanswered(row_obj.stored if self.side == "stored" else row_obj.prepared),
                 boundary=marks.boundaries.get(index) if self.side == "stored" else None,
             )
         base = self.rich_style

@@ -108,6 +108,13 @@ class PanePair(Vertical):
             pane.cursor = self.cursor
             pane.set_layout(layout)
 
+    def set_head(self, head) -> None:
+        """A new #sys row of the same height (the note fitted after the view showed)."""
+        if self.row_layout is not None:
+            self.row_layout.head = head
+            for pane in self.panes:
+                pane.refresh()
+
     def reset(self) -> None:
         """Another conversation: cursor at the top, nothing expanded or unfolded."""
         self.cursor = 0

@@ -18,9 +18,11 @@ all of it (0.1-0.4 s at 100k messages).
 from __future__ import annotations
 
 import gc
+import threading
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Callable, Iterator, Mapping
 
 from textual.message import Message as TMessage
@@ -31,7 +33,7 @@ from ..settings import Settings
 from ..view import PreparedView
 from .layout import Layout, Marks, system_row, stored_heights_of
 from .launch import LoadFailed, one_line
-from .messages import BloatReady, OpeningFailed, SessionLoaded, ViewFailed, ViewReady, WorkFailed, Written
+from .messages import BloatReady, NoteReady, OpeningFailed, SessionLoaded, ViewFailed, ViewReady, WorkFailed, Written
 from .state import ViewKey, opening_settings
 
 __all__ = ["Layouts", "Opening", "bloat_job", "compute_job", "conversation_marks", "load_job", "open_session",
@@ -72,13 +74,11 @@ def open_session(path: str | None, label: str, fmt: str | None, lenient: bool, s
 
 
 def conversation_marks(conversation: Conversation) -> Marks:
-    """The assistant messages with a tool call no result in the conversation answers, and the first
-    message after each compaction."""
-    answered = {m.tool_call_id for m in conversation.messages if m.role == "tool" and m.tool_call_id}
-    unanswered = frozenset(i for i, m in enumerate(conversation.messages)
-                           if m.tool_calls and any(c.id not in answered for c in m.tool_calls))
+    """The tool call ids a result in the conversation answers, and the first message after each
+    compaction."""
+    answered = frozenset(map(attrgetter("tool_call_id"), conversation.messages))  # (None among them: harmless)
     boundaries = {e.index: e for e in conversation.events if e.kind == "compaction" and type(e.index) is int}
-    return Marks(unanswered, boundaries)
+    return Marks(answered, boundaries)
 
 
 def system_note(conversation: Conversation, counter_name: str, cache: Any) -> tuple[str, int]:
@@ -101,41 +101,59 @@ def system_note(conversation: Conversation, counter_name: str, cache: Any) -> tu
             f"{noun}", fit.overhead)
 
 
+FITTING = "not in file: the system prompt and tools (fitting them to the recorded usage…)"
+
+
 class Layouts:
     """Makes the Layouts of one conversation's views, with what is the conversation's worked out once
-    (the last conversation's only: switching back works it out again)."""
+    (the last conversation's only: switching back works it out again).
+
+    The #sys note is fitted after the view is on screen (`fit_note`: 0.2 s at 100k messages), under
+    `lock`, which every pipeline run holds too: the jobs share one PipelineCache."""
 
     def __init__(self) -> None:
+        self.lock = threading.Lock()
         self._conversation: Conversation | None = None
         self._heights: list[int] = []
-        self._marks = Marks()
+        self._marks: Marks | None = None
         self._notes: dict[str, tuple[str, int]] = {}   # counter name -> the #sys note and its tokens
 
     def _for(self, conversation: Conversation) -> None:
         if conversation is not self._conversation:
             self._conversation = conversation
             self._heights = stored_heights_of(conversation.messages)
-            self._marks = conversation_marks(conversation)
+            self._marks = None  # made with the first view: the stored side shows without them
             self._notes = {}
 
     def pending(self, conversation: Conversation, settings: Settings) -> Layout:
         """The stored side alone, to show while the first view computes."""
         self._for(conversation)
-        head = system_row(conversation.system_prompt, 0, "not in file: the system prompt and tools")
-        return Layout.pending(conversation.messages, settings, self._heights, head)
+        return Layout.pending(conversation.messages, settings, self._heights,
+                              system_row(conversation.system_prompt, 0, "not in file: the system prompt and tools"))
 
-    def build(self, conversation: Conversation, view: PreparedView, cache: Any,
-              previous: Layout | None = None) -> Layout:
+    def build(self, conversation: Conversation, view: PreparedView, previous: Layout | None = None) -> Layout:
         self._for(conversation)
+        if self._marks is None:
+            self._marks = conversation_marks(conversation)
         if view.system_prompt:
             head = system_row(view.system_prompt, view.system_tokens, "")
         else:
-            name = view.settings.counter
-            if name not in self._notes:
-                self._notes[name] = system_note(conversation, name, cache)
-            note, tokens = self._notes[name]
+            note, tokens = self._notes.get(view.settings.counter, (FITTING, 0))
             head = system_row(None, tokens, note)
         return Layout.build(view, previous, self._heights, head, self._marks)
+
+    def fit_note(self, post: Post, conversation: Conversation, view: PreparedView, cache: Any) -> None:
+        """Where the view has no system prompt and its note is not fitted yet: fit it and post NoteReady."""
+        name = view.settings.counter
+        if view.system_prompt or conversation is not self._conversation or name in self._notes:
+            return
+        try:
+            with self.lock:
+                note = system_note(conversation, name, cache)
+        except Exception:  # noqa: BLE001 - the placeholder stays: the view itself is fine
+            return
+        self._notes[name] = note
+        post(NoteReady(conversation, name, *note))
 
 
 @dataclass(frozen=True)
@@ -167,12 +185,14 @@ def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare) -
             # Show the stored side now; the prepared side follows when the
             # first pipeline run is done (the slowest part of opening).
             post(SessionLoaded(session, index, settings, layouts.pending(conversation, settings), cache))
-            view = prepare(conversation, settings, cache)
-            layout = layouts.build(conversation, view, cache)
+            with layouts.lock:
+                view = prepare(conversation, settings, cache)
+            layout = layouts.build(conversation, view)
     except Exception as exc:  # noqa: BLE001 - any failure becomes one line, never a traceback
         post(OpeningFailed(one_line(exc)))
         return
     post(ViewReady(ViewKey(index, settings), view, layout))
+    layouts.fit_note(post, conversation, view, cache)
 
 
 def compute_job(post: Post, key: ViewKey, conversation: Conversation, cache: Any, layouts: Layouts,
@@ -182,12 +202,14 @@ def compute_job(post: Post, key: ViewKey, conversation: Conversation, cache: Any
     good, and with it anything its arguments hold (a layout is ~3 MB at 100k messages)."""
     try:
         with paused_then_frozen():  # as in load_job
-            view = prepare(conversation, key.settings, cache)
-            layout = layouts.build(conversation, view, cache, previous() if previous is not None else None)
+            with layouts.lock:
+                view = prepare(conversation, key.settings, cache)
+            layout = layouts.build(conversation, view, previous() if previous is not None else None)
     except Exception as exc:  # noqa: BLE001 - shown on screen, never a traceback
         post(ViewFailed(key, one_line(exc)))
         return
     post(ViewReady(key, view, layout))
+    layouts.fit_note(post, conversation, view, cache)
 
 
 def bloat_job(post: Post, conversation: Conversation, settings: Settings, context_window: int | None,

@@ -152,8 +152,10 @@ def test_conversation_marks_find_unanswered_calls_and_compaction_boundaries():
     )
     event = ContextEvent("compaction", 5, trigger="auto", tokens_before=167_412)
     marks = conversation_marks(Conversation("main", msgs, events=(event, ContextEvent("threshold_hit", 3))))
-    assert marks.unanswered == {1}  # "b" has no result; "c" has one
+    assert [i for i, m in enumerate(msgs) if marks.unanswered(m)] == [1]  # "b" has no result; "c" has one
     assert dict(marks.boundaries) == {5: event}
+    from ctxview.tui.layout import NO_MARKS
+    assert not NO_MARKS.unanswered(msgs[1])  # (the pending layout: not known yet)
 
 
 async def test_pilot_flags_a_failed_result_and_an_unanswered_call():
@@ -269,3 +271,23 @@ def test_a_layout_of_a_view_starts_with_its_system_prompt():
     assert len(layout) == 2 and layout.row(1) is view.rows[0]
     stored, prepared = layout.columns()
     assert stored[0] is layout.head.stored and prepared[1] is view.rows[0].prepared
+
+
+def test_the_sys_note_is_fitted_after_the_view_and_remembered():
+    from ctxview.formats import load_session
+    from ctxview.pipeline import PipelineCache, prepare
+    from ctxview.tui.messages import NoteReady
+    from ctxview.tui.workers import FITTING, Layouts
+
+    main = load_session(str(CLAUDE)).conversations[0]
+    cache, layouts, posted = PipelineCache(), Layouts(), []
+    view = prepare(main, Settings(), cache=cache)
+    assert layouts.build(main, view).head.note == FITTING  # the view shows without waiting for the fit
+    layouts.fit_note(posted.append, main, view, cache)
+    (ready,) = posted
+    assert isinstance(ready, NoteReady) and ready.conversation is main and ready.tokens > 0
+    assert ready.note.startswith(f"not in file: ≈ {ready.tokens:,} tokens")
+    head = layouts.build(main, prepare(main, Settings(keep_recent=3), cache=cache)).head
+    assert (head.note, head.tokens_stored) == (ready.note, ready.tokens)
+    layouts.fit_note(posted.append, main, view, cache)
+    assert len(posted) == 1  # fitted once per conversation and counter
