@@ -82,7 +82,7 @@ async def test_hostile_text_reaches_the_terminal_only_as_visible_stand_ins(corpu
     app = _app(corpus, "hostile.json", shown_as=EVIL_NAME + ".json", tiers="default", keep_recent=1)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        for keys in (["enter"], ["o"], ["escape"], ["question_mark"], ["escape"], ["w"], ["escape"], ["b"],
+        for keys in (["j"], ["enter"], ["o"], ["escape"],  # (j: past the #sys row, to the first message) ["question_mark"], ["escape"], ["w"], ["escape"], ["b"],
                      ["escape"], ["slash", "e", "v", "i", "l", "enter"], ["j", "enter"]):
             for key in keys:
                 await pilot.press(key)

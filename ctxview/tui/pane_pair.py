@@ -308,6 +308,9 @@ class PanePair(Vertical):
             self.action_fold()
             return
         r = layout.row(row)
+        if r.stored is None and r.prepared is None:  # the #sys ghost: nothing in the file to show
+            self.app.bell()
+            return
         sizes = [display_text(m) for m in (r.stored, r.prepared) if m is not None]
         if row not in self.expanded_rows and any(len(t) > HUGE_CHARS or t.count("\n") > HUGE_LINES for t in sizes):
             self.action_detail()
@@ -341,6 +344,9 @@ class PanePair(Vertical):
         if layout is None or not len(layout):
             return
         r = layout.row(self.cursor)
+        if r.stored is None and r.prepared is None:  # the #sys ghost
+            self.app.bell()
+            return
         sides: dict[str, tuple[str, list[tuple[int, int, str]]]] = {}
         if r.stored is not None:
             sides["stored"] = (r.stored.text, [(s, e, "reminder") for s, e in r.stored_reminders])

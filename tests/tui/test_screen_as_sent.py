@@ -291,3 +291,15 @@ def test_the_sys_note_is_fitted_after_the_view_and_remembered():
     assert (head.note, head.tokens_stored) == (ready.note, ready.tokens)
     layouts.fit_note(posted.append, main, view, cache)
     assert len(posted) == 1  # fitted once per conversation and counter
+
+
+async def test_enter_and_o_on_the_sys_ghost_ring_and_change_nothing():
+    app = one(Conversation("main", (Message("user", "hi"), Message("assistant", "hello"))))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.cursor == 0 and app.row_layout.head.stored is None
+        heights = list(app.row_layout.heights)
+        await pilot.press("enter", "o", "z")
+        await pilot.pause()
+        assert app.is_running and app.screen is app.screen_stack[0]
+        assert app.row_layout.heights == heights and not app.expanded_rows
