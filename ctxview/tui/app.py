@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import sys
 import weakref
 from pathlib import Path
 from functools import partial
@@ -37,7 +36,6 @@ from ..view import PreparedView, Settings
 from .controls import ControlsPanel
 from .keys import APP_BINDINGS, help_rows, live_bindings, palette_commands
 from .launch import one_line, run_app
-from .layout import system_row
 from .messages import (BloatReady, NoteReady, OpeningFailed, SearchDone, SessionLoaded, ViewFailed, ViewReady,
                        WorkFailed, Written)
 from .pane import MessagePane
@@ -204,10 +202,8 @@ class CtxviewApp(App[int]):
 
     @on(NoteReady)
     def _note_ready(self, event: NoteReady) -> None:
-        layout = self.row_layout
-        if (layout is not None and not layout.is_pending and event.conversation is self.conversation
-                and layout.view.settings.counter == event.counter and layout.head.stored is None):
-            self.pair.set_head(system_row(None, event.tokens, event.note))
+        if event.conversation is self.conversation:
+            self.pair.set_head_note(event.counter, event.note, event.tokens)
 
     @on(ViewFailed)
     def _view_failed(self, event: ViewFailed) -> None:
@@ -231,26 +227,12 @@ class CtxviewApp(App[int]):
             self.pair.set_titles(f"stored messages · {len(conv.messages):,}",
                                  prepared_title(view, self.settings, self._request_label()))
         self.query_one(Meters).show(view)
-        layout = self.row_layout
-        self.query_one(StatusBar).update(
-            status_text(
-                self.settings.keep_recent,
-                tiers_label(self.settings),
-                view,
-                request=self._request_label(),
-                linked=self.linked,
-                cursor=self.cursor,
-                rows=len(layout) if layout else 0,
-                busy=self.state.busy or self.state.search.running,
-                search=self.search_term,
-                what_if=self.settings.view == "what-if",
-            )
-        )
-        self.query_one(ControlsPanel).sync(self.settings, self._request_label())
-
-    @on(PanePair.CursorMoved)
-    def _cursor_moved(self, event: PanePair.CursorMoved) -> None:
-        self._refresh_chrome()
+        layout, request = self.row_layout, self._request_label()
+        self.query_one(StatusBar).update(status_text(
+            self.settings.keep_recent, tiers_label(self.settings), view, request=request, linked=self.linked,
+            cursor=self.cursor, rows=len(layout) if layout else 0, busy=self.state.busy or self.state.search.running,
+            search=self.search_term, what_if=self.settings.view == "what-if"))
+        self.query_one(ControlsPanel).sync(self.settings, request)
 
     # -- settings ----------------------------------------------------------------
 
@@ -415,6 +397,3 @@ class CtxviewApp(App[int]):
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(0)
 
-
-if __name__ == "__main__":  # pragma: no cover - handy for trying the app
-    raise SystemExit(run_app(sys.argv[1] if len(sys.argv) > 1 else None, Settings()))

@@ -20,7 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message as TMessage
 from textual.worker import get_current_worker
 
-from .layout import Layout, display_text
+from .layout import Layout, display_text, system_row
 from .messages import SearchDone
 from .pane import MessagePane
 from .render import block_lines, header_line
@@ -108,10 +108,12 @@ class PanePair(Vertical):
             pane.cursor = self.cursor
             pane.set_layout(layout)
 
-    def set_head(self, head) -> None:
-        """A new #sys row of the same height (the note fitted after the view showed)."""
-        if self.row_layout is not None:
-            self.row_layout.head = head
+    def set_head_note(self, counter: str, note: str, tokens: int) -> None:
+        """The #sys ghost's note, fitted with `counter` after the view showed (the row keeps its height)."""
+        layout = self.row_layout
+        if (layout is not None and not layout.is_pending and layout.head.stored is None
+                and layout.view.settings.counter == counter):
+            layout.head = system_row(None, tokens, note)
             for pane in self.panes:
                 pane.refresh()
 
