@@ -116,7 +116,53 @@ def to_openai(view: PreparedView, model: str | None = None) -> dict[str, Any]:
     if view.system_prompt:
         out.append({"role": "system", "content": view.system_prompt})
     out.extend(_openai_message(m) for m in paired(view.prepared)[0])
-    return _with_model({"messages": out}, model)
+    body: dict[str, Any] = {"messages": out}
+    tools = [t for t in map(_openai_tool, view.tools) if t is not None]
+    if tools:
+        body["tools"] = tools
+    return _with_model(body, model)
+
+
+# --- tool definitions, from whichever shape the file recorded them in ---------------------
+
+def _tool_parts(tool: Mapping[str, Any]) -> tuple[str, str | None, Any] | None:
+    """(name, description, JSON schema of the input) of a recorded tool definition: Anthropic's
+    {name, input_schema}, Chat Completions' {type: function, function: {...}} or Responses' flat
+    {type: function, name, parameters}; None for another kind (a provider's own server tool)."""
+    inner = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+    name = inner.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    schema = inner.get("input_schema", inner.get("parameters"))
+    if not isinstance(schema, Mapping):
+        if "input_schema" in tool or tool.get("type") == "function":
+            schema = {"type": "object", "properties": {}}
+        else:
+            return None
+    description = inner.get("description")
+    return name, description if isinstance(description, str) else None, dict(schema)
+
+
+def _openai_tool(tool: Mapping[str, Any]) -> dict[str, Any] | None:
+    parts = _tool_parts(tool)
+    if parts is None:
+        return None
+    name, description, schema = parts
+    function: dict[str, Any] = {"name": name, "parameters": schema}
+    if description:
+        function["description"] = description
+    return {"type": "function", "function": function}
+
+
+def _anthropic_tool(tool: Mapping[str, Any]) -> dict[str, Any] | None:
+    parts = _tool_parts(tool)
+    if parts is None:
+        return None
+    name, description, schema = parts
+    out: dict[str, Any] = {"name": name, "input_schema": schema}
+    if description:
+        out["description"] = description
+    return out
 
 
 # --- Anthropic Messages -------------------------------------------------------------
@@ -190,6 +236,9 @@ def to_anthropic(view: PreparedView, model: str | None = None, *,
     if system_parts:
         body["system"] = "\n\n".join(system_parts)
     body["messages"] = turns
+    tools = [t for t in map(_anthropic_tool, view.tools) if t is not None]
+    if tools:
+        body["tools"] = tools
     return _with_model(body, model)
 
 

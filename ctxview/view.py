@@ -144,9 +144,10 @@ class PreparedView:
     rows: Sequence[Row]                 # a Rows table from the pipeline (each row made when first read)
     prepared: tuple[Message, ...]       # exactly what goes to the model, in order
     system_prompt: str | None = None
+    tools: tuple[Mapping[str, Any], ...] = ()   # the tool definitions the file recorded (system_block.py)
     tokens_stored: int = 0
     tokens_prepared: int = 0
-    system_tokens: int = 0              # counted in both totals above
+    system_tokens: int = 0              # the system prompt and the tools; counted in both totals above
     context_window: int | None = None
     budget_shortfall: int = 0           # tokens still over the budget after fitting
     recorded_input_tokens: int | None = None   # what the source recorded for this request

@@ -77,8 +77,10 @@ def conversations(draw) -> Conversation:
             events.append(ContextEvent("compression", index, meta={"keep_recent": draw(st.sampled_from([10, 2, 0]))}))
     ephemeral = {i: (draw(st.sampled_from(["E", REMINDER, "<system-reminder>x"])),)
                  for i in draw(st.lists(st.integers(0, n + 2), max_size=4))}
+    tools = draw(st.sampled_from([None, [{"name": "Read", "input_schema": {"type": "object"}}]]))
     return Conversation("main", tuple(msgs), system_prompt=draw(st.none() | st.just("You are a coder.")),
                         model="claude-sonnet-4-5", ephemeral=ephemeral, events=tuple(events),
+                        metadata={} if tools is None else {"tools": tools},
                         context_window=draw(st.sampled_from([None, 3_000, 8_000, 12_000])))
 
 

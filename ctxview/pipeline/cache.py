@@ -25,6 +25,7 @@ from .builders import make_row as _row, with_content as _with_content
 from .embedding import embed_ephemeral_into
 from ..model import request_indices
 from .row_keys import SHARED_CHANGES, SHARED_ONES, Specs
+from ..system_block import system_block_tokens
 
 __all__ = ["PipelineCache", "StageResult"]
 
@@ -282,13 +283,11 @@ class PipelineCache:
         return total
 
     def system_tokens(self, data: _ConversationData, counter: TokenCounter) -> int:
-        prompt = data.conversation.system_prompt
-        if not prompt:
-            return 0
-        key = (counter.name, -1)  # the system prompt's tokens, beside the totals
+        """system_block.system_block_tokens (the system prompt and the tool definitions), once."""
+        key = (counter.name, -1)  # beside the totals
         tokens = data.totals.get(key)
         if tokens is None:
-            tokens = data.totals[key] = counter.count_message(Message(role="system", content=prompt))
+            tokens = data.totals[key] = system_block_tokens(data.conversation, counter)
         return tokens
 
     def base_rows(self, data: _ConversationData, counter: TokenCounter) -> list[Row]:

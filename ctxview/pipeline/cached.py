@@ -31,6 +31,7 @@ from ..clearing import plan_clearing
 from ..gcpause import paused_gc
 from ..model import Conversation, Message
 from ..settings import AS_SENT, Settings
+from ..system_block import tool_definitions
 from ..tokens import TokenCounter
 from ..view import PreparedView, Row, Rows
 from ..windows import resolve_context_window
@@ -328,7 +329,7 @@ class _Run:
         conv, settings = self.conversation, self.settings
         return PreparedView(
             settings=settings, rows=Rows(items, indices, stored_col, prepared_col), prepared=prepared_seq,
-            system_prompt=conv.system_prompt, tokens_stored=system_tokens + cache.stored_total(data, counter, n),
+            system_prompt=conv.system_prompt, tools=tool_definitions(conv), tokens_stored=system_tokens + cache.stored_total(data, counter, n),
             tokens_prepared=total_prepared, system_tokens=system_tokens,
             context_window=resolve_context_window(settings.context_window, conv.context_window, conv.model),
             budget_shortfall=self.shortfall, recorded_input_tokens=self.recorded, requests=data.requests,

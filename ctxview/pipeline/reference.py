@@ -18,6 +18,7 @@ from ..compression import compress_tool_results, detect_tool_name, get_policy, t
 from ..context_manager import embed_ephemeral
 from ..model import Conversation, Message, request_indices
 from ..settings import AS_SENT, Settings
+from ..system_block import system_block_tokens, tool_definitions
 from ..tokens import TokenCounter, counter_for
 from ..view import PreparedView, Row
 from ..windows import resolve_context_window
@@ -111,8 +112,7 @@ class _Run:
         self.count = counter.count_message
         self.stored_tokens = [self.count(m) for m in conversation.messages]
         self.names = tool_names_by_call_id(conversation.messages)
-        prompt = conversation.system_prompt
-        self.system_tokens = self.count(Message(role="system", content=prompt)) if prompt else 0
+        self.system_tokens = system_block_tokens(conversation, counter)  # the prompt and the tool definitions
         self.policy = get_policy(settings.tiers)
         if self.policy.tool_name_from != settings.tool_name_from:
             self.policy = dataclasses.replace(self.policy, tool_name_from=settings.tool_name_from)
@@ -233,7 +233,7 @@ class _Run:
         return PreparedView(
             settings=settings, rows=tuple(rows),
             prepared=tuple(self.inserted if j is None else self.current[j] for j in seq),
-            system_prompt=conv.system_prompt, tokens_stored=self.system_tokens + sum(self.stored_tokens[:self.n]),
+            system_prompt=conv.system_prompt, tools=tool_definitions(conv), tokens_stored=self.system_tokens + sum(self.stored_tokens[:self.n]),
             tokens_prepared=self.system_tokens + sum(self.inserted_tokens if j is None else self.tokens[j]
                                                      for j in seq),
             system_tokens=self.system_tokens,

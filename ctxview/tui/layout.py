@@ -14,9 +14,10 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..model import ContextEvent, Message, content_text
+from ..system_block import tools_text
 from ..view import PreparedView, Row, Rows, row_columns
 
 __all__ = ["NO_MARKS", "PREVIEW_LINES", "TOOL_CALL_PREVIEW", "HeadedRows", "Layout", "Marks", "SystemRow",
@@ -97,13 +98,17 @@ class SystemRow(Row):
 GHOST_SYSTEM_LINES = 2
 
 
-def system_row(prompt: str | None, tokens: int, note: str) -> SystemRow:
-    """The #sys row: the prompt and its tokens, or (no prompt) a ghost with `note` and the
-    tokens fitted for what the file lacks."""
-    if not prompt:
+def system_row(prompt: str | None, tokens: int, note: str, tools: Sequence[Mapping[str, Any]] = ()) -> SystemRow:
+    """The #sys row: the prompt (and the tool definitions the file recorded) and its tokens, or
+    (neither in the file) a ghost with `note` and the tokens fitted for what the file lacks."""
+    if not prompt and not tools:
         return SystemRow(index=None, stored=None, prepared=None, note=note, tokens_stored=tokens,
                          tokens_prepared=tokens)
-    message = Message(role="system", content=prompt)
+    text = prompt or ""
+    if tools:
+        names = ", ".join(str(t.get("name") or (t.get("function") or {}).get("name") or "?") for t in tools)
+        text = (text + "\n\n" if text else "") + f"tool definitions ({len(tools)}: {names}):\n" + tools_text(tools)
+    message = Message(role="system", content=text)
     return SystemRow(index=None, stored=message, prepared=message, tokens_stored=tokens, tokens_prepared=tokens)
 
 
@@ -215,7 +220,7 @@ class Layout:
         stored texts, which are most of the data.
         """
         height = collapsed_height
-        head = head if head is not None else system_row(view.system_prompt, view.system_tokens, "")
+        head = head if head is not None else system_row(view.system_prompt, view.system_tokens, "", view.tools)
         # the rows' messages, read from columns: a view's changed rows are made only when shown
         indices, stored_col, prepared_col = row_columns(view.rows)
         heights: list[int] = [head_height(head)]

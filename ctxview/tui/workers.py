@@ -30,6 +30,7 @@ from textual.message import Message as TMessage
 from ..gcpause import paused_gc
 from ..model import Conversation, Session
 from ..settings import Settings
+from ..system_block import tool_definitions
 from ..view import PreparedView
 from .layout import Layout, Marks, system_row, stored_heights_of
 from .launch import LoadFailed, one_line
@@ -129,14 +130,15 @@ class Layouts:
         """The stored side alone, to show while the first view computes."""
         self._for(conversation)
         return Layout.pending(conversation.messages, settings, self._heights,
-                              system_row(conversation.system_prompt, 0, "not in file: the system prompt and tools"))
+                              system_row(conversation.system_prompt, 0, "not in file: the system prompt and tools",
+                                         tool_definitions(conversation)))
 
     def build(self, conversation: Conversation, view: PreparedView, previous: Layout | None = None) -> Layout:
         self._for(conversation)
         if self._marks is None:
             self._marks = conversation_marks(conversation)
-        if view.system_prompt:
-            head = system_row(view.system_prompt, view.system_tokens, "")
+        if view.system_prompt or view.tools:
+            head = system_row(view.system_prompt, view.system_tokens, "", view.tools)
         else:
             note, tokens = self._notes.get(view.settings.counter, (FITTING, 0))
             head = system_row(None, tokens, note)
