@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from ..model import Conversation, Message, Session
 from .blocks import anthropic_assistant, anthropic_user, is_reminder_only, join_texts, result_text, thinking_text
+from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import Input, document_only
 from .linking import last_model, link_tool_results, unlinked_warning
@@ -84,3 +85,15 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     conv = Conversation(name="main", messages=tuple(out), system_prompt=system, model=model or last_model(out))
     meta = {k: doc[k] for k in ("model", "max_tokens") if isinstance(doc, dict) and k in doc}
     return Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata=meta, warnings=tuple(warnings))
+
+
+class AnthropicFormat(SessionFormat):
+    name = FORMAT
+    description = "Anthropic Messages request"
+    expected = EXPECTED
+    specificity = 20
+    sniff_document = staticmethod(sniff_document)
+    load = staticmethod(load)
+
+
+SESSION_FORMAT = AnthropicFormat()

@@ -24,6 +24,7 @@ import orjson
 from ..model import ContextEvent, Conversation, Message, Session, Usage
 from .blocks import (anthropic_assistant, anthropic_user, arguments_from, is_reminder_only, result_text,
                      thinking_block, thinking_text)
+from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import SKIP, Input, LineReader, load_document, open_input
 from .linking import (compaction_events, last_model, make_tool_call, make_usage, new_message,
@@ -861,3 +862,16 @@ def _from_parent(path: Path, agents: list[str]) -> tuple[dict[str, str], dict[st
                     if c.id == call_id:
                         calls[call_id] = ("main", c)
     return scan.task_call, calls
+
+
+class ClaudeCodeFormat(SessionFormat):
+    name = FORMAT
+    description = "Claude Code transcript (JSONL, or web export {\"loglines\": [...]})"
+    expected = EXPECTED
+    specificity = 40
+    sniff_record = staticmethod(sniff_record)
+    sniff_document = staticmethod(sniff_document)
+    load = staticmethod(load)
+
+
+SESSION_FORMAT = ClaudeCodeFormat()

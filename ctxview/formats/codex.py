@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from ..model import Conversation, Message, Session
+from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document
 from .linking import compaction_events, link_tool_results, unlinked_warning, usage_only_warning
@@ -240,3 +241,16 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     )
     return Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata=r.metadata,
                    skipped=skipped + sum(unknown.values()) + r.malformed, warnings=tuple(warnings))
+
+
+class CodexFormat(SessionFormat):
+    name = FORMAT
+    description = "Codex CLI rollout (JSONL)"
+    expected = EXPECTED
+    specificity = 30
+    sniff_record = staticmethod(sniff_record)
+    sniff_document = staticmethod(sniff_document)
+    load = staticmethod(load)
+
+
+SESSION_FORMAT = CodexFormat()

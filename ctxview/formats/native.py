@@ -26,6 +26,7 @@ import orjson
 
 from ..atomic import write_atomic
 from ..model import Content, ContextEvent, Conversation, Message, Session, Usage
+from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import Input, document_only, parse_in_pieces
 from .linking import link_tool_results, make_message, make_tool_call, unlinked_warning
@@ -421,3 +422,16 @@ def write_session(session: Session, path: str | os.PathLike, title: str | None =
 
         data = json.dumps(doc, ensure_ascii=False, indent=2 if indent else None).encode("utf-8", "surrogatepass")
     write_atomic(path, data + b"\n")
+
+
+class NativeFormat(SessionFormat):
+    name = FORMAT
+    description = "ctxview session JSON"
+    expected = EXPECTED
+    specificity = 70
+    sniff_document = staticmethod(sniff_document)
+    load = staticmethod(load)
+    load_in_pieces = staticmethod(load_in_pieces)
+
+
+SESSION_FORMAT = NativeFormat()

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Mapping
 
 from ..model import Conversation, Message, Session, ToolCall
 from .blocks import arguments_from, openai_parts_text
+from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document
 from .linking import last_model, link_tool_results, unlinked_warning
@@ -167,3 +168,16 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
                         model=model or last_model(messages))
     return Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata={"variant": variant},
                    skipped=skipped, warnings=tuple(warnings))
+
+
+class OpenAIFormat(SessionFormat):
+    name = FORMAT
+    description = "OpenAI Chat Completions messages or Responses items"
+    expected = EXPECTED
+    specificity = 10
+    sniff_record = staticmethod(sniff_record)
+    sniff_document = staticmethod(sniff_document)
+    load = staticmethod(load)
+
+
+SESSION_FORMAT = OpenAIFormat()

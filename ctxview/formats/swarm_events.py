@@ -17,6 +17,7 @@ import orjson
 
 from ..model import ContextEvent, Conversation, Message, Session, ToolCall, Usage
 from .blocks import arguments_from
+from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document
 from .linking import link_tool_results, unlinked_warning
@@ -216,3 +217,16 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     convs, meta, warnings = build(pairs, inp.name)
     return Session(format=FORMAT, source=inp.name, conversations=tuple(convs), metadata=meta,
                    skipped=skipped, warnings=tuple(pre + warnings))
+
+
+class SwarmEventsFormat(SessionFormat):
+    name = FORMAT
+    description = "SwarmSDK event log (JSON array or JSONL)"
+    expected = EXPECTED
+    specificity = 50
+    sniff_record = staticmethod(sniff_record)
+    sniff_document = staticmethod(sniff_document)
+    load = staticmethod(load)
+
+
+SESSION_FORMAT = SwarmEventsFormat()

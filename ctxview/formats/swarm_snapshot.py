@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 from ..model import Content, Conversation, Message, Session, ToolCall, Usage
 from .blocks import arguments_from, binary_placeholder
+from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import Input, document_only
 from .linking import last_model, link_tool_results, unlinked_warning
@@ -154,3 +155,15 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     if version and version.split(".")[0] not in ("1", "2"):
         warnings.append(f"snapshot version {version} is newer than ctxview knows (1.x, 2.x); loaded as 2.x")
     return Session(format=FORMAT, source=inp.name, conversations=tuple(convs), metadata=meta, warnings=tuple(warnings))
+
+
+class SwarmSnapshotFormat(SessionFormat):
+    name = FORMAT
+    description = "SwarmSDK snapshot JSON (1.x, 2.x)"
+    expected = EXPECTED
+    specificity = 60
+    sniff_document = staticmethod(sniff_document)
+    load = staticmethod(load)
+
+
+SESSION_FORMAT = SwarmSnapshotFormat()
