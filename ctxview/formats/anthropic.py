@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..model import Conversation, Message, Session
+from .builders import message
 from .blocks import anthropic_assistant, anthropic_user, is_reminder_only, join_texts, result_text, thinking_text
 from .contract import SessionFormat
 from .errors import LoadError
@@ -66,18 +67,18 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         if role == "assistant":
             texts, thinking, calls = anthropic_assistant(content)
             # the recorded blocks too (signatures included): an export sends them back as they were
-            out.append(Message(role="assistant", content=join_texts(texts) or "", tool_calls=tuple(calls),
+            out.append(message(role="assistant", content=join_texts(texts) or "", tool_calls=tuple(calls),
                                thinking=thinking_text(thinking), origin=origin, model_id=model,
                                meta={"thinking_blocks": tuple(thinking)} if thinking else {}))
         else:
             results, texts = anthropic_user(content)
             for k, (tid, text, is_error) in enumerate(results):
-                out.append(Message(role="tool", content=text, tool_call_id=tid, origin=origin,
+                out.append(message(role="tool", content=text, tool_call_id=tid, origin=origin,
                                    meta={"is_error": True} if is_error else {}))
             text = join_texts(texts)
             if text is not None or not results:
                 text = text or ""
-                out.append(Message(role=role, content=text, origin=origin, injected=is_reminder_only(text)))
+                out.append(message(role=role, content=text, origin=origin, injected=is_reminder_only(text)))
     if not out:
         raise LoadError(inp.name, "the message list is empty", expected=EXPECTED)
     out, unlinked = link_tool_results(out)

@@ -22,13 +22,13 @@ from typing import Any, Iterable
 import orjson
 
 from ..model import ContextEvent, Conversation, Message, Session, Usage
-from .blocks import (anthropic_assistant, anthropic_user, arguments_from, is_reminder_only, result_text,
+from .blocks import (anthropic_assistant, anthropic_user, is_reminder_only, result_text,
                      thinking_block, thinking_text)
 from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import SKIP, Input, LineReader, load_document, open_input
-from .linking import (compaction_events, last_model, make_tool_call, make_usage, new_message,
-                      unlinked_warning, usage_only_warning)
+from .builders import anthropic_usage, message, tool_call_from
+from .linking import compaction_events, last_model, unlinked_warning, usage_only_warning
 
 FORMAT = "claude-code"
 EXPECTED = "Claude Code transcript"
@@ -282,7 +282,7 @@ class _Scan:
             # with the usage of its last model call (toolUseResult.usage)
             usage = tur.get("usage")
             self.task_answer[agent] = (content if type(content) is str else result_text(content), origin,
-                                       _usage(usage) if type(usage) is dict else None)
+                                       anthropic_usage(usage) if type(usage) is dict else None)
 
     def _malformed(self, origin: Any, why: str) -> None:
         self.malformed += 1
@@ -367,10 +367,7 @@ def _assistant(rec: dict, msg: dict, uuid: str | None):
         if type(t) is str:
             texts = (t,) if t else _NONE
         elif bt == "tool_use":
-            inp = b.get("input")
-            bid, name = b.get("id"), b.get("name")
-            calls = (make_tool_call(bid if type(bid) is str else str(bid or ""), name if type(name) is str else str(name or ""),
-                                    inp if type(inp) is dict else arguments_from(inp)),)
+            calls = (tool_call_from(b.get("id"), b.get("name"), b.get("input")),)
         elif bt == "thinking" and type(b.get("thinking")) is str:
             thinking = (thinking_block(b),)
         else:
@@ -384,13 +381,6 @@ def _assistant(rec: dict, msg: dict, uuid: str | None):
     # the last line of a response, the one that counts.
     return (mid if type(mid) is str else None, _intern(model) if type(model) is str else None, texts, thinking,
             calls, usage if type(usage) is dict else None, uuid, rec.get("isApiErrorMessage") is True)
-
-
-def _usage(u: dict) -> Usage:
-    i, o, r, w = (u.get("input_tokens"), u.get("output_tokens"), u.get("cache_read_input_tokens"),
-                  u.get("cache_creation_input_tokens"))
-    return make_usage(i if type(i) is int else 0, o if type(o) is int else 0, r if type(r) is int else 0,
-                      w if type(w) is int else 0)
 
 
 # --- the chain -----------------------------------------------------------------------------
@@ -550,12 +540,11 @@ def _assistant_message(parts: list) -> Message:
     if thinking:
         # the blocks as recorded, signatures included, so that an export can send them back
         meta["thinking_blocks"] = thinking if type(thinking) is tuple else tuple(thinking)
-    return new_message(
-        "assistant", (texts[0] if len(texts) == 1 else "\n".join(texts)) if texts else "",
-        None, calls if type(calls) is tuple else tuple(calls), model, None, None if usage is None else _usage(usage),
-        thinking_text(thinking) if thinking else None, False,
-        origin if type(origin) is str else "line " + str(origin),
-        mid or uuid, meta,
+    return message(
+        role="assistant", content=(texts[0] if len(texts) == 1 else "\n".join(texts)) if texts else "",
+        tool_calls=calls if type(calls) is tuple else tuple(calls), model_id=model,
+        usage=None if usage is None else anthropic_usage(usage), thinking=thinking_text(thinking) if thinking else None,
+        origin=origin if type(origin) is str else "line " + str(origin), id=mid or uuid, meta=meta,
     )
 
 
@@ -593,14 +582,14 @@ def _messages(chain: list[tuple]) -> tuple[list[Message], list[dict], int]:
                 name = names.get(tool_use_id)
                 if name is None:
                     unlinked += 1
-                out_append(new_message("tool", rtext, tool_use_id, (), None, name, None, None, False, origin, uuid,
-                                       {"is_error": True} if is_error else {}))
+                out_append(message(role="tool", content=rtext, tool_call_id=tool_use_id, tool_name=name, origin=origin,
+                                   id=uuid, meta={"is_error": True} if is_error else {}))
             if text is not None and (text or not results):
                 injected = bool(flags & 3) or is_reminder_only(text)
                 if flags & 2:
                     summary_at.add(len(out))
-                out_append(new_message("user", text, None, (), None, None, None, None, injected, origin, uuid,
-                                       {"compact_summary": True} if flags & 2 else {}))
+                out_append(message(role="user", content=text, injected=injected, origin=origin, id=uuid,
+                                   meta={"compact_summary": True} if flags & 2 else {}))
         elif kind == BOUNDARY or kind == MICRO:
             boundaries.append((len(out), e))
     messages = [m if type(m) is not list else _assistant_message(m) for m in out]
@@ -765,7 +754,7 @@ def _from_progress(agent: str, items: list[tuple[Any, dict]], answer: tuple[str,
     messages = conv.messages
     if answer is not None and answer[0] and not (messages and messages[-1].role == "assistant"
                                                   and messages[-1].text == answer[0]):
-        messages = messages + (Message(role="assistant", content=answer[0], origin=_origin(answer[1]),
+        messages = messages + (message(role="assistant", content=answer[0], origin=_origin(answer[1]),
                                        usage=answer[2], meta={"rebuilt_from": "task_result"}),)
     return Conversation(name=name, messages=messages, model=conv.model or last_model(messages), events=conv.events,
                         metadata={"rebuilt_from": "agent_progress"})

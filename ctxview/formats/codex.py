@@ -18,7 +18,8 @@ from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document
 from .linking import compaction_events, link_tool_results, unlinked_warning, usage_only_warning
-from .responses import ResponsesBuilder, openai_usage
+from .builders import message, openai_usage
+from .responses import ResponsesBuilder
 
 FORMAT = "codex"
 EXPECTED = "Codex CLI rollout"
@@ -171,12 +172,12 @@ class _Rollout:
             usage = openai_usage(info.get("last_token_usage"))
             if usage is not None and not self.b.attach_usage(usage):
                 # a model call whose items the file does not hold (usage-only rollouts)
-                self.usage_only.append(Message(role="assistant", content="", model_id=self.b.model, usage=usage,
+                self.usage_only.append(message(role="assistant", content="", model_id=self.b.model, usage=usage,
                                                origin=origin))
         elif etype == "user_message" and isinstance(p.get("message"), str):
-            self.event_texts.append(Message(role="user", content=p["message"], origin=origin))
+            self.event_texts.append(message(role="user", content=p["message"], origin=origin))
         elif etype == "agent_message" and isinstance(p.get("message"), str):
-            self.event_texts.append(Message(role="assistant", content=p["message"], origin=origin))
+            self.event_texts.append(message(role="assistant", content=p["message"], origin=origin))
 
     def _compacted(self, p: dict, origin: str) -> None:
         b = self.b
@@ -189,7 +190,7 @@ class _Rollout:
                 b.item(item, f"{origin}/replacement_history/{k}", injected=True)
             b.flush()
         elif summary:
-            b.add_message(Message(role="user", content=summary, injected=True, origin=origin,
+            b.add_message(message(role="user", content=summary, injected=True, origin=origin,
                                   meta={"compact_summary": True}))
         self.specs.append({"index": index, "summary": summary, "origin": origin,
                            "trigger": p.get("trigger") if isinstance(p.get("trigger"), str) else None})

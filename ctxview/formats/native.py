@@ -25,11 +25,12 @@ from typing import Any, Mapping
 import orjson
 
 from ..atomic import write_atomic
-from ..model import Content, ContextEvent, Conversation, Message, Session, Usage
+from ..model import Content, ContextEvent, Conversation, Message, Session
 from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import Input, document_only, parse_in_pieces
-from .linking import link_tool_results, make_message, make_tool_call, unlinked_warning
+from .builders import message, tool_call, usage as new_usage
+from .linking import link_tool_results, unlinked_warning
 
 FORMAT = "ctxview"
 EXPECTED = "ctxview session"
@@ -136,7 +137,7 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
             cid, cname = tc["id"], tc["name"]
             if args:
                 _share_strings(args, shared)
-            out.append(make_tool_call(shared.setdefault(cid, cid), shared.setdefault(cname, cname), args))
+            out.append(tool_call(id=shared.setdefault(cid, cid), name=shared.setdefault(cname, cname), arguments=args))
         calls = tuple(out)
     elif tcs is not None and tcs != []:
         raise _Bad(f"{where}/tool_calls", "expected a list")
@@ -151,7 +152,7 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
         vals = [u.get(k) or 0 for k in _USAGE_FIELDS]
         for k, v in zip(_USAGE_FIELDS, vals):
             _need(type(v) is int and v >= 0, f"{where}/usage/{k}", "expected a non-negative integer")
-        usage = Usage(*vals)
+        usage = new_usage(*vals)  # in _USAGE_FIELDS order
     injected = d.get("injected", False)
     if type(injected) is not bool:
         raise _Bad(f"{where}/injected", "expected true or false")
@@ -171,8 +172,9 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
         model_id = shared.setdefault(model_id, model_id)
     if tool_name is not None:
         tool_name = shared.setdefault(tool_name, tool_name)
-    return make_message(role, content, tcid, calls, model_id, tool_name, usage,
-                        d.get("thinking"), injected, where, d.get("id"), meta)
+    return message(role=role, content=content, tool_call_id=tcid, tool_calls=calls, model_id=model_id,
+                   tool_name=tool_name, usage=usage, thinking=d.get("thinking"), injected=injected, origin=where,
+                   id=d.get("id"), meta=meta)
 
 
 def _thinking_blocks(value: Any, where: str) -> tuple[dict, ...]:

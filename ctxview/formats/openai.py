@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from ..model import Conversation, Message, Session, ToolCall
-from .blocks import arguments_from, openai_parts_text
+from ..model import Conversation, Message, Session
+from .blocks import openai_parts_text
+from .builders import message, openai_usage, tool_call_from
 from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document
 from .linking import last_model, link_tool_results, unlinked_warning
-from .responses import ResponsesBuilder, openai_usage
+from .responses import ResponsesBuilder
 
 FORMAT = "openai"
 EXPECTED = "OpenAI chat messages or Responses items"
@@ -84,16 +85,16 @@ def _chat(items: Iterable[tuple[str, Any]], name: str) -> tuple[str | None, list
             if not isinstance(c, Mapping):
                 continue
             fn = c.get("function") if isinstance(c.get("function"), Mapping) else c
-            calls.append(ToolCall(str(c.get("id") or ""), str(fn.get("name") or ""), arguments_from(fn.get("arguments"))))
+            calls.append(tool_call_from(c.get("id"), fn.get("name"), fn.get("arguments")))
         fc = m.get("function_call")
         if isinstance(fc, Mapping):  # the legacy single function call
-            calls.append(ToolCall(str(fc.get("id") or ""), str(fc.get("name") or ""), arguments_from(fc.get("arguments"))))
+            calls.append(tool_call_from(fc.get("id"), fc.get("name"), fc.get("arguments")))
         thinking = m.get("reasoning_content") or m.get("reasoning")
         tool_name = None
         tool_call_id = m.get("tool_call_id")
         if role == "function":  # legacy function result: linked by name, not id
             role, tool_name = "tool", str(m.get("name") or "") or None
-        messages.append(Message(
+        messages.append(message(
             role=role, content=text if text is not None else ("" if role != "assistant" else None),
             tool_calls=tuple(calls), tool_call_id=str(tool_call_id) if tool_call_id is not None else None,
             tool_name=tool_name, thinking=thinking if isinstance(thinking, str) else None,

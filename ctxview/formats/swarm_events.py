@@ -15,8 +15,8 @@ from typing import Any, Iterable, Mapping
 
 import orjson
 
-from ..model import ContextEvent, Conversation, Message, Session, ToolCall, Usage
-from .blocks import arguments_from
+from ..model import ContextEvent, Conversation, Message, Session
+from .builders import message, swarm_usage, tool_call_from
 from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document
@@ -78,17 +78,6 @@ class _Agent:
         self.delegation = False
 
 
-def _usage(u: Any) -> Usage | None:
-    if not isinstance(u, Mapping):
-        return None
-    def n(k):
-        v = u.get(k)
-        return v if type(v) is int else 0
-    return Usage(input_tokens=n("input_tokens"), output_tokens=n("output_tokens"),
-                 cache_read_tokens=n("cached_tokens") or n("cache_read_tokens"),
-                 cache_write_tokens=n("cache_creation_tokens") or n("cache_write_tokens"))
-
-
 def build(events: Iterable[tuple[str, Any]], name: str) -> tuple[list[Conversation], dict[str, Any], list[str]]:
     indexed = []
     other = 0
@@ -136,7 +125,7 @@ def build(events: Iterable[tuple[str, Any]], name: str) -> tuple[list[Conversati
             md = ev.get("metadata") if isinstance(ev.get("metadata"), Mapping) else {}
             prompt = md.get("prompt") or ev.get("prompt")
             if prompt:
-                a.messages.append(Message(role="user", content=str(prompt), origin=origin,
+                a.messages.append(message(role="user", content=str(prompt), origin=origin,
                                           meta={"source": ev["source"]} if isinstance(ev.get("source"), str) else {}))
         elif etype in ("agent_step", "agent_stop"):
             listed = ev.get("tool_calls")
@@ -144,7 +133,7 @@ def build(events: Iterable[tuple[str, Any]], name: str) -> tuple[list[Conversati
                 raise LoadError(name, f"{origin}/tool_calls: expected a list of tool calls, "
                                       f"found {type(listed).__name__}", expected=EXPECTED)
             calls = tuple(
-                ToolCall(str(tc.get("id") or ""), str(tc.get("name") or ""), arguments_from(tc.get("arguments")))
+                tool_call_from(tc.get("id"), tc.get("name"), tc.get("arguments"))
                 for tc in (listed or ()) if isinstance(tc, Mapping)
             )
             usage = ev.get("usage")
@@ -153,10 +142,10 @@ def build(events: Iterable[tuple[str, Any]], name: str) -> tuple[list[Conversati
             model = ev.get("model") if isinstance(ev.get("model"), str) else None
             a.model = model or a.model
             content = ev.get("content")
-            a.messages.append(Message(role="assistant", content=content if isinstance(content, str) else "",
-                                      tool_calls=calls, usage=_usage(usage), model_id=model, origin=origin))
+            a.messages.append(message(role="assistant", content=content if isinstance(content, str) else "",
+                                      tool_calls=calls, usage=swarm_usage(usage), model_id=model, origin=origin))
         elif etype in ("tool_result", "delegation_result"):
-            a.messages.append(Message(role="tool", content=_result_text(ev.get("result")),
+            a.messages.append(message(role="tool", content=_result_text(ev.get("result")),
                                       tool_call_id=str(ev.get("tool_call_id") or ""), origin=origin,
                                       meta={"delegate_from": ev["delegate_from"]} if ev.get("delegate_from") else {}))
         elif etype in _THRESHOLD:
