@@ -129,12 +129,12 @@ def test_write_session_is_atomic_and_round_trips(tmp_path):
 def test_write_failure_leaves_the_old_file(tmp_path, monkeypatch):
     out = tmp_path / "keep.json"
     out.write_text("old")
-    import ctxview.formats.native as native
+    import os
 
     def boom(*a, **k):
         raise OSError("disk full")
 
-    monkeypatch.setattr(native.os, "replace", boom)
+    monkeypatch.setattr(os, "replace", boom)
     with pytest.raises(OSError):
         write_session(load_session(dump(tmp_path, DOC)), out)
     assert out.read_text() == "old"
