@@ -9,7 +9,7 @@ import pytest
 
 import ctxview.formats as formats
 from ctxview.formats import DESCRIPTIONS, FORMATS, registry
-from ctxview.formats.contract import SessionFormat
+from ctxview.formats.contract import ModuleFormat, SessionFormat
 
 
 def _format_modules():
@@ -60,6 +60,27 @@ def test_the_defaults_claim_nothing_and_read_no_pieces():
     assert repr(m) == "<SessionFormat minimal>"
 
 
-def test_only_the_native_format_reads_in_pieces():
-    overriding = [f.name for f in registry.REGISTERED if type(f).load_in_pieces is not SessionFormat.load_in_pieces]
-    assert overriding == ["ctxview"]
+def test_a_module_format_calls_its_functions():
+    seen = []
+
+    def load(inp, layout, lenient=False, doc=None):
+        seen.append((inp, layout, lenient, doc))
+        return "session"
+
+    fmt = ModuleFormat("acme", "Acme log", "Acme log", 5, load, sniff_record=lambda r: r == 1)
+    assert fmt.sniff_record(1) is True and fmt.sniff_record(2) is False
+    assert fmt.sniff_document({"a": 1}) is False  # not given: the default
+    assert fmt.load("in", "json", True, {"d": 1}) == "session" and seen == [("in", "json", True, {"d": 1})]
+    assert fmt.load_in_pieces("in") is None
+    assert ModuleFormat("b", "b", "b", 0, load, load_in_pieces=lambda inp: "whole").load_in_pieces("in") == "whole"
+
+
+def test_only_the_native_format_reads_in_pieces(tmp_path):
+    from ctxview.formats import DEMO_PATH, native
+    from ctxview.formats.jsonio import open_input
+
+    big = tmp_path / "big.json"
+    big.write_bytes(DEMO_PATH.read_bytes() + b" " * native.PIECES_ABOVE)  # past the size that reads in pieces
+    inp = open_input(big)
+    read = {f.name: f.load_in_pieces(inp) is not None for f in registry.REGISTERED}
+    assert read == {name: name == "ctxview" for name in FORMATS}

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 from ..model import Conversation, Message, Session
 from .builders import message
 from .blocks import anthropic_assistant, anthropic_user, is_reminder_only, join_texts, result_text, thinking_text
-from .contract import SessionFormat
+from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import Input, document_only
 from .linking import last_model, link_tool_results, unlinked_warning
@@ -88,13 +88,5 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     return Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata=meta, warnings=tuple(warnings))
 
 
-class AnthropicFormat(SessionFormat):
-    name = FORMAT
-    description = "Anthropic Messages request"
-    expected = EXPECTED
-    specificity = 20
-    sniff_document = staticmethod(sniff_document)
-    load = staticmethod(load)
-
-
-SESSION_FORMAT = AnthropicFormat()
+SESSION_FORMAT = ModuleFormat(FORMAT, "Anthropic Messages request", EXPECTED, 20, load,
+                              sniff_document=sniff_document)

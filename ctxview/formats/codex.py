@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..model import Conversation, Message, Session
-from .contract import SessionFormat
+from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document
 from .linking import compaction_events, link_tool_results, unlinked_warning, usage_only_warning
@@ -244,14 +244,5 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
                    skipped=skipped + sum(unknown.values()) + r.malformed, warnings=tuple(warnings))
 
 
-class CodexFormat(SessionFormat):
-    name = FORMAT
-    description = "Codex CLI rollout (JSONL)"
-    expected = EXPECTED
-    specificity = 30
-    sniff_record = staticmethod(sniff_record)
-    sniff_document = staticmethod(sniff_document)
-    load = staticmethod(load)
-
-
-SESSION_FORMAT = CodexFormat()
+SESSION_FORMAT = ModuleFormat(FORMAT, "Codex CLI rollout (JSONL)", EXPECTED, 30, load,
+                              sniff_record=sniff_record, sniff_document=sniff_document)

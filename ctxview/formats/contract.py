@@ -1,8 +1,8 @@
 """The loader contract: what a session format provides, and what the registry does with it.
 
-A format is one module holding a `SessionFormat` subclass and its instance,
-`SESSION_FORMAT`; the registry (`registry.REGISTERED`) lists those instances,
-one line each. Adding a format is that module and that line:
+A format is one module holding a `SessionFormat` named `SESSION_FORMAT`; the
+registry (`registry.REGISTERED`) lists those, one line each. Adding a format
+is that module and that line. A subclass says it all in one place:
 
     class Acme(SessionFormat):
         name = "acme"                               # --format acme; Session.format
@@ -15,6 +15,9 @@ one line each. Adding a format is that module and that line:
         def load(self, inp, layout, lenient=False, doc=None): ...   # -> Session, or LoadError
 
     SESSION_FORMAT = Acme()
+
+and `ModuleFormat` (below) makes one of a module's functions, which is how the
+bundled formats are written.
 
 How the registry uses it (see registry.py): for JSON lines it parses the
 first records and asks every format's `sniff_record` about each; the format
@@ -31,12 +34,12 @@ that way. Sniffers never raise; loaders raise only LoadError for bad input.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 from ..model import Session
 from .inputs import Input
 
-__all__ = ["SessionFormat"]
+__all__ = ["ModuleFormat", "SessionFormat"]
 
 
 class SessionFormat(ABC):
@@ -65,3 +68,27 @@ class SessionFormat(ABC):
 
     def __repr__(self) -> str:
         return f"<SessionFormat {self.name}>"
+
+
+class ModuleFormat(SessionFormat):
+    """A SessionFormat made of one module's functions, as every bundled format is:
+
+        SESSION_FORMAT = ModuleFormat(FORMAT, "Codex CLI rollout (JSONL)", EXPECTED, 30, load,
+                                      sniff_record=sniff_record, sniff_document=sniff_document)
+    """
+
+    def __init__(self, name: str, description: str, expected: str, specificity: int, load: Callable[..., Session],
+                 sniff_record: Callable[[Any], bool] | None = None, sniff_document: Callable[[Any], bool] | None = None,
+                 load_in_pieces: Callable[[Input], Session | None] | None = None) -> None:
+        self.name, self.description, self.expected, self.specificity = name, description, expected, specificity  # type: ignore[misc]
+        self._load, self._in_pieces = load, load_in_pieces
+        if sniff_record is not None:
+            self.sniff_record = sniff_record  # type: ignore[method-assign]
+        if sniff_document is not None:
+            self.sniff_document = sniff_document  # type: ignore[method-assign]
+
+    def load(self, inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
+        return self._load(inp, layout, lenient, doc)
+
+    def load_in_pieces(self, inp: Input) -> Session | None:
+        return None if self._in_pieces is None else self._in_pieces(inp)

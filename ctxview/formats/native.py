@@ -23,7 +23,7 @@ from typing import Any, Mapping
 
 from ..model import Content, ContextEvent, Conversation, Message, Session
 from .builders import message, tool_call, usage as new_usage
-from .contract import SessionFormat
+from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import Input, document_only, parse_in_pieces
 from .linking import link_tool_results, unlinked_warning
@@ -332,14 +332,5 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None,
                    warnings=tuple(warnings))
 
 
-class NativeFormat(SessionFormat):
-    name = FORMAT
-    description = "ctxview session JSON"
-    expected = EXPECTED
-    specificity = 70
-    sniff_document = staticmethod(sniff_document)
-    load = staticmethod(load)
-    load_in_pieces = staticmethod(load_in_pieces)
-
-
-SESSION_FORMAT = NativeFormat()
+SESSION_FORMAT = ModuleFormat(FORMAT, "ctxview session JSON", EXPECTED, 70, load,
+                              sniff_document=sniff_document, load_in_pieces=load_in_pieces)

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping
 from ..model import Conversation, Message, Session
 from .blocks import openai_parts_text
 from .builders import message, openai_usage, tool_call_from
-from .contract import SessionFormat
+from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document
 from .linking import last_model, link_tool_results, unlinked_warning
@@ -171,14 +171,5 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
                    skipped=skipped, warnings=tuple(warnings))
 
 
-class OpenAIFormat(SessionFormat):
-    name = FORMAT
-    description = "OpenAI Chat Completions messages or Responses items"
-    expected = EXPECTED
-    specificity = 10
-    sniff_record = staticmethod(sniff_record)
-    sniff_document = staticmethod(sniff_document)
-    load = staticmethod(load)
-
-
-SESSION_FORMAT = OpenAIFormat()
+SESSION_FORMAT = ModuleFormat(FORMAT, "OpenAI Chat Completions messages or Responses items", EXPECTED, 10, load,
+                              sniff_record=sniff_record, sniff_document=sniff_document)

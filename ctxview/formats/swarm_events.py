@@ -17,7 +17,7 @@ import orjson
 
 from ..model import ContextEvent, Conversation, Message, Session
 from .builders import message, swarm_usage, tool_call_from
-from .contract import SessionFormat
+from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document
 from .linking import link_tool_results, unlinked_warning
@@ -231,14 +231,5 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
                    skipped=skipped, warnings=tuple(pre + warnings))
 
 
-class SwarmEventsFormat(SessionFormat):
-    name = FORMAT
-    description = "SwarmSDK event log (JSON array or JSONL)"
-    expected = EXPECTED
-    specificity = 50
-    sniff_record = staticmethod(sniff_record)
-    sniff_document = staticmethod(sniff_document)
-    load = staticmethod(load)
-
-
-SESSION_FORMAT = SwarmEventsFormat()
+SESSION_FORMAT = ModuleFormat(FORMAT, "SwarmSDK event log (JSON array or JSONL)", EXPECTED, 50, load,
+                              sniff_record=sniff_record, sniff_document=sniff_document)

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from ..model import Content, Conversation, Message, Session
 from .blocks import binary_placeholder
 from .builders import message, swarm_message_usage, tool_call_from
-from .contract import SessionFormat
+from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import Input, document_only
 from .linking import last_model, link_tool_results, unlinked_warning
@@ -152,13 +152,5 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     return Session(format=FORMAT, source=inp.name, conversations=tuple(convs), metadata=meta, warnings=tuple(warnings))
 
 
-class SwarmSnapshotFormat(SessionFormat):
-    name = FORMAT
-    description = "SwarmSDK snapshot JSON (1.x, 2.x)"
-    expected = EXPECTED
-    specificity = 60
-    sniff_document = staticmethod(sniff_document)
-    load = staticmethod(load)
-
-
-SESSION_FORMAT = SwarmSnapshotFormat()
+SESSION_FORMAT = ModuleFormat(FORMAT, "SwarmSDK snapshot JSON (1.x, 2.x)", EXPECTED, 60, load,
+                              sniff_document=sniff_document)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model import Conversation, Session
-from ..contract import SessionFormat
+from ..contract import ModuleFormat
 from ..errors import LoadError
 from ..jsonio import Input, load_document
 from ..linking import usage_only_warning
@@ -101,14 +101,5 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
                    skipped=skipped, warnings=tuple(warnings))
 
 
-class ClaudeCodeFormat(SessionFormat):
-    name = FORMAT
-    description = "Claude Code transcript (JSONL, or web export {\"loglines\": [...]})"
-    expected = EXPECTED
-    specificity = 40
-    sniff_record = staticmethod(sniff_record)
-    sniff_document = staticmethod(sniff_document)
-    load = staticmethod(load)
-
-
-SESSION_FORMAT = ClaudeCodeFormat()
+SESSION_FORMAT = ModuleFormat(FORMAT, "Claude Code transcript (JSONL, or web export {\"loglines\": [...]})", EXPECTED,
+                              40, load, sniff_record=sniff_record, sniff_document=sniff_document)
