@@ -124,6 +124,7 @@ class Scan:
             last_rec = rec
         self.branched = branched or self.branched
         self.sided = sided or self.sided
+        self._parented = set()  # needed only while scanning: let go of its table
         self.linked = self.linked or linked
         if last_rec is not None:
             self._ended(last_rec)
