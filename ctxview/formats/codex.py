@@ -205,8 +205,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         for lineno, rec in reader:
             r.add(f"line {lineno}", rec)
         skipped = reader.skipped
-        if reader.skipped_warning():
-            warnings.append(reader.skipped_warning())
+        reader.warn_skipped(warnings)
     else:
         if doc is None:
             doc = load_document(inp, EXPECTED)

@@ -109,6 +109,11 @@ class LineReader:
         noun = "line" if self.skipped == 1 else "lines"
         return f"skipped {self.skipped} malformed {noun} ({'; '.join(self.skipped_notes)})"
 
+    def warn_skipped(self, warnings: list[str], prefix: str = "") -> None:
+        """Add the skipped_warning to a loader's `warnings`, when lines were skipped."""
+        if self.skipped:
+            warnings.append(prefix + self.skipped_warning())  # type: ignore[operator]
+
 
 SKIP = object()
 

@@ -121,8 +121,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         reader = LineReader(inp, EXPECTED, lenient)
         pairs = [(f"line {n}", rec) for n, rec in reader]
         skipped = reader.skipped
-        if reader.skipped_warning():
-            warnings.append(reader.skipped_warning())
+        reader.warn_skipped(warnings)
         items = pairs
     else:
         if doc is None:

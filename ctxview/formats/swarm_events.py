@@ -215,7 +215,8 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         reader = LineReader(inp, EXPECTED, lenient)
         pairs = [(f"line {n}", ev) for n, ev in reader]
         skipped = reader.skipped
-        pre = [reader.skipped_warning()] if reader.skipped_warning() else []
+        pre: list[str] = []
+        reader.warn_skipped(pre)
     else:
         if doc is None:
             doc = load_document(inp, EXPECTED)

@@ -71,8 +71,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     if layout == "jsonl":
         scan, reader = scan_lines(inp, EXPECTED, lenient)
         skipped = reader.skipped
-        if reader.skipped_warning():
-            warnings.append(reader.skipped_warning())
+        reader.warn_skipped(warnings)
     else:
         if doc is None:
             doc = load_document(inp, EXPECTED)

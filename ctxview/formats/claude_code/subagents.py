@@ -38,8 +38,7 @@ def subagent_files(path: Path, expected: str, lenient: bool,
             continue
         sub_scan, sub_reader = scan_lines(sub_inp, expected, lenient)
         skipped += sub_reader.skipped + sub_scan.malformed + sum(sub_scan.unknown.values())
-        if sub_reader.skipped_warning():
-            warnings.append(f"{sub.name}: {sub_reader.skipped_warning()}")
+        sub_reader.warn_skipped(warnings, f"{sub.name}: ")
         warnings.extend(scan_warnings(sub_scan, sub.name))
         # the whole file is the sub-agent's side chain: one conversation
         sub_convs, sw = build(sub_scan, name_main=sub.stem, all_main=True)
