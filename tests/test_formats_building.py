@@ -1,4 +1,8 @@
-"""How values are built fast (_slots.slot_builder, the loaders' builders), and the collector around a load."""
+"""How values are built fast (_slots.slot_builder, formats.builders), and the collector around a load.
+
+Each fast builder must give exactly what the simple construction gives: the class's own
+constructor, and for the raw-value builders the plain rule they stand for.
+"""
 
 from __future__ import annotations
 
@@ -7,30 +11,100 @@ import gc
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ctxview.formats import load_session
-from ctxview.formats.linking import make_message, make_tool_call, make_usage, new_message
 from ctxview._slots import slot_builder
-from ctxview.model import Message, ToolCall, Usage
+from ctxview.formats import load_session
+from ctxview.formats.builders import (anthropic_usage, arguments_from, message, openai_usage, swarm_message_usage,
+                                      swarm_usage, tool_call, tool_call_from, usage)
+from ctxview.formats.linking import new_message
+from ctxview.model import Content, Message, ToolCall, Usage
 
 FIX = Path(__file__).parent / "fixtures" / "samples" / "claude-code"
 
+json_scalars = st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats(allow_nan=False) | st.text(max_size=8)
+json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3)
+                           | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=6)
+counts = st.integers(0, 10**9)
+maybe_str = st.none() | st.text(max_size=6)
+calls = st.builds(ToolCall, st.text(max_size=4), st.text(max_size=4), st.dictionaries(st.text(max_size=3), json_scalars,
+                                                                                      max_size=2))
+usages = st.none() | st.builds(Usage, counts, counts, counts, counts)
+message_fields = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "tool", "system"])}, optional={
+    "content": st.none() | st.text(max_size=8) | st.builds(Content, st.text(max_size=4), st.tuples(json_scalars)),
+    "tool_call_id": maybe_str, "tool_calls": st.lists(calls, max_size=2).map(tuple), "model_id": maybe_str,
+    "tool_name": maybe_str, "usage": usages, "thinking": maybe_str, "injected": st.booleans(), "origin": maybe_str,
+    "id": maybe_str, "meta": st.dictionaries(st.text(max_size=3), json_scalars, max_size=2)})
+
+
+@settings(max_examples=200, deadline=None)
+@given(fields=message_fields)
+def test_message_equals_the_constructor_by_name_and_by_position(fields):
+    built = message(**fields)
+    assert type(built) is Message and built == Message(**fields)
+    ordered = [fields.get(f.name, f.default if f.default is not dataclasses.MISSING else {})
+               for f in dataclasses.fields(Message)]
+    assert new_message(*ordered) == built
+
+
+@settings(max_examples=200, deadline=None)
+@given(id=json_values, name=json_values, arguments=json_values)
+def test_tool_call_from_is_the_plain_rule(id, name, arguments):
+    built = tool_call_from(id, name, arguments)
+    assert type(built) is ToolCall
+    assert built == ToolCall(str(id or ""), str(name or ""), arguments_from(arguments))
+
+
+@settings(max_examples=200, deadline=None)
+@given(u=st.dictionaries(st.sampled_from(["input_tokens", "output_tokens", "cache_read_input_tokens",
+                                          "cache_creation_input_tokens", "prompt_tokens", "completion_tokens",
+                                          "cached_input_tokens", "cached_tokens", "cache_read_tokens",
+                                          "cache_creation_tokens", "cache_write_tokens"]),
+                         st.integers(0, 10**6) | json_scalars, max_size=6))
+def test_the_usage_readers_are_their_plain_rules(u):
+    def n(key):
+        return u.get(key) if type(u.get(key)) is int else 0
+
+    assert type(anthropic_usage(u)) is Usage
+    assert anthropic_usage(u) == Usage(n("input_tokens"), n("output_tokens"), n("cache_read_input_tokens"),
+                                       n("cache_creation_input_tokens"))
+    assert swarm_usage(u) == Usage(n("input_tokens"), n("output_tokens"), n("cached_tokens") or n("cache_read_tokens"),
+                                   n("cache_creation_tokens") or n("cache_write_tokens"))
+    has_counts = type(u.get("input_tokens")) is int or type(u.get("output_tokens")) is int
+    assert swarm_message_usage(u) == (Usage(n("input_tokens"), n("output_tokens"), n("cached_tokens"),
+                                            n("cache_creation_tokens")) if has_counts else None)
+    inp = u.get("input_tokens", u.get("prompt_tokens"))
+    out = u.get("output_tokens", u.get("completion_tokens"))
+    cached = u.get("cached_input_tokens")
+    inp, out, cached = (v if type(v) is int else 0 for v in (inp, out, cached))
+    assert openai_usage(u) == Usage(max(0, inp - cached), out, cached, 0)
+
+
+def test_the_usage_readers_refuse_what_is_not_an_object():
+    assert openai_usage([1]) is None and swarm_usage("x") is None and openai_usage(None) is None
+
+
+def test_openai_cached_tokens_may_sit_in_the_details():
+    assert openai_usage({"prompt_tokens": 10, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 4}}) \
+        == Usage(6, 2, 4, 0)
+
 
 def test_twins_build_the_frozen_classes_field_for_field():
-    call = make_tool_call("t1", "Read", {"file_path": "a.py"})
-    usage = make_usage(1, 2, 3, 4)
-    m = make_message("assistant", "hi", None, (call,), "claude", None, usage, "hmm", True, "line 3", "m1",
-                     {"k": 1})
-    assert type(m) is Message and type(call) is ToolCall and type(usage) is Usage
+    call = tool_call("t1", "Read", {"file_path": "a.py"})
+    u = usage(1, 2, 3, 4)
+    m = message(role="assistant", content="hi", tool_calls=(call,), model_id="claude", usage=u, thinking="hmm",
+                injected=True, origin="line 3", id="m1", meta={"k": 1})
+    assert type(m) is Message and type(call) is ToolCall and type(u) is Usage
     assert m == Message("assistant", "hi", None, (ToolCall("t1", "Read", {"file_path": "a.py"}),), "claude", None,
                         Usage(1, 2, 3, 4), "hmm", True, "line 3", "m1", {"k": 1})
-    assert make_message("user", "x") == Message("user", "x")
+    assert message(role="user", content="x") == Message("user", "x")
     with pytest.raises(dataclasses.FrozenInstanceError):
         m.content = "changed"  # type: ignore[misc]
 
 
 def test_messages_built_without_meta_each_get_their_own_dict():
-    a, b = make_message("user", "a"), new_message("user", "b")
+    a, b = message(role="user", content="a"), new_message("user", "b")
     assert a.meta == {} and b.meta == {} and a.meta is not b.meta
 
 

@@ -193,18 +193,18 @@ def test_a_single_100mb_line_loads(tmp_path):
 
 
 def test_overlong_broken_line_is_refused_even_when_lenient(tmp_path, monkeypatch):
-    from ctxview.formats import jsonio
+    from ctxview.formats import json_lines
 
-    monkeypatch.setattr(jsonio, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(json_lines, "MAX_LINE_BYTES", 1000)
     p = write(tmp_path, "s.jsonl", GOOD_USER + b'{"type":"user","message":"' + b"y" * 5000 + b'\n' + GOOD_ASSISTANT)
     with pytest.raises(LoadError, match="line longer than"):
         load_session(p, format="claude-code", lenient=True)
 
 
 def test_a_huge_document_is_refused_before_reading(tmp_path, monkeypatch):
-    from ctxview.formats import jsonio
+    from ctxview.formats import json_decode
 
-    monkeypatch.setattr(jsonio, "MAX_DOCUMENT_BYTES", 100)
+    monkeypatch.setattr(json_decode, "MAX_DOCUMENT_BYTES", 100)
     p = write(tmp_path, "big.json", orjson.dumps([{"role": "user", "content": "z" * 500}]))
     with pytest.raises(LoadError, match="too large for one JSON document"):
         load_session(p)
@@ -293,16 +293,16 @@ def test_messages_built_from_content_stay_on_one_line():
 
 
 def test_big_files_read_long_lines_in_pieces(tmp_path, monkeypatch):
-    from ctxview.formats import jsonio
+    from ctxview.formats import json_lines
 
-    monkeypatch.setattr(jsonio, "STREAM_ABOVE", 0)
-    monkeypatch.setattr(jsonio, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(json_lines, "STREAM_ABOVE", 0)
+    monkeypatch.setattr(json_lines, "CHUNK_BYTES", 64)
     text = "long " * 200
     line = orjson.dumps({"type": "user", "uuid": "u2", "parentUuid": "a1",
                          "message": {"role": "user", "content": text}}) + b"\n"
     s = load_session(write(tmp_path, "s.jsonl", GOOD_USER + GOOD_ASSISTANT + line))
     assert s.conversations[0].messages[-1].text == text
-    monkeypatch.setattr(jsonio, "MAX_LINE_BYTES", 500)
+    monkeypatch.setattr(json_lines, "MAX_LINE_BYTES", 500)
     with pytest.raises(LoadError, match="line longer than") as exc:
         load_session(write(tmp_path, "s2.jsonl", GOOD_USER + GOOD_ASSISTANT + line))
     assert exc.value.line == 3
@@ -319,9 +319,9 @@ def test_a_broken_first_line_is_reported_rather_than_a_format_guess(tmp_path):
 
 
 def test_layout_of_long_first_lines(tmp_path, monkeypatch):
-    from ctxview.formats import jsonio
+    from ctxview.formats import json_lines, jsonio
 
-    monkeypatch.setattr(jsonio, "LAYOUT_PROBE", 16)
+    monkeypatch.setattr(json_lines, "LAYOUT_PROBE", 16)
     doc = orjson.dumps([{"role": "user", "content": "a" * 100}, {"role": "assistant", "content": "b"}])
     single = write(tmp_path, "one.json", doc + b"\n\n  \n")
     assert jsonio.detect_layout(jsonio.open_input(single)) == "json"

@@ -129,12 +129,12 @@ def test_write_session_is_atomic_and_round_trips(tmp_path):
 def test_write_failure_leaves_the_old_file(tmp_path, monkeypatch):
     out = tmp_path / "keep.json"
     out.write_text("old")
-    import ctxview.formats.native as native
+    import os
 
     def boom(*a, **k):
         raise OSError("disk full")
 
-    monkeypatch.setattr(native.os, "replace", boom)
+    monkeypatch.setattr(os, "replace", boom)
     with pytest.raises(OSError):
         write_session(load_session(dump(tmp_path, DOC)), out)
     assert out.read_text() == "old"
@@ -207,7 +207,7 @@ def test_schema_ships_inside_the_package():
 
 # --- big files, read a piece at a time (native.load_in_pieces, jsonio.parse_in_pieces) ---
 
-from ctxview.formats import DEMO_PATH, jsonio, native  # noqa: E402
+from ctxview.formats import DEMO_PATH, json_pieces, jsonio, native  # noqa: E402
 from ctxview.formats.jsonio import Input, open_input, parse_in_pieces  # noqa: E402
 
 
@@ -215,7 +215,7 @@ from ctxview.formats.jsonio import Input, open_input, parse_in_pieces  # noqa: E
 def tiny_pieces(monkeypatch):
     """Every file read in pieces, of a few bytes each: all of the piece path on small files."""
     monkeypatch.setattr(native, "PIECES_ABOVE", 0)
-    monkeypatch.setattr(jsonio, "PIECE_BYTES", 16)
+    monkeypatch.setattr(json_pieces, "PIECE_BYTES", 16)
 
 
 def both_ways(inp: Input):
@@ -239,7 +239,7 @@ def test_load_session_reads_big_ctxview_files_in_pieces(tmp_path, monkeypatch):
     out = tmp_path / "demo.json"
     write_session(load_session(DEMO_PATH), out, indent=False)
     monkeypatch.setattr(native, "PIECES_ABOVE", out.stat().st_size)
-    monkeypatch.setattr(jsonio, "PIECE_BYTES", 4096)
+    monkeypatch.setattr(json_pieces, "PIECE_BYTES", 4096)
     taken = []
     real = native._Built.take
     monkeypatch.setattr(native._Built, "take", lambda self, *a: (taken.append(a[1:2]), real(self, *a))[1])
@@ -291,7 +291,7 @@ _tricky = st.lists(st.sampled_from(list('},{]["\\:ab\n →') + ['"messages":[', 
        empty_second=st.booleans())
 def test_pieces_property(tmp_path, monkeypatch, texts, piece, indent, empty_second):
     monkeypatch.setattr(native, "PIECES_ABOVE", 0)
-    monkeypatch.setattr(jsonio, "PIECE_BYTES", piece)
+    monkeypatch.setattr(json_pieces, "PIECE_BYTES", piece)
     msgs = [{"role": "user", "content": t, "meta": {"t": [{"x": t}, {"y": [t]}]},
              "tool_calls": [{"id": t, "name": "n", "arguments": {"a": [{"b": t}, {"c": t}]}}]} for t in texts]
     doc = {"format": "ctxview", "metadata": {"note": "".join(texts)},
@@ -312,7 +312,7 @@ def test_files_that_do_not_split_are_parsed_whole(tmp_path, tiny_pieces):
     cases = {
         # a cut can fall inside this list more times in a row than are tried
         "tries": {"format": "ctxview", "conversations": [{"name": "a", "messages": [
-            {"role": "user", "content": "x", "meta": {"l": [{"a": 1}] * (jsonio._PIECE_TRIES + 10)}},
+            {"role": "user", "content": "x", "meta": {"l": [{"a": 1}] * (json_pieces._PIECE_TRIES + 10)}},
             {"role": "user", "content": "x"}]}]},
         # the first "messages" list is not a conversation's
         "elsewhere": {"format": "ctxview", "metadata": {"messages": [{"a": 1}]},
@@ -361,7 +361,7 @@ def test_bad_files_give_the_whole_parse_error(tmp_path, monkeypatch, damage):
     with pytest.raises(LoadError) as whole:
         load_session(p)
     monkeypatch.setattr(native, "PIECES_ABOVE", 0)
-    monkeypatch.setattr(jsonio, "PIECE_BYTES", 16)
+    monkeypatch.setattr(json_pieces, "PIECE_BYTES", 16)
     if damage != "bad event":
         assert native.load_in_pieces(open_input(p)) is None
     with pytest.raises(LoadError) as pieces:
@@ -395,7 +395,7 @@ def test_stdin_and_bom_read_in_pieces(tmp_path, tiny_pieces):
 
 
 def test_parse_in_pieces_hands_over_each_array_in_order(tmp_path, monkeypatch):
-    monkeypatch.setattr(jsonio, "PIECE_BYTES", 8)
+    monkeypatch.setattr(json_pieces, "PIECE_BYTES", 8)
     doc = {"a": [{"items": [{"n": i, "s": "},{" * (i % 3)} for i in range(7)]}, {"items": []},
                  {"items": [{"n": 9}]}], "z": 1}
     p = tmp_path / "d.json"

@@ -271,9 +271,9 @@ class _Stdin:
 
 def test_endless_stdin_is_cut_off_at_the_cap(monkeypatch, capsys):
     from ctxview import cli
-    from ctxview.formats import jsonio
+    from ctxview.formats import inputs
 
-    monkeypatch.setattr(jsonio, "MAX_STDIN_BYTES", 3 << 20)
+    monkeypatch.setattr(inputs, "MAX_STDIN_BYTES", 3 << 20)
     fake = _Stdin(b'{"role": "user", "content": "yes"}\n')
     monkeypatch.setattr(sys, "stdin", type("S", (), {"buffer": fake})())
     assert cli.main(["report", "-"]) == 1
@@ -296,13 +296,13 @@ def test_nul_on_stdin_names_its_line_and_column():
 
 def test_a_file_that_grows_while_read_is_cut_off(tmp_path, monkeypatch):
     from ctxview.formats import LoadError, load_session
-    from ctxview.formats import jsonio
+    from ctxview.formats import inputs
 
     line = b'{"type":"user","uuid":"u%d","parentUuid":null,"message":{"role":"user","content":"hi"}}\n'
     p = tmp_path / "growing.jsonl"
     p.write_bytes(line % 0 + line % 1)
-    monkeypatch.setattr(jsonio, "GROWTH_ALLOWANCE", 1 << 20)
-    real_open = jsonio.open_input
+    monkeypatch.setattr(inputs, "GROWTH_ALLOWANCE", 1 << 20)
+    real_open = inputs.open_input
 
     def open_then_grow(path):  # what `something >> file` does between the stat and the read
         inp = real_open(path)

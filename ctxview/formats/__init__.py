@@ -4,9 +4,13 @@
     session = load_session("session.jsonl")            # format detected from content
     session = load_session("-", format="openai")        # stdin, format forced
 
-One module per format; `registry` sniffs; `jsonio` does the byte-level
-reading and checks; `errors.LoadError` is the only exception for bad input.
-No terminal libraries are imported here.
+One module per format, each implementing `contract.SessionFormat` (a new
+format: its module, ending with `SESSION_FORMAT = ModuleFormat(...)`, and one
+line in `registry.REGISTERED`); `registry` sniffs and loads; `builders`
+makes messages, tool calls and usage; `jsonio` gathers the byte-level
+reading and checks (inputs, json_decode, json_lines, json_pieces);
+`errors.LoadError` is the only exception for bad input. No terminal
+libraries are imported here.
 """
 
 from __future__ import annotations

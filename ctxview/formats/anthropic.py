@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..model import Conversation, Message, Session
+from .builders import message
 from .blocks import anthropic_assistant, anthropic_user, is_reminder_only, join_texts, result_text, thinking_text
+from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import Input, document_only
 from .linking import last_model, link_tool_results, unlinked_warning
@@ -65,18 +67,18 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         if role == "assistant":
             texts, thinking, calls = anthropic_assistant(content)
             # the recorded blocks too (signatures included): an export sends them back as they were
-            out.append(Message(role="assistant", content=join_texts(texts) or "", tool_calls=tuple(calls),
+            out.append(message(role="assistant", content=join_texts(texts) or "", tool_calls=tuple(calls),
                                thinking=thinking_text(thinking), origin=origin, model_id=model,
                                meta={"thinking_blocks": tuple(thinking)} if thinking else {}))
         else:
             results, texts = anthropic_user(content)
             for k, (tid, text, is_error) in enumerate(results):
-                out.append(Message(role="tool", content=text, tool_call_id=tid, origin=origin,
+                out.append(message(role="tool", content=text, tool_call_id=tid, origin=origin,
                                    meta={"is_error": True} if is_error else {}))
             text = join_texts(texts)
             if text is not None or not results:
                 text = text or ""
-                out.append(Message(role=role, content=text, origin=origin, injected=is_reminder_only(text)))
+                out.append(message(role=role, content=text, origin=origin, injected=is_reminder_only(text)))
     if not out:
         raise LoadError(inp.name, "the message list is empty", expected=EXPECTED)
     out, unlinked = link_tool_results(out)
@@ -84,3 +86,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     conv = Conversation(name="main", messages=tuple(out), system_prompt=system, model=model or last_model(out))
     meta = {k: doc[k] for k in ("model", "max_tokens") if isinstance(doc, dict) and k in doc}
     return Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata=meta, warnings=tuple(warnings))
+
+
+SESSION_FORMAT = ModuleFormat(FORMAT, "Anthropic Messages request", EXPECTED, 20, load,
+                              sniff_document=sniff_document)

@@ -14,6 +14,7 @@ import orjson
 
 from .. import reminders
 from ..model import ToolCall
+from .builders import arguments_from, tool_call_from
 
 __all__ = [
     "anthropic_assistant",
@@ -110,21 +111,6 @@ def result_text(content: Any) -> str:
     return orjson.dumps(content).decode()
 
 
-def arguments_from(value: Any) -> Mapping[str, Any]:
-    """Tool-call arguments as a mapping: JSON strings are decoded, other values wrapped."""
-    if isinstance(value, Mapping):
-        return value
-    if value is None or value == "":
-        return {}
-    if isinstance(value, str):
-        try:
-            parsed = orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return {"input": value}
-        return parsed if isinstance(parsed, dict) else {"input": parsed}
-    return {"input": value}
-
-
 def thinking_block(block: Mapping[str, Any]) -> dict[str, Any] | None:
     """A thinking or redacted_thinking block in the API's shape, for re-sending it exactly:
     only the keys the API takes, and the signature only where one was recorded (a block
@@ -170,7 +156,7 @@ def anthropic_assistant(content: Any) -> tuple[list[str], list[dict[str, Any]], 
         btype = block.get("type")
         if btype in ("tool_use", "server_tool_use", "mcp_tool_use"):
             inp = block.get("input")
-            calls.append(ToolCall(str(block.get("id") or ""), str(block.get("name") or ""), arguments_from(inp)))
+            calls.append(tool_call_from(block.get("id"), block.get("name"), inp))
         elif btype == "thinking" or btype == "redacted_thinking":
             tb = thinking_block(block)
             if tb is not None:

@@ -14,10 +14,12 @@ import re
 from typing import Any
 
 from ..model import Conversation, Message, Session
+from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document
 from .linking import compaction_events, link_tool_results, unlinked_warning, usage_only_warning
-from .responses import ResponsesBuilder, openai_usage
+from .builders import message, openai_usage
+from .responses import ResponsesBuilder
 
 FORMAT = "codex"
 EXPECTED = "Codex CLI rollout"
@@ -170,12 +172,12 @@ class _Rollout:
             usage = openai_usage(info.get("last_token_usage"))
             if usage is not None and not self.b.attach_usage(usage):
                 # a model call whose items the file does not hold (usage-only rollouts)
-                self.usage_only.append(Message(role="assistant", content="", model_id=self.b.model, usage=usage,
+                self.usage_only.append(message(role="assistant", content="", model_id=self.b.model, usage=usage,
                                                origin=origin))
         elif etype == "user_message" and isinstance(p.get("message"), str):
-            self.event_texts.append(Message(role="user", content=p["message"], origin=origin))
+            self.event_texts.append(message(role="user", content=p["message"], origin=origin))
         elif etype == "agent_message" and isinstance(p.get("message"), str):
-            self.event_texts.append(Message(role="assistant", content=p["message"], origin=origin))
+            self.event_texts.append(message(role="assistant", content=p["message"], origin=origin))
 
     def _compacted(self, p: dict, origin: str) -> None:
         b = self.b
@@ -188,7 +190,7 @@ class _Rollout:
                 b.item(item, f"{origin}/replacement_history/{k}", injected=True)
             b.flush()
         elif summary:
-            b.add_message(Message(role="user", content=summary, injected=True, origin=origin,
+            b.add_message(message(role="user", content=summary, injected=True, origin=origin,
                                   meta={"compact_summary": True}))
         self.specs.append({"index": index, "summary": summary, "origin": origin,
                            "trigger": p.get("trigger") if isinstance(p.get("trigger"), str) else None})
@@ -203,8 +205,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         for lineno, rec in reader:
             r.add(f"line {lineno}", rec)
         skipped = reader.skipped
-        if reader.skipped_warning():
-            warnings.append(reader.skipped_warning())
+        reader.warn_skipped(warnings)
     else:
         if doc is None:
             doc = load_document(inp, EXPECTED)
@@ -240,3 +241,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     )
     return Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata=r.metadata,
                    skipped=skipped + sum(unknown.values()) + r.malformed, warnings=tuple(warnings))
+
+
+SESSION_FORMAT = ModuleFormat(FORMAT, "Codex CLI rollout (JSONL)", EXPECTED, 30, load,
+                              sniff_record=sniff_record, sniff_document=sniff_document)

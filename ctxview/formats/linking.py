@@ -4,13 +4,14 @@ wrapping up a conversation."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 from .._slots import slot_builder
-from ..model import Message, ToolCall, Usage
+from ..model import Message
+from .builders import message
 
-__all__ = ["compaction_events", "last_model", "link_tool_results", "make_message",
-           "make_tool_call", "make_usage", "new_message", "unlinked_warning", "usage_only_warning"]
+__all__ = ["compaction_events", "last_model", "link_tool_results", "new_message", "unlinked_warning",
+           "usage_only_warning"]
 
 
 def link_tool_results(messages: Sequence[Message]) -> tuple[list[Message], int]:
@@ -92,33 +93,8 @@ def compaction_events(messages: Sequence[Message], specs: Iterable[dict]) -> lis
     return events
 
 
-# Loaders build hundreds of thousands of messages; the dataclass __init__ (with its
-# validation) costs several times as much as filling the slots. The loaders pass values
-# of the right types, so they build through _slots.slot_builder's functions.
-_new_message = slot_builder(Message, "new_message")
-_new_tool_call = slot_builder(ToolCall, "new_tool_call")
-_new_usage = slot_builder(Usage, "new_usage")
-
-
-def make_message(role: str, content: Any, tool_call_id: str | None = None, tool_calls: tuple = (),
-                 model_id: str | None = None, tool_name: str | None = None, usage: Any = None,
-                 thinking: str | None = None, injected: bool = False, origin: str | None = None,
-                 id: str | None = None, meta: Mapping[str, Any] | None = None) -> Message:
-    # meta: a dict of its own, as Message's default
-    return _new_message(role, content, tool_call_id, tool_calls, model_id, tool_name, usage, thinking, injected,
-                         origin, id, {} if meta is None else meta)
-
-
-# Positional, in field order: the loaders' hot paths call it directly.
-new_message = _new_message
+# The positional name benchmarks/bench_load.py builds its reference messages with.
+new_message = message
 # A copy of a message with its tool_name set: link_tool_results names every tool result.
 _with_tool_name = slot_builder(Message, "with_tool_name", extra=("src",), fixed={
     f.name: f"src.{f.name}" for f in dataclasses.fields(Message) if f.name != "tool_name"})
-
-
-def make_tool_call(id: str, name: str, arguments: Mapping[str, Any]) -> ToolCall:
-    return _new_tool_call(id, name, arguments)
-
-
-def make_usage(input_tokens: int, output_tokens: int, cache_read_tokens: int, cache_write_tokens: int) -> Usage:
-    return _new_usage(input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)

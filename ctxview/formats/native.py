@@ -10,29 +10,26 @@
         "metadata": {...}}]}
 
 The JSON Schema ships as ctxview/schema/ctxview-session.schema.json.
-`dump_session` / `write_session` write any Session in this format
-(atomically: a temp file then os.replace).
+`dump_session` / `write_session` (from native_write) write any Session in
+this format (atomically: a temp file then os.replace).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Mapping
 
-import orjson
-
-from ..atomic import write_atomic
-from ..model import Content, ContextEvent, Conversation, Message, Session, Usage
+from ..model import Content, ContextEvent, Conversation, Message, Session
+from .builders import message, tool_call, usage as new_usage
+from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import Input, document_only, parse_in_pieces
-from .linking import link_tool_results, make_message, make_tool_call, unlinked_warning
+from .linking import link_tool_results, unlinked_warning
+from .native_write import FORMAT, VERSION, dump_session, write_session
 
-FORMAT = "ctxview"
 EXPECTED = "ctxview session"
-VERSION = 1
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "ctxview-session.schema.json"
 
 __all__ = ["SCHEMA_PATH", "VERSION", "dump_session", "load", "load_in_pieces", "settings_keys", "write_session"]
@@ -135,7 +132,7 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
             cid, cname = tc["id"], tc["name"]
             if args:
                 _share_strings(args, shared)
-            out.append(make_tool_call(shared.setdefault(cid, cid), shared.setdefault(cname, cname), args))
+            out.append(tool_call(id=shared.setdefault(cid, cid), name=shared.setdefault(cname, cname), arguments=args))
         calls = tuple(out)
     elif tcs is not None and tcs != []:
         raise _Bad(f"{where}/tool_calls", "expected a list")
@@ -150,7 +147,7 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
         vals = [u.get(k) or 0 for k in _USAGE_FIELDS]
         for k, v in zip(_USAGE_FIELDS, vals):
             _need(type(v) is int and v >= 0, f"{where}/usage/{k}", "expected a non-negative integer")
-        usage = Usage(*vals)
+        usage = new_usage(*vals)  # in _USAGE_FIELDS order
     injected = d.get("injected", False)
     if type(injected) is not bool:
         raise _Bad(f"{where}/injected", "expected true or false")
@@ -170,8 +167,9 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
         model_id = shared.setdefault(model_id, model_id)
     if tool_name is not None:
         tool_name = shared.setdefault(tool_name, tool_name)
-    return make_message(role, content, tcid, calls, model_id, tool_name, usage,
-                        d.get("thinking"), injected, where, d.get("id"), meta)
+    return message(role=role, content=content, tool_call_id=tcid, tool_calls=calls, model_id=model_id,
+                   tool_name=tool_name, usage=usage, thinking=d.get("thinking"), injected=injected, origin=where,
+                   id=d.get("id"), meta=meta)
 
 
 def _thinking_blocks(value: Any, where: str) -> tuple[dict, ...]:
@@ -334,90 +332,5 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None,
                    warnings=tuple(warnings))
 
 
-# --- writing -------------------------------------------------------------------------------
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if hasattr(value, "__dataclass_fields__"):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in fields(value)}
-    return str(value)
-
-
-def _dump_message(m: Message) -> dict[str, Any]:
-    d: dict[str, Any] = {"role": m.role}
-    c = m.content
-    d["content"] = {"text": c.text, "attachments": _jsonable(c.attachments)} if isinstance(c, Content) else c
-    if m.tool_calls:
-        d["tool_calls"] = [{"id": t.id, "name": t.name, "arguments": _jsonable(t.arguments)} for t in m.tool_calls]
-    for key in ("tool_call_id", "tool_name", "model_id", "thinking", "id"):
-        v = getattr(m, key)
-        if v is not None:
-            d[key] = v
-    if m.usage is not None:
-        u = m.usage
-        d["usage"] = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
-                      "cache_read_tokens": u.cache_read_tokens, "cache_write_tokens": u.cache_write_tokens}
-    if m.injected:
-        d["injected"] = True
-    meta = dict(m.meta)
-    if m.origin and not m.origin.startswith("/conversations/"):
-        meta.setdefault("source_origin", m.origin)  # where it came from in the original file
-    if meta:
-        d["meta"] = _jsonable(meta)
-    return d
-
-
-def dump_session(session: Session, title: str | None = None) -> dict[str, Any]:
-    """A Session as a ctxview-format document (plain JSON values)."""
-    convs = []
-    for c in session.conversations:
-        d: dict[str, Any] = {"name": c.name}
-        for key in ("model", "context_window", "system_prompt", "compression_applied"):
-            v = getattr(c, key)
-            if v is not None:
-                d[key] = v
-        if c.settings:
-            d["settings"] = _jsonable(c.settings)
-        if c.ephemeral:
-            d["ephemeral"] = {str(k): list(v) for k, v in sorted(c.ephemeral.items())}
-        d["messages"] = [_dump_message(m) for m in c.messages]
-        if c.events:
-            d["events"] = [
-                {k: v for k, v in {
-                    "kind": e.kind, "index": e.index, "trigger": e.trigger, "tokens_before": e.tokens_before,
-                    "summary": e.summary, "replaced": [_dump_message(m) for m in e.replaced] or None,
-                    "meta": _jsonable(e.meta) or None,
-                }.items() if v is not None}
-                for e in c.events
-            ]
-        if c.metadata:
-            d["metadata"] = _jsonable(c.metadata)
-        convs.append(d)
-    doc: dict[str, Any] = {"format": "ctxview", "version": VERSION}
-    t = title or session.metadata.get("title")
-    if t:
-        doc["title"] = t
-    meta = {k: v for k, v in session.metadata.items() if k != "title"}
-    if session.format != FORMAT:
-        meta.setdefault("converted_from", session.format)
-    if meta:
-        doc["metadata"] = _jsonable(meta)
-    doc["conversations"] = convs
-    return doc
-
-
-def write_session(session: Session, path: str | os.PathLike, title: str | None = None, indent: bool = True) -> None:
-    """Write `session` in ctxview format atomically (temp file, then os.replace)."""
-    doc = dump_session(session, title)
-    try:
-        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2 if indent else 0)
-    except TypeError:  # integers beyond 64 bits (from a lenient source): the stdlib writes them
-        import json
-
-        data = json.dumps(doc, ensure_ascii=False, indent=2 if indent else None).encode("utf-8", "surrogatepass")
-    write_atomic(path, data + b"\n")
+SESSION_FORMAT = ModuleFormat(FORMAT, "ctxview session JSON", EXPECTED, 70, load,
+                              sniff_document=sniff_document, load_in_pieces=load_in_pieces)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from ..model import Conversation, Message, Session, ToolCall
-from .blocks import arguments_from, openai_parts_text
+from ..model import Conversation, Message, Session
+from .blocks import openai_parts_text
+from .builders import message, openai_usage, tool_call_from
+from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document
 from .linking import last_model, link_tool_results, unlinked_warning
-from .responses import ResponsesBuilder, openai_usage
+from .responses import ResponsesBuilder
 
 FORMAT = "openai"
 EXPECTED = "OpenAI chat messages or Responses items"
@@ -83,16 +85,16 @@ def _chat(items: Iterable[tuple[str, Any]], name: str) -> tuple[str | None, list
             if not isinstance(c, Mapping):
                 continue
             fn = c.get("function") if isinstance(c.get("function"), Mapping) else c
-            calls.append(ToolCall(str(c.get("id") or ""), str(fn.get("name") or ""), arguments_from(fn.get("arguments"))))
+            calls.append(tool_call_from(c.get("id"), fn.get("name"), fn.get("arguments")))
         fc = m.get("function_call")
         if isinstance(fc, Mapping):  # the legacy single function call
-            calls.append(ToolCall(str(fc.get("id") or ""), str(fc.get("name") or ""), arguments_from(fc.get("arguments"))))
+            calls.append(tool_call_from(fc.get("id"), fc.get("name"), fc.get("arguments")))
         thinking = m.get("reasoning_content") or m.get("reasoning")
         tool_name = None
         tool_call_id = m.get("tool_call_id")
         if role == "function":  # legacy function result: linked by name, not id
             role, tool_name = "tool", str(m.get("name") or "") or None
-        messages.append(Message(
+        messages.append(message(
             role=role, content=text if text is not None else ("" if role != "assistant" else None),
             tool_calls=tuple(calls), tool_call_id=str(tool_call_id) if tool_call_id is not None else None,
             tool_name=tool_name, thinking=thinking if isinstance(thinking, str) else None,
@@ -119,8 +121,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         reader = LineReader(inp, EXPECTED, lenient)
         pairs = [(f"line {n}", rec) for n, rec in reader]
         skipped = reader.skipped
-        if reader.skipped_warning():
-            warnings.append(reader.skipped_warning())
+        reader.warn_skipped(warnings)
         items = pairs
     else:
         if doc is None:
@@ -167,3 +168,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
                         model=model or last_model(messages))
     return Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata={"variant": variant},
                    skipped=skipped, warnings=tuple(warnings))
+
+
+SESSION_FORMAT = ModuleFormat(FORMAT, "OpenAI Chat Completions messages or Responses items", EXPECTED, 10, load,
+                              sniff_record=sniff_record, sniff_document=sniff_document)

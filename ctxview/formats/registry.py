@@ -1,46 +1,42 @@
 """Which loader reads a file: chosen by name, or sniffed from the content.
 
 Detection never looks at the file name. It first decides the layout (one
-JSON document, or JSON lines), then asks each format whether the first
-records (or the document) look like its own, in a fixed order from the most
-specific shape to the least.
+JSON document, or JSON lines), then asks each registered format
+(contract.SessionFormat) whether the first records (or the document) look
+like its own, in a fixed order from the most specific shape to the least.
 """
 
 from __future__ import annotations
 
 import os
-from importlib import import_module
 from typing import Any
 
 from ..gcpause import paused_gc
 from ..model import Session
+from . import anthropic, claude_code, codex, native, openai, swarm_events, swarm_snapshot
+from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, detect_layout, load_document, open_input
 
-__all__ = ["FORMATS", "DESCRIPTIONS", "detect_format", "load_session"]
+__all__ = ["FORMATS", "DESCRIPTIONS", "REGISTERED", "detect_format", "load_session"]
 
-# name -> module; the order is the sniffing order (most specific shape first).
-_MODULES = {
-    "ctxview": "ctxview.formats.native",
-    "swarm-snapshot": "ctxview.formats.swarm_snapshot",
-    "swarm-events": "ctxview.formats.swarm_events",
-    "claude-code": "ctxview.formats.claude_code",
-    "codex": "ctxview.formats.codex",
-    "anthropic": "ctxview.formats.anthropic",
-    "openai": "ctxview.formats.openai",
-}
+# Every format ctxview reads, in the order `--help` lists them (contract.SessionFormat says what
+# each provides). A new format: its module, and one line here.
+REGISTERED: tuple[SessionFormat, ...] = (
+    swarm_snapshot.SESSION_FORMAT,
+    swarm_events.SESSION_FORMAT,
+    claude_code.SESSION_FORMAT,
+    codex.SESSION_FORMAT,
+    openai.SESSION_FORMAT,
+    anthropic.SESSION_FORMAT,
+    native.SESSION_FORMAT,
+)
 
-FORMATS: list[str] = ["swarm-snapshot", "swarm-events", "claude-code", "codex", "openai", "anthropic", "ctxview"]
-
-DESCRIPTIONS = {
-    "swarm-snapshot": "SwarmSDK snapshot JSON (1.x, 2.x)",
-    "swarm-events": "SwarmSDK event log (JSON array or JSONL)",
-    "claude-code": "Claude Code transcript (JSONL, or web export {\"loglines\": [...]})",
-    "codex": "Codex CLI rollout (JSONL)",
-    "openai": "OpenAI Chat Completions messages or Responses items",
-    "anthropic": "Anthropic Messages request",
-    "ctxview": "ctxview session JSON",
-}
+FORMATS: list[str] = [f.name for f in REGISTERED]
+DESCRIPTIONS = {f.name: f.description for f in REGISTERED}
+_BY_NAME = {f.name: f for f in REGISTERED}
+# The sniffing order: the most specific shape first (sorted is stable: equal ranks keep list order).
+_SNIFFING = tuple(sorted(REGISTERED, key=lambda f: -f.specificity))
 
 _SNIFF_RECORDS = 50
 
@@ -52,12 +48,8 @@ MAX_CONVERSATIONS = 2_000
 MAX_ARGUMENT_DEPTH = 100
 
 
-def _module(name: str):
-    return import_module(_MODULES[name])
-
-
 def _check_name(format: str) -> str:
-    if format not in _MODULES:
+    if format not in _BY_NAME:
         raise ValueError(f"unknown format {format!r} (choices: {', '.join(FORMATS)})")
     return format
 
@@ -78,13 +70,11 @@ def _sniff_lines(inp: Input) -> str:
             raise LoadError(inp.name, bad.message, line=bad.line, column=bad.column, expected=_expected_any())
         raise LoadError(inp.name, "no line holds valid JSON", line=1, expected=_expected_any())
     votes: dict[str, int] = {}
-    for name in _MODULES:
-        sniff = getattr(_module(name), "sniff_record", None)
-        if sniff is None:
-            continue
+    for fmt in _SNIFFING:
+        sniff = fmt.sniff_record
         n = sum(1 for r in records if sniff(r))
         if n:
-            votes[name] = n
+            votes[fmt.name] = n
     if not votes:
         if bad is not None and bad.line < first_line:
             # a broken first line hides what the file is: report that, not the guess
@@ -97,17 +87,16 @@ def _sniff_lines(inp: Input) -> str:
                             line=linenos[1], expected=DESCRIPTIONS[whole])
         raise LoadError(inp.name, _describe_unknown(records[0]), line=first_line, expected=_expected_any())
     best = max(votes.values())
-    for name in _MODULES:  # ties go to the more specific format
-        if votes.get(name) == best:
-            return name
+    for fmt in _SNIFFING:  # ties go to the more specific format
+        if votes.get(fmt.name) == best:
+            return fmt.name
     raise AssertionError("unreachable")
 
 
 def _document_format(doc: Any) -> str | None:
-    for name in _MODULES:
-        sniff = getattr(_module(name), "sniff_document", None)
-        if sniff is not None and sniff(doc):
-            return name
+    for fmt in _SNIFFING:
+        if fmt.sniff_document(doc):
+            return fmt.name
     return None
 
 
@@ -157,17 +146,16 @@ def _load(inp: Input, format: str | None, lenient: bool) -> Session:
     with paused_gc():
         if layout == "jsonl":
             name = format or _sniff_lines(inp)
-            return _module(name).load(inp, "jsonl", lenient)
-        # A format whose module has load_in_pieces (ctxview's) reads its own big files a piece at
+            return _BY_NAME[name].load(inp, "jsonl", lenient)
+        # A format that overrides load_in_pieces (ctxview's) reads its own big files a piece at
         # a time, never holding the whole parsed document; None means "not such a file".
-        for name in (format,) if format else _MODULES:
-            in_pieces = getattr(_module(name), "load_in_pieces", None)
-            if in_pieces is not None and (session := in_pieces(inp)) is not None:
+        for fmt in (_BY_NAME[format],) if format else _SNIFFING:
+            if (session := fmt.load_in_pieces(inp)) is not None:
                 return session
-        expected = _module(format).EXPECTED if format else "a session file (JSON or JSONL)"
+        expected = _BY_NAME[format].expected if format else "a session file (JSON or JSONL)"
         doc = load_document(inp, expected)
         name = format or _sniff_document(inp, doc)
-        return _module(name).load(inp, "json", lenient, doc=doc)
+        return _BY_NAME[name].load(inp, "json", lenient, doc=doc)
 
 
 def _within_limits(inp: Input, session: Session) -> Session:

@@ -13,9 +13,10 @@ from typing import Any, Mapping
 import orjson
 
 from ..model import Message, ToolCall, Usage
-from .blocks import arguments_from, openai_parts_text
+from .blocks import openai_parts_text
+from .builders import message, openai_usage, tool_call_from
 
-__all__ = ["ResponsesBuilder", "output_text", "INJECTED_PREFIXES"]
+__all__ = ["ResponsesBuilder", "output_text", "openai_usage", "INJECTED_PREFIXES"]
 
 # User messages a harness writes (Codex: AGENTS.md, environment context), not the person.
 INJECTED_PREFIXES = (
@@ -75,7 +76,7 @@ class ResponsesBuilder:
             return
         self._group = None
         text = "\n".join(g.texts) if g.texts else ""
-        self.messages.append(Message(
+        self.messages.append(message(
             role="assistant", content=text, tool_calls=tuple(g.calls), model_id=g.model, usage=g.usage,
             thinking="\n\n".join(g.thinking) if g.thinking else None, origin=g.origin, id=g.id,
         ))
@@ -120,7 +121,7 @@ class ResponsesBuilder:
             self.flush()
             text = text or ""
             inj = injected or role in ("developer", "system") or text.lstrip().startswith(INJECTED_PREFIXES)
-            self.messages.append(Message(role=role, content=text, injected=inj, origin=origin,
+            self.messages.append(message(role=role, content=text, injected=inj, origin=origin,
                                          id=item.get("id") if isinstance(item.get("id"), str) else None))
         elif itype == "reasoning":
             g = self._open(origin)
@@ -133,17 +134,16 @@ class ResponsesBuilder:
                 g.thinking.append("\n".join(parts))
         elif itype == "function_call":
             g = self._open(origin)
-            g.calls.append(ToolCall(str(item.get("call_id") or item.get("id") or ""), str(item.get("name") or ""),
-                                    arguments_from(item.get("arguments"))))
+            g.calls.append(tool_call_from(item.get("call_id") or item.get("id"), item.get("name"), item.get("arguments")))
         elif itype == "custom_tool_call":
             g = self._open(origin)
-            g.calls.append(ToolCall(str(item.get("call_id") or item.get("id") or ""), str(item.get("name") or ""),
-                                    {"input": item.get("input")}))
+            g.calls.append(tool_call_from(item.get("call_id") or item.get("id"), item.get("name"),
+                                          {"input": item.get("input")}))
         elif itype == "local_shell_call":
             g = self._open(origin)
             action = item.get("action")
-            g.calls.append(ToolCall(str(item.get("call_id") or item.get("id") or ""), "local_shell",
-                                    action if isinstance(action, Mapping) else {"input": action}))
+            g.calls.append(tool_call_from(item.get("call_id") or item.get("id"), "local_shell",
+                                          action if isinstance(action, Mapping) else {"input": action}))
         elif itype in ("web_search_call", "tool_search_call", "image_generation_call"):
             # Server-side tools: no output item follows, so show them as text, not as a call.
             g = self._open(origin)
@@ -153,7 +153,7 @@ class ResponsesBuilder:
         elif itype in ("function_call_output", "custom_tool_call_output", "local_shell_call_output",
                        "tool_search_output"):
             self.flush()
-            self.messages.append(Message(role="tool", content=output_text(item.get("output")),
+            self.messages.append(message(role="tool", content=output_text(item.get("output")),
                                          tool_call_id=str(item.get("call_id") or ""), origin=origin))
         elif itype in _QUIET:
             return
@@ -163,18 +163,3 @@ class ResponsesBuilder:
     def _unknown(self, what: str) -> None:
         self.unknown[what] = self.unknown.get(what, 0) + 1
 
-
-def openai_usage(usage: Any) -> Usage | None:
-    """Usage from an OpenAI / Codex usage object (cached tokens are part of input there)."""
-    if not isinstance(usage, Mapping):
-        return None
-    inp = usage.get("input_tokens", usage.get("prompt_tokens"))
-    out = usage.get("output_tokens", usage.get("completion_tokens"))
-    cached = usage.get("cached_input_tokens")
-    if cached is None:
-        details = usage.get("input_tokens_details") or usage.get("prompt_tokens_details") or {}
-        cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
-    inp = inp if type(inp) is int else 0
-    out = out if type(out) is int else 0
-    cached = cached if type(cached) is int else 0
-    return Usage(input_tokens=max(0, inp - cached), output_tokens=out, cache_read_tokens=cached)

@@ -15,8 +15,9 @@ from typing import Any, Iterable, Mapping
 
 import orjson
 
-from ..model import ContextEvent, Conversation, Message, Session, ToolCall, Usage
-from .blocks import arguments_from
+from ..model import ContextEvent, Conversation, Message, Session
+from .builders import message, swarm_usage, tool_call_from
+from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document
 from .linking import link_tool_results, unlinked_warning
@@ -66,6 +67,8 @@ def _result_text(value: Any) -> str:
 
 
 class _Agent:
+    """One agent's conversation as its events rebuild it."""
+
     def __init__(self, name: str) -> None:
         self.name = name
         self.messages: list[Message] = []
@@ -76,16 +79,94 @@ class _Agent:
         self.compression: bool | None = None
         self.delegation = False
 
+    def add(self, etype: str, ev: Mapping, origin: str, file: str) -> None:
+        """Apply one of this agent's events (`file` names the log in errors)."""
+        if etype == "agent_start":
+            if isinstance(ev.get("system_prompt"), str):
+                self.system_prompt = ev["system_prompt"]
+            if isinstance(ev.get("model"), str):
+                self.model = ev["model"]
+            self.delegation = bool(ev.get("is_delegation_instance")) or "@" in self.name
+        elif etype == "user_prompt":
+            md = ev.get("metadata") if isinstance(ev.get("metadata"), Mapping) else {}
+            prompt = md.get("prompt") or ev.get("prompt")
+            if prompt:
+                self.messages.append(message(role="user", content=str(prompt), origin=origin,
+                                             meta={"source": ev["source"]} if isinstance(ev.get("source"), str) else {}))
+        elif etype in ("agent_step", "agent_stop"):
+            self._step(ev, origin, file)
+        elif etype in ("tool_result", "delegation_result"):
+            self.messages.append(message(role="tool", content=_result_text(ev.get("result")),
+                                         tool_call_id=str(ev.get("tool_call_id") or ""), origin=origin,
+                                         meta={"delegate_from": ev["delegate_from"]} if ev.get("delegate_from") else {}))
+        elif etype in _THRESHOLD:
+            self.events.append(ContextEvent(
+                kind="threshold_hit", index=len(self.messages), origin=origin,
+                tokens_before=ev.get("tokens_used") if type(ev.get("tokens_used")) is int else None,
+                meta={k: ev[k] for k in ("threshold", "current_usage", "context_limit") if k in ev}))
+            if type(ev.get("context_limit")) is int:
+                self.context_window = ev["context_limit"]
+        elif etype in _COMPRESSION:
+            if etype != "compression_started":
+                self.compression = True
+            self.events.append(ContextEvent(
+                kind="compression", index=len(self.messages), origin=origin,
+                tokens_before=ev.get("tokens_before") if type(ev.get("tokens_before")) is int else None,
+                meta={k: ev[k] for k in ("messages_compressed", "total_messages", "compression_strategy",
+                                         "keep_recent", "current_usage") if k in ev} | {"event": etype},
+            ))
 
-def _usage(u: Any) -> Usage | None:
-    if not isinstance(u, Mapping):
-        return None
-    def n(k):
-        v = u.get(k)
-        return v if type(v) is int else 0
-    return Usage(input_tokens=n("input_tokens"), output_tokens=n("output_tokens"),
-                 cache_read_tokens=n("cached_tokens") or n("cache_read_tokens"),
-                 cache_write_tokens=n("cache_creation_tokens") or n("cache_write_tokens"))
+    def _step(self, ev: Mapping, origin: str, file: str) -> None:
+        """agent_step / agent_stop: an assistant message with its tool calls and usage."""
+        listed = ev.get("tool_calls")
+        if listed is not None and not isinstance(listed, list):
+            raise LoadError(file, f"{origin}/tool_calls: expected a list of tool calls, "
+                                  f"found {type(listed).__name__}", expected=EXPECTED)
+        calls = tuple(
+            tool_call_from(tc.get("id"), tc.get("name"), tc.get("arguments"))
+            for tc in (listed or ()) if isinstance(tc, Mapping)
+        )
+        usage = ev.get("usage")
+        if isinstance(usage, Mapping) and type(usage.get("context_limit")) is int:
+            self.context_window = usage["context_limit"]
+        model = ev.get("model") if isinstance(ev.get("model"), str) else None
+        self.model = model or self.model
+        content = ev.get("content")
+        self.messages.append(message(role="assistant", content=content if isinstance(content, str) else "",
+                                     tool_calls=calls, usage=swarm_usage(usage), model_id=model, origin=origin))
+
+
+def _swarm_event(etype: str, ev: Mapping, meta: dict[str, Any], lead: str | None) -> str | None:
+    """Apply swarm_start / swarm_stop to the session's metadata; the lead agent after it."""
+    if etype == "swarm_start":
+        lead = str(ev.get("lead_agent") or ev.get("agent") or "") or lead
+        for k in ("swarm_id", "swarm_name"):
+            if isinstance(ev.get(k), str):
+                meta.setdefault(k, ev[k])
+        if isinstance(ev.get("timestamp"), str):
+            meta.setdefault("started_at", ev["timestamp"])
+    else:
+        for k in ("total_cost", "total_tokens", "duration", "success"):
+            if k in ev:
+                meta[k] = ev[k]
+    return lead
+
+
+def _conversations(agents: dict[str, _Agent], lead: str | None, warnings: list[str]) -> list[Conversation]:
+    """The agents' conversations: the lead first, delegation instances last."""
+    order = sorted(agents.values(), key=lambda a: (a.name != lead, a.delegation or "@" in a.name))
+    convs = []
+    for a in order:
+        if not a.messages and a.system_prompt is None:
+            continue
+        msgs, unlinked = link_tool_results(a.messages)
+        w = unlinked_warning(a.name, unlinked)
+        if w:
+            warnings.append(w)
+        convs.append(Conversation(name=a.name, messages=tuple(msgs), system_prompt=a.system_prompt, model=a.model,
+                                  context_window=a.context_window, compression_applied=a.compression,
+                                  events=tuple(a.events)))
+    return convs
 
 
 def build(events: Iterable[tuple[str, Any]], name: str) -> tuple[list[Conversation], dict[str, Any], list[str]]:
@@ -105,18 +186,8 @@ def build(events: Iterable[tuple[str, Any]], name: str) -> tuple[list[Conversati
         if type(etype) is not str:
             other += 1
             continue
-        if etype == "swarm_start":
-            lead = str(ev.get("lead_agent") or ev.get("agent") or "") or lead
-            for k in ("swarm_id", "swarm_name"):
-                if isinstance(ev.get(k), str):
-                    meta.setdefault(k, ev[k])
-            if isinstance(ev.get("timestamp"), str):
-                meta.setdefault("started_at", ev["timestamp"])
-            continue
-        if etype == "swarm_stop":
-            for k in ("total_cost", "total_tokens", "duration", "success"):
-                if k in ev:
-                    meta[k] = ev[k]
+        if etype == "swarm_start" or etype == "swarm_stop":
+            lead = _swarm_event(etype, ev, meta, lead)
             continue
         agent_name = ev.get("agent")
         if agent_name is None:
@@ -125,69 +196,11 @@ def build(events: Iterable[tuple[str, Any]], name: str) -> tuple[list[Conversati
         a = agents.get(agent_name)
         if a is None:
             a = agents[agent_name] = _Agent(agent_name)
-        if etype == "agent_start":
-            if isinstance(ev.get("system_prompt"), str):
-                a.system_prompt = ev["system_prompt"]
-            if isinstance(ev.get("model"), str):
-                a.model = ev["model"]
-            a.delegation = bool(ev.get("is_delegation_instance")) or "@" in agent_name
-        elif etype == "user_prompt":
-            md = ev.get("metadata") if isinstance(ev.get("metadata"), Mapping) else {}
-            prompt = md.get("prompt") or ev.get("prompt")
-            if prompt:
-                a.messages.append(Message(role="user", content=str(prompt), origin=origin,
-                                          meta={"source": ev["source"]} if isinstance(ev.get("source"), str) else {}))
-        elif etype in ("agent_step", "agent_stop"):
-            listed = ev.get("tool_calls")
-            if listed is not None and not isinstance(listed, list):
-                raise LoadError(name, f"{origin}/tool_calls: expected a list of tool calls, "
-                                      f"found {type(listed).__name__}", expected=EXPECTED)
-            calls = tuple(
-                ToolCall(str(tc.get("id") or ""), str(tc.get("name") or ""), arguments_from(tc.get("arguments")))
-                for tc in (listed or ()) if isinstance(tc, Mapping)
-            )
-            usage = ev.get("usage")
-            if isinstance(usage, Mapping) and type(usage.get("context_limit")) is int:
-                a.context_window = usage["context_limit"]
-            model = ev.get("model") if isinstance(ev.get("model"), str) else None
-            a.model = model or a.model
-            content = ev.get("content")
-            a.messages.append(Message(role="assistant", content=content if isinstance(content, str) else "",
-                                      tool_calls=calls, usage=_usage(usage), model_id=model, origin=origin))
-        elif etype in ("tool_result", "delegation_result"):
-            a.messages.append(Message(role="tool", content=_result_text(ev.get("result")),
-                                      tool_call_id=str(ev.get("tool_call_id") or ""), origin=origin,
-                                      meta={"delegate_from": ev["delegate_from"]} if ev.get("delegate_from") else {}))
-        elif etype in _THRESHOLD:
-            a.events.append(ContextEvent(kind="threshold_hit", index=len(a.messages), origin=origin,
-                                         tokens_before=ev.get("tokens_used") if type(ev.get("tokens_used")) is int else None,
-                                         meta={k: ev[k] for k in ("threshold", "current_usage", "context_limit") if k in ev}))
-            if type(ev.get("context_limit")) is int:
-                a.context_window = ev["context_limit"]
-        elif etype in _COMPRESSION:
-            if etype != "compression_started":
-                a.compression = True
-            a.events.append(ContextEvent(
-                kind="compression", index=len(a.messages), origin=origin,
-                tokens_before=ev.get("tokens_before") if type(ev.get("tokens_before")) is int else None,
-                meta={k: ev[k] for k in ("messages_compressed", "total_messages", "compression_strategy",
-                                         "keep_recent", "current_usage") if k in ev} | {"event": etype},
-            ))
+        a.add(etype, ev, origin, name)
     if not indexed:
         raise LoadError(name, "the event log holds no events", expected=EXPECTED)
-    order = sorted(agents.values(), key=lambda a: (a.name != lead, a.delegation or "@" in a.name))
     warnings: list[str] = []
-    convs = []
-    for a in order:
-        if not a.messages and a.system_prompt is None:
-            continue
-        msgs, unlinked = link_tool_results(a.messages)
-        w = unlinked_warning(a.name, unlinked)
-        if w:
-            warnings.append(w)
-        convs.append(Conversation(name=a.name, messages=tuple(msgs), system_prompt=a.system_prompt, model=a.model,
-                                  context_window=a.context_window, compression_applied=a.compression,
-                                  events=tuple(a.events)))
+    convs = _conversations(agents, lead, warnings)
     if not convs:
         raise LoadError(name, "no agent messages in the event log (no user_prompt, agent_step, tool_result events)",
                         expected=EXPECTED)
@@ -202,7 +215,8 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         reader = LineReader(inp, EXPECTED, lenient)
         pairs = [(f"line {n}", ev) for n, ev in reader]
         skipped = reader.skipped
-        pre = [reader.skipped_warning()] if reader.skipped_warning() else []
+        pre: list[str] = []
+        reader.warn_skipped(pre)
     else:
         if doc is None:
             doc = load_document(inp, EXPECTED)
@@ -216,3 +230,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     convs, meta, warnings = build(pairs, inp.name)
     return Session(format=FORMAT, source=inp.name, conversations=tuple(convs), metadata=meta,
                    skipped=skipped, warnings=tuple(pre + warnings))
+
+
+SESSION_FORMAT = ModuleFormat(FORMAT, "SwarmSDK event log (JSON array or JSONL)", EXPECTED, 50, load,
+                              sniff_record=sniff_record, sniff_document=sniff_document)

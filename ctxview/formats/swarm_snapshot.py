@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..model import Content, Conversation, Message, Session, ToolCall, Usage
-from .blocks import arguments_from, binary_placeholder
+from ..model import Content, Conversation, Message, Session
+from .blocks import binary_placeholder
+from .builders import message, swarm_message_usage, tool_call_from
+from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import Input, document_only
 from .linking import last_model, link_tool_results, unlinked_warning
@@ -87,18 +89,12 @@ def swarm_message(d: Any, origin: str, name: str, expected: str = EXPECTED) -> M
     for k, tc in enumerate(tcs):
         if not isinstance(tc, Mapping):
             raise LoadError(name, f"{origin}/tool_calls/{k}: expected {{id, name, arguments}}", expected=expected)
-        calls.append(ToolCall(str(tc.get("id") or ""), str(tc.get("name") or ""), arguments_from(tc.get("arguments"))))
-    it, ot = d.get("input_tokens"), d.get("output_tokens")
-    usage = None
-    if type(it) is int or type(ot) is int:
-        usage = Usage(input_tokens=it if type(it) is int else 0, output_tokens=ot if type(ot) is int else 0,
-                      cache_read_tokens=d.get("cached_tokens") if type(d.get("cached_tokens")) is int else 0,
-                      cache_write_tokens=d.get("cache_creation_tokens") if type(d.get("cache_creation_tokens")) is int else 0)
+        calls.append(tool_call_from(tc.get("id"), tc.get("name"), tc.get("arguments")))
     tcid = d.get("tool_call_id")
     model = d.get("model_id")
-    return Message(role=role, content=content, tool_call_id=str(tcid) if tcid is not None else None,
-                   tool_calls=tuple(calls), model_id=model if isinstance(model, str) else None, usage=usage,
-                   origin=origin)
+    return message(role=role, content=content, tool_call_id=str(tcid) if tcid is not None else None,
+                   tool_calls=tuple(calls), model_id=model if isinstance(model, str) else None,
+                   usage=swarm_message_usage(d), origin=origin)
 
 
 def _conversation(name: str, data: Any, base: str, file: str, warnings: list[str]) -> Conversation:
@@ -154,3 +150,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     if version and version.split(".")[0] not in ("1", "2"):
         warnings.append(f"snapshot version {version} is newer than ctxview knows (1.x, 2.x); loaded as 2.x")
     return Session(format=FORMAT, source=inp.name, conversations=tuple(convs), metadata=meta, warnings=tuple(warnings))
+
+
+SESSION_FORMAT = ModuleFormat(FORMAT, "SwarmSDK snapshot JSON (1.x, 2.x)", EXPECTED, 60, load,
+                              sniff_document=sniff_document)

@@ -1,0 +1,104 @@
+"""Claude Code transcripts: ~/.claude/projects/<project>/<session>.jsonl.
+
+Each line is a record. The conversation is the chain of parentUuid links
+ending at the last record, not the line order: a rewind leaves the
+abandoned branch in the file. Records repeated by a resumed session (same
+uuid) are dropped; the several lines of one streamed response (same
+message.id) become one assistant message whose usage counts once. Side
+chains, and sub-agent files in <session>/subagents/agent-*.jsonl, are
+conversations of their own. compact_boundary records become compaction
+events. Record types ctxview does not know are skipped and counted.
+
+Also reads the web export {"loglines": [...]} and a JSON list of records.
+
+The work is split by concern: records (what one line holds), scan (one pass
+over the lines), chain (the path to the last message, side chains),
+compaction (compact and microcompact boundaries), conversation (messages in
+model order), subagents (their files, progress lines and Task calls).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...model import Conversation, Session
+from ..contract import ModuleFormat
+from ..errors import LoadError
+from ..jsonio import Input, load_document
+from ..linking import usage_only_warning
+from .conversation import build, scan_warnings
+from .records import ASSISTANT, KIND, SNIFF_TYPES, is_usage_record, str_or_none
+from .scan import Scan, scan_lines
+from .subagents import subagent_files, with_subagents
+
+FORMAT = "claude-code"
+EXPECTED = "Claude Code transcript"
+
+
+def sniff_record(rec: Any) -> bool:
+    if not isinstance(rec, dict):
+        return False
+    if "type" not in rec:
+        return is_usage_record(rec)
+    return str_or_none(rec.get("type")) in SNIFF_TYPES and (
+        "uuid" in rec or "sessionId" in rec or "leafUuid" in rec or "messageId" in rec
+        or isinstance(rec.get("message"), dict))
+
+
+def sniff_document(doc: Any) -> bool:
+    if isinstance(doc, dict):
+        return isinstance(doc.get("loglines"), list) or sniff_record(doc)
+    if isinstance(doc, list) and doc:
+        head = [r for r in doc[:20] if isinstance(r, dict)]
+        return bool(head) and all(str_or_none(r.get("type")) in SNIFF_TYPES for r in head) and any(
+            isinstance(r.get("message"), dict) for r in head)
+    return False
+
+
+def records_of(doc: Any, name: str) -> tuple[list, str | None]:
+    """The records of a JSON document, and the JSON pointer their index follows (None: one record, line 1)."""
+    if isinstance(doc, dict) and isinstance(doc.get("loglines"), list):
+        return doc["loglines"], "/loglines/"
+    if isinstance(doc, list):
+        return doc, "/"
+    if isinstance(doc, dict):
+        return [doc], None
+    raise LoadError(name, "expected an object with \"loglines\" or one record per line", expected=EXPECTED)
+
+
+def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
+    warnings: list[str] = []
+    if layout == "jsonl":
+        scan, reader = scan_lines(inp, EXPECTED, lenient)
+        skipped = reader.skipped
+        reader.warn_skipped(warnings)
+    else:
+        if doc is None:
+            doc = load_document(inp, EXPECTED)
+        scan, skipped = Scan(), 0
+        scan.run(*records_of(doc, inp.name))
+    if not any(e[KIND] <= ASSISTANT for e in scan.entries):
+        raise LoadError(inp.name, "no user or assistant records found", expected=EXPECTED)
+    convs, w = build(scan)
+    warnings.extend(scan_warnings(scan, inp.name))
+    warnings.extend(w)
+    skipped += scan.malformed + sum(scan.unknown.values())
+    subagents: list[Conversation] = []
+    if inp.path is not None and layout == "jsonl":
+        subagents, sub_skipped = subagent_files(inp.path, EXPECTED, lenient, warnings)
+        skipped += sub_skipped
+    convs = with_subagents(scan, convs, subagents, inp.path, warnings)
+    for conv in convs:
+        w = usage_only_warning(conv.name, conv.messages)
+        if w:
+            warnings.append(w)
+    meta = dict(scan.metadata)
+    meta["duplicates_dropped"] = scan.duplicates
+    if scan.unknown:
+        meta["unknown_records"] = dict(scan.unknown)
+    return Session(format=FORMAT, source=inp.name, conversations=tuple(convs), metadata=meta,
+                   skipped=skipped, warnings=tuple(warnings))
+
+
+SESSION_FORMAT = ModuleFormat(FORMAT, "Claude Code transcript (JSONL, or web export {\"loglines\": [...]})", EXPECTED,
+                              40, load, sniff_record=sniff_record, sniff_document=sniff_document)

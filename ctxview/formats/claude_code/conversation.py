@@ -1,0 +1,135 @@
+"""Conversations from the scanned entries: messages in model order, their compactions, the warnings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...model import Conversation, Message
+from ..blocks import is_reminder_only, thinking_text
+from ..builders import anthropic_usage, message
+from ..linking import last_model, unlinked_warning
+from .chain import chain_of, split_chains
+from .compaction import compaction_spec, context_events
+from .records import ASSISTANT, BOUNDARY, DATA, KIND, MICRO, O, USER
+from .scan import Scan
+
+def _assistant_message(parts: list) -> Message:
+    """One assistant message from its lines' data (parts[0] is the first line's origin).
+
+    The lines of one streamed response each hold one block: texts, thinking and
+    calls are joined in line order; each line repeats the response's usage, so the
+    last one is final; the first model named wins.
+    """
+    origin = parts[0]
+    first = parts[1]
+    mid, model, texts, thinking, calls, usage, uuid, error = first
+    if len(parts) > 2:
+        texts, thinking, calls = list(texts), list(thinking), list(calls)
+        for data in parts[2:]:
+            if data[2]:
+                texts.extend(data[2])
+            if data[3]:
+                thinking.extend(data[3])
+            if data[4]:
+                calls.extend(data[4])
+            if data[5] is not None:
+                usage = data[5]
+            if data[1] and not model:
+                model = data[1]
+            error = error or data[7]
+    meta: dict = {"api_error": True} if error else {}
+    if thinking:
+        # the blocks as recorded, signatures included, so that an export can send them back
+        meta["thinking_blocks"] = thinking if type(thinking) is tuple else tuple(thinking)
+    return message(
+        role="assistant", content=(texts[0] if len(texts) == 1 else "\n".join(texts)) if texts else "",
+        tool_calls=calls if type(calls) is tuple else tuple(calls), model_id=model,
+        usage=None if usage is None else anthropic_usage(usage), thinking=thinking_text(thinking) if thinking else None,
+        origin=origin if type(origin) is str else "line " + str(origin), id=mid or uuid, meta=meta,
+    )
+
+
+def messages_of(chain: list[tuple]) -> tuple[list[Message], list[dict], int]:
+    """Messages in model order (tool results named after their calls), compaction specs, unlinked count."""
+    out: list[Any] = []            # a Message, or an assistant message's parts (a list) to join at the end
+    out_append = out.append
+    open_ids: dict[str, list] = {}
+    names: dict[str, str] = {}
+    boundaries: list[tuple[int, tuple]] = []
+    summary_at: set[int] = set()
+    unlinked = 0
+    for e in chain:
+        kind = e[KIND]
+        if kind == ASSISTANT:
+            data = e[DATA]
+            mid = data[0]
+            if mid:
+                parts = open_ids.get(mid)
+                if parts is None:
+                    parts = open_ids[mid] = [e[O], data]
+                    out_append(parts)
+                else:
+                    parts.append(data)
+            else:
+                out_append([e[O], data])
+            for c in data[4]:
+                names[c.id] = c.name
+        elif kind == USER:
+            results, text, flags, uuid = e[DATA]
+            origin = e[O]
+            if type(origin) is not str:
+                origin = "line " + str(origin)
+            for tool_use_id, rtext, is_error in results:
+                name = names.get(tool_use_id)
+                if name is None:
+                    unlinked += 1
+                out_append(message(role="tool", content=rtext, tool_call_id=tool_use_id, tool_name=name, origin=origin,
+                                   id=uuid, meta={"is_error": True} if is_error else {}))
+            if text is not None and (text or not results):
+                injected = bool(flags & 3) or is_reminder_only(text)
+                if flags & 2:
+                    summary_at.add(len(out))
+                out_append(message(role="user", content=text, injected=injected, origin=origin, id=uuid,
+                                   meta={"compact_summary": True} if flags & 2 else {}))
+        elif kind == BOUNDARY or kind == MICRO:
+            boundaries.append((len(out), e))
+    messages = [m if type(m) is not list else _assistant_message(m) for m in out]
+    specs = [compaction_spec(index, e, messages, summary_at) for index, e in boundaries]
+    return messages, specs, unlinked
+
+
+def conversation_of(name: str, chain: list[tuple], warnings: list[str]) -> Conversation:
+    messages, specs, unlinked = messages_of(chain)
+    w = unlinked_warning(name, unlinked)
+    if w:
+        warnings.append(w)
+    events = context_events(messages, specs)
+    return Conversation(name=name, messages=tuple(messages), system_prompt=None, model=last_model(messages),
+                        events=tuple(events))
+
+
+def build(scan: Scan, name_main: str = "main", all_main: bool = False) -> tuple[list[Conversation], list[str]]:
+    warnings: list[str] = []
+    main, sides = split_chains(scan.entries, all_main or not scan.sided, scan.linked)
+    # Without a single parent link (hand-written files, claude-code-log's fixtures) there is
+    # no chain to follow: file order is the conversation.
+    linked = scan.linked
+    convs = []
+    if main or not sides:
+        convs.append(conversation_of(name_main, chain_of(main, linked and (scan.branched or bool(sides))), warnings))
+    for gid, group in sides:
+        convs.append(conversation_of(gid, chain_of(group, linked), warnings))
+    return convs, warnings
+
+
+def scan_warnings(scan: Scan, name: str) -> list[str]:
+    out = []
+    if scan.unknown:
+        total = sum(scan.unknown.values())
+        kinds = ", ".join(f"{k} ×{v}" for k, v in sorted(scan.unknown.items()))
+        out.append(f"{name}: skipped {total} record(s) of unknown type ({kinds})")
+    if scan.malformed:
+        out.append(f"{name}: skipped {scan.malformed} malformed record(s) ({'; '.join(scan.malformed_notes)})")
+    if scan.duplicates:
+        out.append(f"{name}: dropped {scan.duplicates} repeated record(s) (same uuid)")
+    return out

@@ -1,0 +1,249 @@
+"""One pass over a Claude Code transcript's records: the entries of every message and boundary, and what
+the file says besides (metadata, sub-agents seen from the parent, what was skipped and why)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import orjson
+
+from ...model import Usage
+from ..blocks import result_text
+from ..builders import anthropic_usage
+from ..jsonio import SKIP, Input, LineReader
+from .compaction import boundary_data, microcompaction_data
+from .records import (ASSISTANT, BOUNDARY, MESSAGE_TYPES, MICRO, NODE, QUIET_TYPES, USER, assistant_data,
+                      is_usage_record, key_of, origin_text, str_or_none, user_data)
+
+class Scan:
+    def __init__(self) -> None:
+        self.entries: list[tuple] = []
+        self.seen: set[str] = set()
+        self.duplicates = 0
+        self.unknown: dict[str, int] = {}
+        self.malformed = 0
+        self.malformed_notes: list[str] = []
+        self.metadata: dict[str, Any] = {}
+        self.branched = False
+        self.sided = False  # some entry is on a side chain
+        self.linked = False  # some message or boundary names a parent
+        self._parented: set = set()
+        # Sub-agents seen from the parent: agent id -> its messages as agent_progress lines
+        # carried them ([(origin, record)]), the Task call that started it, what it returned.
+        self.progress: dict[str, list[tuple[Any, dict]]] = {}
+        self.task_call: dict[str, str] = {}
+        self.task_answer: dict[str, tuple[str, Any, Usage | None]] = {}
+
+    def run_lines(self, reader: LineReader) -> None:
+        """Scan a JSONL input, parsing each line here (no generator in between: the hot path)."""
+        with reader.raw_lines() as lines:
+            self._run(lines, orjson.loads, reader.bad_line, None)
+
+    def run(self, records: Iterable[Any], pointer: str | None, origins: list | None = None) -> None:
+        """Scan parsed records; their origin is `pointer` + index, or the line number when None,
+        or origins[index] when given (records taken out of another file's lines)."""
+        self._run(records, None, None, pointer, origins)
+
+    def _run(self, items: Iterable[Any], loads: Any, bad_line: Any, pointer: str | None,
+             origins: list | None = None) -> None:
+        # Speed matters here (one iteration per line of a 100 MB file): names are bound
+        # locally and message lines are handled here, every other record in _other_record.
+        entries_append = self.entries.append
+        seen = self.seen
+        seen_add = seen.add
+        unknown = self.unknown
+        decode_error = orjson.JSONDecodeError
+        first_meta = True
+        last_rec = None
+        # Parents that already have a message child. A second one means a branch (a rewind)
+        # and the chain must be walked; tool-result lines are siblings by design and don't count.
+        parented = self._parented = set()
+        parented_add = parented.add
+        self.branched = self.sided = False  # what _other_record finds, joined with these at the end
+        branched = sided = linked = False
+        message_data = self._message_data
+        other_record = self._other_record
+        n = 0
+        origin: Any = 0
+        for rec in items:
+            n += 1
+            if loads is not None:
+                try:
+                    rec = loads(rec)
+                except decode_error:
+                    rec = bad_line(rec, n)
+                    if rec is SKIP:
+                        continue
+                origin = n
+            elif origins is not None:
+                origin = origins[n - 1]
+            else:
+                origin = n if pointer is None else pointer + str(n - 1)
+            if type(rec) is not dict:
+                name = type(rec).__name__
+                unknown[name] = unknown.get(name, 0) + 1
+                continue
+            rtype = rec.get("type")
+            uuid = rec.get("uuid")
+            if uuid is not None:
+                if type(uuid) is not str:
+                    uuid = str(uuid)
+                if uuid in seen:
+                    self.duplicates += 1
+                    continue
+                key = uuid
+            else:
+                key = origin
+            if rtype == "assistant" or rtype == "user":
+                data = message_data(rec, rtype, uuid, origin)
+                if data is None:
+                    continue
+                kind = ASSISTANT if rtype == "assistant" else USER
+                parent = rec.get("parentUuid")
+                if parent is not None:
+                    linked = True
+                    if type(parent) is not str:
+                        parent = str(parent)
+                    if kind == ASSISTANT or data[1] is not None or not data[0]:
+                        if parent in parented:
+                            branched = True
+                        else:
+                            parented_add(parent)
+                if rec.get("isSidechain") is True:
+                    sided = True
+                    entries_append((key, parent, origin, kind, True, rec.get("agentId"), data))
+                else:
+                    entries_append((key, parent, origin, kind, False, None, data))
+                if uuid is not None:
+                    seen_add(uuid)
+            elif not other_record(rec, rtype, key, uuid, origin):
+                continue  # not a message: what follows is for message lines (and usage-only ones)
+            if first_meta:
+                self._meta(rec)
+                first_meta = False
+            last_rec = rec
+        self.branched = branched or self.branched
+        self.sided = sided or self.sided
+        self._parented = set()  # needed only while scanning: let go of its table
+        self.linked = self.linked or linked
+        if last_rec is not None:
+            self._ended(last_rec)
+
+    def _ended(self, last_rec: dict) -> None:
+        if isinstance(last_rec.get("timestamp"), str):
+            self.metadata["ended_at"] = last_rec["timestamp"]
+        if isinstance(last_rec.get("version"), str):
+            self.metadata["cli_version"] = last_rec["version"]
+
+    def _message_data(self, rec: dict, rtype: str, uuid: str | None, origin: Any) -> tuple | None:
+        """The entry data of a user or assistant line; None (counted as malformed) for a broken one."""
+        msg = rec.get("message")
+        if type(msg) is not dict:
+            self._malformed(origin, "message is not an object")
+            return None
+        if rtype == "assistant":
+            return assistant_data(rec, msg, uuid)
+        data = user_data(rec, msg, uuid)
+        if data is None:
+            self._malformed(origin, "user message content is missing or not text or blocks")
+            return None
+        if data[0]:
+            tur = rec.get("toolUseResult")
+            if type(tur) is dict and type(tur.get("agentId")) is str:
+                self._task_result(tur, data[0][0][0], origin)
+        return data
+
+    def _parent(self, parent: str | None) -> None:
+        """Note a boundary's parent link, as _run does for messages."""
+        if parent is not None:
+            self.linked = True
+            if parent in self._parented:
+                self.branched = True
+            else:
+                self._parented.add(parent)
+
+    def _other_record(self, rec: dict, rtype: Any, key: Any, uuid: str | None, origin: Any) -> bool:
+        """A record that is not a user or assistant line: an entry where it has a place in the chain,
+        metadata, or counted as unknown. True for a usage-only line (a message for the metadata too)."""
+        side = rec.get("isSidechain") is True
+        entry = None
+        if rtype == "progress" or rtype == "system":
+            subtype = rec.get("subtype") if rtype == "system" else None
+            if subtype is None:
+                pdata = rec.get("data")
+                if type(pdata) is dict and pdata.get("type") == "agent_progress":
+                    self._agent_progress(rec, pdata, origin)
+            if subtype == "compact_boundary":
+                parent = key_of(rec.get("parentUuid") or rec.get("logicalParentUuid"))
+                self._parent(parent)
+                entry = (key, parent, origin, BOUNDARY, side, rec.get("agentId"), boundary_data(rec))
+            elif subtype == "microcompact_boundary":  # old tool results cleared in place; not a break in the chain
+                entry = (key, key_of(rec.get("parentUuid")), origin, MICRO, side, rec.get("agentId"),
+                         microcompaction_data(rec))
+            elif uuid is not None:  # progress and system lines sit inside the parent chain
+                entry = (key, key_of(rec.get("parentUuid")), origin, NODE, side, rec.get("agentId"), None)
+        elif type(rtype) is str and rtype in QUIET_TYPES:
+            if rtype == "summary" and type(rec.get("summary")) is str:
+                self.metadata.setdefault("title", rec["summary"])
+            elif rtype == "custom-title" and type(rec.get("customTitle")) is str:
+                self.metadata["title"] = rec["customTitle"]
+            if uuid is not None:
+                entry = (key, key_of(rec.get("parentUuid")), origin, NODE, side, rec.get("agentId"), None)
+        elif rtype is None and is_usage_record(rec):
+            # ccusage's shape: a line with message.usage and no type (Claude Code's own
+            # assistant lines stripped to their usage)
+            self.entries.append((key, None, origin, ASSISTANT, False, None, assistant_data(rec, rec["message"], uuid)))
+            if uuid is not None:
+                self.seen.add(uuid)
+            return True
+        else:
+            name = str(rtype)
+            self.unknown[name] = self.unknown.get(name, 0) + 1
+            return False
+        if entry is not None:
+            self.entries.append(entry)
+            self.sided = self.sided or side
+        if uuid is not None:
+            self.seen.add(uuid)
+        return False
+
+    def _agent_progress(self, rec: dict, pdata: dict, origin: Any) -> None:
+        agent, inner = pdata.get("agentId"), pdata.get("message")
+        if type(agent) is not str or not agent:
+            return
+        tool_id = rec.get("parentToolUseID")
+        if type(tool_id) is str:
+            self.task_call.setdefault(agent, tool_id)
+        if type(inner) is dict and str_or_none(inner.get("type")) in MESSAGE_TYPES:
+            self.progress.setdefault(agent, []).append((origin, inner))
+
+    def _task_result(self, tur: dict, tool_use_id: str, origin: Any) -> None:
+        agent = tur["agentId"]
+        self.task_call.setdefault(agent, tool_use_id)
+        content = tur.get("content")
+        if content is not None and agent not in self.task_answer:
+            # the sub-agent's last answer, without the "agentId: ..." note the model was shown too
+            # with the usage of its last model call (toolUseResult.usage)
+            usage = tur.get("usage")
+            self.task_answer[agent] = (content if type(content) is str else result_text(content), origin,
+                                       anthropic_usage(usage) if type(usage) is dict else None)
+
+    def _malformed(self, origin: Any, why: str) -> None:
+        self.malformed += 1
+        if len(self.malformed_notes) < 3:
+            self.malformed_notes.append(f"{origin_text(origin)}: {why}")
+
+    def _meta(self, rec: dict) -> None:
+        m = self.metadata
+        for src, dst in (("sessionId", "session_id"), ("cwd", "cwd"), ("gitBranch", "git_branch"),
+                         ("timestamp", "started_at"), ("version", "cli_version")):
+            if isinstance(rec.get(src), str):
+                m.setdefault(dst, rec[src])
+
+
+def scan_lines(inp: Input, expected: str, lenient: bool) -> tuple[Scan, LineReader]:
+    """A JSONL input scanned, and the reader that counted what it skipped."""
+    reader = LineReader(inp, expected, lenient)
+    scan = Scan()
+    scan.run_lines(reader)
+    return scan, reader
