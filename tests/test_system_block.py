@@ -65,3 +65,21 @@ def test_a_file_without_tools_exports_no_tools_key():
     assert tool_definitions(conv) == ()
     for shape in ("openai", "anthropic"):
         assert "tools" not in to_shape(prepare(conv), shape, "m")
+
+
+@pytest.mark.parametrize("body", [
+    {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}],
+     "tools": [SHAPES["anthropic"]]},
+    {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}], "tools": [SHAPES["chat"]]},
+    {"model": "gpt-4o", "input": [{"role": "user", "content": "hi"}], "tools": [SHAPES["responses"]]},
+], ids=["anthropic", "chat", "responses"])
+def test_loaders_keep_the_tool_definitions_a_request_body_recorded(body, tmp_path):
+    import json
+
+    from ctxview.formats import load_session
+
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(body))
+    (conv,) = load_session(path).conversations
+    assert tool_definitions(conv) == tuple(body["tools"])
+    assert prepare(conv).tools == tuple(body["tools"])

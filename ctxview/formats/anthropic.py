@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..model import Conversation, Message, Session
-from .builders import message
+from .builders import message, recorded_tools
 from .blocks import anthropic_assistant, anthropic_user, is_reminder_only, join_texts, result_text, thinking_text
 from .contract import ModuleFormat
 from .errors import LoadError
@@ -83,7 +83,8 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         raise LoadError(inp.name, "the message list is empty", expected=EXPECTED)
     out, unlinked = link_tool_results(out)
     warnings = [w for w in (unlinked_warning("main", unlinked),) if w]
-    conv = Conversation(name="main", messages=tuple(out), system_prompt=system, model=model or last_model(out))
+    conv = Conversation(name="main", messages=tuple(out), system_prompt=system, model=model or last_model(out),
+                        metadata=recorded_tools(doc))
     meta = {k: doc[k] for k in ("model", "max_tokens") if isinstance(doc, dict) and k in doc}
     return Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata=meta, warnings=tuple(warnings))
 

@@ -21,7 +21,7 @@ import orjson
 from .._slots import slot_builder
 from ..model import Message, ToolCall, Usage
 
-__all__ = ["anthropic_usage", "arguments_from", "message", "openai_usage", "swarm_message_usage", "swarm_usage",
+__all__ = ["anthropic_usage", "arguments_from", "message", "openai_usage", "recorded_tools", "swarm_message_usage", "swarm_usage",
            "tool_call", "tool_call_from", "usage"]
 
 # Every field of a Message by name (or position, in field order), with Message's defaults.
@@ -96,3 +96,12 @@ def swarm_message_usage(d: Mapping) -> Usage | None:
         return None
     return usage(input_tokens=_count(it), output_tokens=_count(ot), cache_read_tokens=_count(d.get("cached_tokens")),
                  cache_write_tokens=_count(d.get("cache_creation_tokens")))
+
+
+def recorded_tools(doc: Any) -> dict[str, Any]:
+    """{"tools": [...]} when a request body recorded its tool definitions (a list of objects), else {}:
+    the conversation's metadata (system_block.tool_definitions reads it)."""
+    tools = doc.get("tools") if isinstance(doc, Mapping) else None
+    if isinstance(tools, list) and tools and all(isinstance(t, Mapping) for t in tools):
+        return {"tools": tuple(tools)}
+    return {}

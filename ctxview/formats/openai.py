@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 
 from ..model import Conversation, Message, Session
 from .blocks import openai_parts_text
-from .builders import message, openai_usage, tool_call_from
+from .builders import message, openai_usage, recorded_tools, tool_call_from
 from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, load_document
@@ -165,7 +165,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     if w:
         warnings.append(w)
     conv = Conversation(name="main", messages=tuple(messages), system_prompt=system_prompt,
-                        model=model or last_model(messages))
+                        model=model or last_model(messages), metadata=recorded_tools(doc))
     return Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata={"variant": variant},
                    skipped=skipped, warnings=tuple(warnings))
 
