@@ -422,14 +422,14 @@ def test_compression_is_remembered_for_other_settings_and_its_tokens_for_other_r
 
 
 def test_remembered_stages_are_bounded_however_many_policies_are_tried():
-    from ctxview.pipeline import cache as pipeline
+    from ctxview.pipeline import limits as pipeline
 
     cache = PipelineCache()
-    for k in range(3 * pipeline._STAGES_KEPT):
+    for k in range(3 * pipeline.KEPT):
         prepare(CONV, Settings(tiers=f"{k % 7}:full,*:{40 + k}", keep_recent=k % 5), counter=C4, cache=cache)
     data = cache.data(CONV)
-    assert len(data.stages) <= pipeline._STAGES_KEPT
-    assert len(data.last_compressed) <= pipeline._STAGES_KEPT
+    assert len(data.stages) <= pipeline.KEPT
+    assert len(data.last_compressed) <= pipeline.KEPT
 
 
 def test_a_stage_that_reads_the_whole_context_sends_keep_recent_steps_through_the_full_path(monkeypatch):

@@ -20,6 +20,7 @@ from ..model import Conversation, Message
 from ..settings import Settings
 from ..tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, counter_for
 from ..view import PreparedView, Row
+from . import limits
 from . import changes as made
 from .builders import make_row as _row, with_content as _with_content
 from .embedding import embed_ephemeral_into
@@ -40,10 +41,6 @@ class StageResult(NamedTuple):
     ephemeral_spans: dict[int, tuple]
     ephemeral_reminders: dict[int, tuple]
 
-_CACHE_LIMIT = 1_000_000  # entries per cache before it is emptied
-_VIEWS_KEPT = 8
-_STAGES_KEPT = 8  # results of stages 1 and 4 kept per conversation (see PipelineCache.stages)
-_SHORT_TEXT = 256  # texts up to this long (placeholders, markers) have their counts memoised by value
 
 # Counters whose count_message reads only the role, the text and the tool
 # calls: for them a short message without tool calls is counted once per text.
@@ -174,7 +171,7 @@ class PipelineCache:
         key = (counter.name, tag, n) if keep is None else (counter.name, tag, n, keep)
         table = self.compressed_rows.get(key)
         if table is None:
-            if len(self.compressed_rows) >= 64:
+            if len(self.compressed_rows) >= limits.TABLES:
                 self.compressed_rows.clear()
             table = self.compressed_rows[key] = {}
         return table
@@ -195,7 +192,7 @@ class PipelineCache:
         if msg.role == "tool" and not msg.tool_calls and type(counter) in _TEXT_ONLY_COUNTERS:
             by_text = self.tool_text_counts.get(counter.name)
             if by_text is None:
-                by_text = self.tool_text_counts[counter.name] = IdentityTable(_CACHE_LIMIT)
+                by_text = self.tool_text_counts[counter.name] = IdentityTable(limits.ENTRIES)
             text = msg.text
             n = by_text.get(text)
             if n is None:
@@ -203,7 +200,7 @@ class PipelineCache:
                 by_text.put(text, n)
             return n
         n = counter.count_message(msg)
-        if len(table) >= _CACHE_LIMIT:
+        if len(table) >= limits.ENTRIES:
             table.clear()
         table[id(msg)] = (msg, n)
         return n
@@ -212,11 +209,11 @@ class PipelineCache:
         """count() for clearing's messages: a placeholder is counted once per text, not once per message."""
         if type(counter) in _TEXT_ONLY_COUNTERS and not msg.tool_calls:
             text = msg.text
-            if len(text) <= _SHORT_TEXT:
+            if len(text) <= limits.SHORT_TEXT:
                 key = (counter.name, msg.role, text)
                 n = self.short_counts.get(key)
                 if n is None:
-                    if len(self.short_counts) >= 4096:
+                    if len(self.short_counts) >= limits.SHORT_TEXTS:
                         self.short_counts.clear()
                     n = self.short_counts[key] = counter.count_message(msg)
                 return n
@@ -226,9 +223,9 @@ class PipelineCache:
         """`msg` with its content replaced by `placeholder` (clearing), the same object each time."""
         table = self.blanks.get(placeholder)
         if table is None:
-            if len(self.blanks) >= 64:
+            if len(self.blanks) >= limits.TABLES:
                 self.blanks.clear()
-            table = self.blanks[placeholder] = IdentityTable(_CACHE_LIMIT)
+            table = self.blanks[placeholder] = IdentityTable(limits.ENTRIES)
         new = table.get(msg)
         if new is None:
             new = _with_content(msg, placeholder)
@@ -242,7 +239,7 @@ class PipelineCache:
         if hit is not None and hit[0] is text:
             return hit[1]
         found = tuple(reminders.spans(text))
-        if len(self.spans) >= _CACHE_LIMIT:
+        if len(self.spans) >= limits.ENTRIES:
             self.spans.clear()
         self.spans[id(text)] = (text, found)
         return found
@@ -251,7 +248,7 @@ class PipelineCache:
         hit = self.per_conversation.get(id(conversation))
         if hit is not None and hit.conversation is conversation:
             return hit
-        if len(self.per_conversation) > 64:
+        if len(self.per_conversation) > limits.TABLES:
             self.per_conversation.clear()
         data = self.per_conversation[id(conversation)] = _ConversationData(conversation)
         return data
@@ -277,7 +274,7 @@ class PipelineCache:
         key = (counter.name, n)
         total = data.totals.get(key)
         if total is None:
-            if len(data.totals) > 256:
+            if len(data.totals) > limits.TOTALS:
                 data.totals.clear()
             total = data.totals[key] = sum(self.counts_of(data, counter)[:n])
         return total
@@ -351,10 +348,10 @@ class PipelineCache:
             done = StageResult(stage1, cur_counts, Specs(n, tag, stage1, msgs, changed), {}, {})
             last = data.last_compressed
             last.pop((counter.name, tag), None)
-            if len(last) >= _STAGES_KEPT:  # (it keeps its results alive: bounded like the stages)
+            if len(last) >= limits.KEPT:  # (it keeps its results alive: bounded like the stages)
                 last.pop(next(iter(last)))
             last[(counter.name, tag)] = (done[0], cur_counts)
-        if len(data.stages) >= _STAGES_KEPT:
+        if len(data.stages) >= limits.KEPT:
             data.stages.pop(next(iter(data.stages)))
         data.stages[key] = done
         return done
@@ -362,7 +359,7 @@ class PipelineCache:
     def units(self, data: _ConversationData, n: int) -> list[Sequence[int]]:
         found = data.units.get(n)
         if found is None:
-            if len(data.units) > 8:
+            if len(data.units) > limits.KEPT:
                 data.units.clear()
             found = data.units[n] = unit_runs(data.conversation.messages[:n])
         return found

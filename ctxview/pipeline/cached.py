@@ -35,9 +35,10 @@ from ..system_block import tool_definitions
 from ..tokens import TokenCounter
 from ..view import PreparedView, Row, Rows
 from ..windows import resolve_context_window
+from . import limits
 from . import changes as made
 from . import sent_history
-from .cache import _TEXT_ONLY_COUNTERS, _VIEWS_KEPT, PipelineCache
+from .cache import _TEXT_ONLY_COUNTERS, PipelineCache
 from .delta import prepare_keep_recent_delta
 from .embedding import embed_ephemeral_into
 from ..model import request_indices
@@ -92,11 +93,11 @@ def _prepare_stored(conversation: Conversation, settings: Settings, counter: Tok
         if done is None:
             done = _prepare(conversation, settings, counter, cache, summarizer)
     view, clear_saved = done
-    if len(cache.last) > 8:
+    if len(cache.last) > limits.KEPT:
         cache.last.clear()
     cache.last[base_key] = (conversation, view, clear_saved)
     if key is not None:
-        if len(cache.views) >= _VIEWS_KEPT:
+        if len(cache.views) >= limits.KEPT:
             cache.views.pop(next(iter(cache.views)))
         cache.views[key] = (conversation, summarizer, view, clear_saved)
     return view

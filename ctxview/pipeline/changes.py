@@ -13,6 +13,7 @@ from ..budget import EXCERPT_CHARS
 from .._slots import slot_builder
 from ..model import ContextEvent
 from ..view import Change
+from . import limits
 
 __all__ = ["compacted", "compressed", "cleared", "dropped", "ephemeral", "excerpted", "inserted", "removed",
            "rewritten"]
@@ -36,7 +37,7 @@ def _tiers_of(policy: compression.CompressionPolicy) -> tuple[tuple[str, ...], l
         heads = tuple(f"tier {t + 1} ({compression.describe_tier(policy, t)})" for t in range(len(policy.tiers)))
         top = max((t.max_age for t in policy.tiers if t.max_age is not None), default=-1)
         by_age = [compression.tier_for_age(policy, age) for age in range(max(top, 0) + 2)]
-        if len(_TIERS) > 256:
+        if len(_TIERS) > limits.TOTALS:
             _TIERS.clear()
         hit = _TIERS[id(policy)] = (policy, heads, by_age)
     return hit[1], hit[2]
@@ -90,7 +91,7 @@ def shared_detail(kind: str, *figures: int) -> str:
             boundary, total = figures
             into = "a removal marker" if kind == "removed" else "a summary checkpoint"
             detail = f"{kind}: the {total:,} messages before index {boundary} are replaced by {into}"
-        if len(_DETAILS) > 1024:
+        if len(_DETAILS) > limits.TEXTS:
             _DETAILS.clear()
         _DETAILS[key] = detail
     return detail

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from ..model import Message
 from ..tokens import SwarmEstimate, TokenCounter
 from .builders import with_text
+from . import limits
 
 if TYPE_CHECKING:
     from .cache import PipelineCache
     from .row_keys import Specs
 
-_CACHE_LIMIT = 1_000_000
 
 
 def embed_table(cache: PipelineCache, counter: TokenCounter) -> dict[int, tuple]:
@@ -54,7 +54,7 @@ def embedded(cache: PipelineCache, counter: TokenCounter, body: Message, texts: 
         tokens = SwarmEstimate.count_stats(new.role, n + stats[0], code + stats[1])
     else:
         tokens = counter.count_message(new)
-    if len(table) >= _CACHE_LIMIT:
+    if len(table) >= limits.ENTRIES:
         table.clear()
     hit = table[id(body)] = (body, texts, new, appended, tokens, found)
     return hit
@@ -72,7 +72,7 @@ def suffix_of(cache: PipelineCache, texts: Sequence[str]) -> tuple:
         spans.append((pos, pos + len(piece)))
         pos += len(piece) + 2
     suffix = "".join("\n\n" + piece for piece in pieces)
-    if len(cache.suffixes) >= _CACHE_LIMIT:
+    if len(cache.suffixes) >= limits.ENTRIES:
         cache.suffixes.clear()
     hit = cache.suffixes[id(texts)] = (texts, suffix, tuple(spans), _joined_spans(pieces, cache.reminder_spans),
                                       SwarmEstimate.text_stats(suffix))

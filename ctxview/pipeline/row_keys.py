@@ -15,6 +15,7 @@ from ..compression import DEFAULT_POLICY
 from ..model import Message
 from ..view import Change
 from . import changes as made
+from . import limits
 
 class Specs:
     """What changed, per stored index: the key of each changed message's row, (index, *specs)
@@ -136,7 +137,7 @@ def shared_change(spec: tuple) -> Change:
     spec (tens of thousands of rows share a few specs: a removal, a budget drop, a placeholder)."""
     change = SHARED_CHANGES.get(spec)
     if change is None:
-        if len(SHARED_CHANGES) >= 65536:
+        if len(SHARED_CHANGES) >= limits.SHARED_CHANGES:
             SHARED_CHANGES.clear()
             SHARED_ONES.clear()  # (their changes must stay the shared ones: rows are checked by identity)
         change = SHARED_CHANGES[spec] = change_of(spec, DEFAULT_POLICY, 0, 0, _NO_MESSAGE)
@@ -147,7 +148,7 @@ def shared_changes(spec: tuple) -> tuple[Change]:
     """(shared_change(spec),), the same tuple for every row whose only change is this spec."""
     changes = SHARED_ONES.get(spec)
     if changes is None:
-        if len(SHARED_ONES) >= 65536:
+        if len(SHARED_ONES) >= limits.SHARED_CHANGES:
             SHARED_ONES.clear()
         changes = SHARED_ONES[spec] = (shared_change(spec),)
     return changes

@@ -10,11 +10,11 @@ from ..tokens import TokenCounter
 from ..view import Row
 from .builders import make_row as _row
 from .row_keys import AFTER_COMPRESSED, SPEC_LENGTHS, Specs, by_index, changes_of, cleared_by_index, gone_by_index, shared_change, shared_changes
+from . import limits
 
 if TYPE_CHECKING:
     from .cache import PipelineCache
 
-_CACHE_LIMIT = 1_000_000
 
 
 class RowMaker:
@@ -100,7 +100,7 @@ def new_row(row_cache: dict, cache_key: Any, key: tuple, base: Row, stored: Mess
         spans = reminders if reminders is not None else spans_of(prepared.text)
     row = _row(base.index, stored, prepared, changes, stored_tokens, prepared_tokens, base.tool_name,
                base.stored_reminders, spans, eph if prepared is not None else ())
-    if len(row_cache) >= _CACHE_LIMIT:
+    if len(row_cache) >= limits.ENTRIES:
         row_cache.clear()
     row_cache[cache_key] = row
     return row

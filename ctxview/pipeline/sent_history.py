@@ -21,11 +21,11 @@ from ..tokens import TokenCounter
 from ..view import PreparedView, Row, Rows, row_columns
 from . import changes as made
 from .reference import harness_events
+from . import limits
 
 if TYPE_CHECKING:
     from .cache import PipelineCache
 
-_KEPT = 8  # stage-0 conversations and wrapped views kept per cache
 
 
 class SentHistory:
@@ -77,7 +77,7 @@ class SentHistory:
             inner, settings=settings, rows=Rows([maker] * len(indices), indices, stored, prepared),
             tokens_stored=inner.system_tokens + cache.stored_total(data, counter, n),
             requests=data.requests, stats=stats)
-        if len(cache.sent_views) >= _KEPT:
+        if len(cache.sent_views) >= limits.KEPT:
             cache.sent_views.pop(next(iter(cache.sent_views)))
         cache.sent_views[id(inner)] = (inner, view)
         return view
@@ -128,7 +128,7 @@ def events_for(cache: PipelineCache, conversation: Conversation, settings: Setti
                                 cache.system_tokens(data, counter))
     else:
         events = harness.rewrite_events(conversation)
-    if len(cache.harness) >= 64:
+    if len(cache.harness) >= limits.TABLES:
         cache.harness.clear()
     cache.harness[key] = (conversation, events)
     return events
@@ -163,11 +163,11 @@ def for_request(cache: PipelineCache, conversation: Conversation, settings: Sett
         return hit[1]
     sent = harness.history_as_sent(conversation, len(msgs), todo)
     history = None if sent.plain else SentHistory(conversation, sent)
-    if len(cache.sent) >= _KEPT:
+    if len(cache.sent) >= limits.KEPT:
         cache.sent.pop(next(iter(cache.sent)))
     cache.sent[key] = (conversation, history, todo)  # (todo keeps its events' ids alive)
     if history is not None:
-        if len(cache.offsets) >= _KEPT:
+        if len(cache.offsets) >= limits.KEPT:
             cache.offsets.clear()
         cache.offsets[id(history.conversation)] = (history.conversation, history.start)
     return history
