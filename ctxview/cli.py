@@ -128,7 +128,31 @@ def _report_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--messages", action="store_true",
                         help="also list every message: tokens stored and prepared, and what changed")
+    _add_usage_options(parser)
     return parser
+
+
+# --- usage, cost and the prompt cache: the report's options -----------------------
+
+def _price(text: str):
+    from .prices import parse_price_override
+
+    try:
+        return parse_price_override(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_usage_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--price", metavar="MODEL=IN,OUT,CACHE_READ,CACHE_WRITE", type=_price, action="append",
+                        default=[], help="a model's prices in dollars per million tokens, over genai-prices' table "
+                                         "(repeatable)")
+
+
+def _price_table(args: argparse.Namespace):
+    from .prices import PriceTable
+
+    return PriceTable(dict(args.price))
 
 
 def _prepare_parser() -> argparse.ArgumentParser:
@@ -252,7 +276,8 @@ def _run_report(argv: Sequence[str]) -> int:
     from .report import build_report
 
     try:
-        data = build_report(session, _overrides(args), agent=args.agent, rows=args.messages)
+        data = build_report(session, _overrides(args), agent=args.agent, rows=args.messages,
+                            prices=_price_table(args))
     except ValueError as exc:  # e.g. a conversation's own settings are invalid
         raise InputError(f"{args.file}: {exc}") from None
     if args.json:

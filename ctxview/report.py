@@ -13,8 +13,10 @@ from .bloat import analyze_context_bloat
 from .model import Conversation, Session
 from .harness import rewrite_events, sent_tokens
 from .pipeline import PipelineCache, prepare
+from .prices import CostTotal, PriceTable, cost_of
 from .tokens import calibrate
 from .settings import Settings, request_index, settings_for  # noqa: F401 (settings_for: its old home)
+from .usage import UsageTotals, recorded_requests
 from .view import PreparedView, Row
 from .windows import WARNING_MARKS, gauge_level
 
@@ -54,8 +56,10 @@ def conversation_report(
     cache: PipelineCache | None = None,
     threshold: float = 0.7,
     rows: bool = False,
+    prices: PriceTable | None = None,
 ) -> dict[str, Any]:
-    """One conversation's entry of the report document; `rows`: add one entry per message."""
+    """One conversation's entry of the report document; `rows`: add one entry per message (and per
+    recorded request); `prices`: the price table for its cost (None: genai-prices' own)."""
     cache = cache or PipelineCache()
     view = prepare(conversation, settings, cache=cache)
     counter = cache.counter(conversation, settings.counter)
@@ -102,9 +106,45 @@ def conversation_report(
         "calibration": calibration.to_dict(),
         "bloat": bloat.to_dict(),
     }
+    out.update(usage_and_cost(conversation, prices or PriceTable(), per_request=rows))
     if rows:
         out["rows"] = [_row_dict(r) for r in view.rows]
     return out
+
+
+# --- usage and cost ---------------------------------------------------------------
+
+def _usage_cost(conversation: Conversation, prices: PriceTable) -> tuple[UsageTotals, CostTotal, list]:
+    calls = list(recorded_requests(conversation))
+    totals = UsageTotals.of(r.usage for r in calls)
+    cost = cost_of(((r.usage, r.model, r.timestamp) for r in calls), prices)
+    return totals, cost, calls
+
+
+def usage_and_cost(conversation: Conversation, prices: PriceTable, *, per_request: bool = False) -> dict[str, Any]:
+    """`"usage"` (recorded, summed once per request) and `"cost"` of one conversation; with
+    `per_request`, `"usage_by_request"` too."""
+    totals, cost, calls = _usage_cost(conversation, prices)
+    out: dict[str, Any] = {"usage": totals.to_dict(), "cost": cost.to_dict()}
+    if per_request:
+        out["usage_by_request"] = [
+            {"index": r.index, "model": r.model, "timestamp": r.timestamp,
+             **UsageTotals.of((r.usage,)).to_dict(),
+             "usd": _usd(prices.cost(r.usage, r.model, r.timestamp))} for r in calls]
+    return out
+
+
+def session_usage_and_cost(session: Session, prices: PriceTable) -> dict[str, Any]:
+    """The session's `"usage"` and `"cost"`: every conversation, sub-agents and side chains included."""
+    totals, cost = UsageTotals(), CostTotal(None, 0)
+    for c in session.conversations:
+        t, k, _ = _usage_cost(c, prices)
+        totals, cost = totals + t, cost + k
+    return {"usage": totals.to_dict(), "cost": cost.to_dict()}
+
+
+def _usd(value: Any) -> float | None:
+    return None if value is None else float(round(value, 6))
 
 
 def _row_dict(row: Row) -> dict[str, Any]:
@@ -127,11 +167,14 @@ def build_report(
     agent: str | None = None,
     threshold: float = 0.7,
     rows: bool = False,
+    prices: PriceTable | None = None,
 ) -> dict[str, Any]:
     """The whole report document; `agent` keeps only that conversation (KeyError if absent);
-    `rows` adds one entry per message to each conversation."""
+    `rows` adds one entry per message to each conversation. The session's `"usage"` and `"cost"`
+    are over all its conversations, whichever `agent` is shown."""
     conversations = [session.conversation(agent)] if agent is not None else list(session.conversations)
     cache = PipelineCache()
+    prices = prices or PriceTable()
     # A request number names a request of one conversation: the one asked for, else the first.
     others = {k: v for k, v in (overrides or {}).items() if k != "request_number"}
     return {
@@ -139,7 +182,8 @@ def build_report(
         "source": session.source,
         "conversations": [
             conversation_report(c, settings_for(c, overrides if k == 0 else others), cache=cache,
-                                threshold=threshold, rows=rows)
+                                threshold=threshold, rows=rows, prices=prices)
             for k, c in enumerate(conversations)
         ],
+        **session_usage_and_cost(session, prices),
     }

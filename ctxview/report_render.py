@@ -36,7 +36,7 @@ def _gauge(share: float | None, width: int = 40, *, ascii_only: bool = False) ->
 def _report_sections(conv: dict[str, Any], *, ascii_only: bool) -> list[tuple]:
     """A conversation's report as ("title", str) / ("line", str, level) / ("table", title, headers, rows)."""
     return [*_view_lines(conv), _tokens_table(conv), *_context_lines(conv, ascii_only), *_calibration_lines(conv),
-            *_bloat_sections(conv)]
+            *_usage_sections(conv), *_bloat_sections(conv)]
 
 
 def _view_lines(conv: dict[str, Any]) -> list[tuple]:
@@ -149,6 +149,44 @@ def _bloat_sections(conv: dict[str, Any]) -> list[tuple]:
 
 
 
+# --- usage, cost and the prompt cache ------------------------------------------------
+
+def _document_sections(data: dict[str, Any]) -> list[tuple]:
+    """Every conversation's sections, then the session's usage and cost (sub-agents included)."""
+    out = [section for conv in data["conversations"] for section in _report_sections(conv, ascii_only=False)]
+    if "usage" in data:
+        out.append(("title", "session: every conversation, sub-agents included"))
+        out.extend(_usage_table(data["usage"], data["cost"], "Recorded usage"))
+    return out
+
+
+def _usage_sections(conv: dict[str, Any]) -> list[tuple]:
+    return _usage_table(conv["usage"], conv["cost"], "Recorded usage") if "usage" in conv else []
+
+
+def _money(usd: Any) -> str:
+    return "no price" if usd is None else f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
+
+
+def _cost_text(cost: dict[str, Any]) -> str:
+    if cost["usd"] is None:
+        return "no price" + (f" ({', '.join(cost['unpriced_models'])} not in the table; --price sets one)"
+                             if cost.get("unpriced_models") else "")
+    text = _money(cost["usd"])
+    if not cost["priced"]:
+        text += (f" for the priced requests ({cost['unpriced_requests']:,} of {', '.join(cost['unpriced_models'])} "
+                 "have no price; --price sets one)")
+    return text + f" (prices as of {cost['prices_as_of']})"
+
+
+def _usage_table(usage: dict[str, Any], cost: dict[str, Any], title: str) -> list[tuple]:
+    if not usage["requests"]:
+        return [("line", f"{title}: no usage recorded", 0)]
+    return [("table", title, ["requests", "input", "output", "cache read", "cache write", "cost"],
+             [[_fmt_int(usage["requests"]), _fmt_int(usage["input"]), _fmt_int(usage["output"]),
+               _fmt_int(usage["cache_read"]), _fmt_int(usage["cache_write"]), _cost_text(cost)]])]
+
+
 def render_report(data: dict[str, Any], stream: Any, *, warnings: Sequence[str] = (), skipped: int = 0) -> None:
     """Print the report: Rich tables on a terminal, plain text otherwise."""
     from .sanitize import sanitize
@@ -161,9 +199,8 @@ def render_report(data: dict[str, Any], stream: Any, *, warnings: Sequence[str] 
     if not tty:
         lines = [sanitize(header)]
         lines.extend(f"note: {sanitize(n)}" for n in notes)
-        for conv in data["conversations"]:
-            for section in _report_sections(conv, ascii_only=False):
-                lines.extend(_plain_section(section, sanitize))
+        for section in _document_sections(data):
+            lines.extend(_plain_section(section, sanitize))
         stream.write("\n".join(lines) + "\n")
         return
     from rich.console import Console
@@ -175,23 +212,22 @@ def render_report(data: dict[str, Any], stream: Any, *, warnings: Sequence[str] 
     for n in notes:
         console.print(Text(f"note: {sanitize(n)}", style="yellow"))
     styles = {0: "", 1: "yellow", 2: "dark_orange", 3: "bold red"}
-    for conv in data["conversations"]:
-        for section in _report_sections(conv, ascii_only=False):
-            kind = section[0]
-            if kind == "title":
-                console.print()
-                console.print(Text(sanitize(section[1]), style="bold cyan"))
-            elif kind == "line":
-                console.print(Text(sanitize(section[1]), style=styles.get(section[2], "")))
-            else:
-                _, title, headers, rows = section
-                table = Table(title=Text(title), title_justify="left")
-                for i, h in enumerate(headers):
-                    numeric = all(str(r[i]).replace(",", "").replace("-", "").isdigit() for r in rows)
-                    table.add_column(Text(h), justify="right" if numeric else "left")
-                for row in rows:
-                    table.add_row(*(Text(sanitize(str(c))) for c in row))
-                console.print(table)
+    for section in _document_sections(data):
+        kind = section[0]
+        if kind == "title":
+            console.print()
+            console.print(Text(sanitize(section[1]), style="bold cyan"))
+        elif kind == "line":
+            console.print(Text(sanitize(section[1]), style=styles.get(section[2], "")))
+        else:
+            _, title, headers, rows = section
+            table = Table(title=Text(title), title_justify="left")
+            for i, h in enumerate(headers):
+                numeric = all(str(r[i]).replace(",", "").replace("-", "").isdigit() for r in rows)
+                table.add_column(Text(h), justify="right" if numeric else "left")
+            for row in rows:
+                table.add_row(*(Text(sanitize(str(c))) for c in row))
+            console.print(table)
 
 
 def _plain_section(section: tuple, sanitize) -> list[str]:

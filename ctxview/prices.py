@@ -1,0 +1,179 @@
+"""Prices per million tokens, and what recorded or simulated usage cost in US dollars.
+
+The table is genai-prices (Pydantic's package of provider prices), pinned in
+pyproject.toml, read from the data inside its wheel: ctxview never asks it to
+update (its UpdatePrices would fetch from GitHub). It brings pydantic, so it
+is imported on the first price asked for, never at start-up. A model it does
+not know has no price (None), never 0; `--price MODEL=IN,OUT,CACHE_READ,CACHE_WRITE`
+overrides it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from decimal import Decimal, InvalidOperation
+from typing import Any, Mapping
+
+from .model import Usage
+
+__all__ = ["PRICES_AS_OF", "PRICES_VERSION", "CostTotal", "Price", "PriceTable", "cost_of", "parse_price_override"]
+
+PRICES_VERSION = "0.2.3"       # the genai-prices release pinned in pyproject.toml
+PRICES_AS_OF = "2026-11-10"    # its release date on PyPI: the newest prices the table can know
+_AS_OF = datetime(2026, 11, 10, tzinfo=timezone.utc)
+_MILLION = Decimal(1_000_000)
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """US dollars per million tokens."""
+
+    input: Decimal
+    output: Decimal
+    cache_read: Decimal
+    cache_write: Decimal
+
+    def cost(self, usage: Usage) -> Decimal:
+        return (usage.input_tokens * self.input + usage.output_tokens * self.output
+                + usage.cache_read_tokens * self.cache_read + usage.cache_write_tokens * self.cache_write) / _MILLION
+
+
+def parse_price_override(text: str) -> tuple[str, Price]:
+    """`MODEL=IN,OUT,CACHE_READ,CACHE_WRITE` (dollars per million tokens) -> (model, Price); ValueError otherwise."""
+    model, sep, values = text.partition("=")
+    parts = [p.strip() for p in values.split(",")]
+    if not sep or not model.strip() or len(parts) != 4:
+        raise ValueError(f"--price expects MODEL=IN,OUT,CACHE_READ,CACHE_WRITE (dollars per million tokens), "
+                         f"not {text!r}")
+    try:
+        numbers = [Decimal(p) for p in parts]
+    except InvalidOperation:
+        raise ValueError(f"--price {text!r}: prices must be numbers") from None
+    if any(not n.is_finite() or n < 0 for n in numbers):
+        raise ValueError(f"--price {text!r}: prices must be finite and ≥ 0")
+    return model.strip(), Price(*numbers)
+
+
+def _when(timestamp: str | None) -> datetime:
+    """The request's time, for prices that changed over time; the table's date when unknown (deterministic,
+    unlike genai-prices' default of now)."""
+    if timestamp:
+        try:
+            t = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+            return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+        except ValueError:
+            pass
+    return _AS_OF
+
+
+class PriceTable:
+    """Prices by model: the overrides first, then genai-prices' bundled table."""
+
+    def __init__(self, overrides: Mapping[str, Price] | None = None) -> None:
+        self.overrides = dict(overrides or {})
+        self._models: dict[str, Any] = {}   # model id -> genai-prices ModelInfo, or None when unknown
+        self.used_table = False             # whether any price came from genai-prices
+
+    def _model_info(self, model: str) -> Any:
+        if model not in self._models:
+            from genai_prices import data_snapshot  # pydantic comes with it: only when a cost is asked for
+
+            try:
+                _, info = data_snapshot.get_snapshot().find_provider_model(model, None, None, None)
+            except LookupError:
+                info = None
+            self._models[model] = info
+        return self._models[model]
+
+    def known(self, model: str | None) -> bool:
+        return model is not None and (model in self.overrides or self._model_info(model) is not None)
+
+    def price(self, model: str | None, timestamp: str | None = None) -> Price | None:
+        """The model's flat prices at that time (the first tier where a price is tiered); None: unknown."""
+        if model is None:
+            return None
+        if model in self.overrides:
+            return self.overrides[model]
+        info = self._model_info(model)
+        if info is None:
+            return None
+        p = info.get_prices(_when(timestamp))
+        self.used_table = True
+        base = _flat(getattr(p, "input_mtok", None), Decimal(0))
+        # a cache price the table leaves out is charged as input, as genai-prices does
+        return Price(base, _flat(getattr(p, "output_mtok", None), Decimal(0)),
+                     _flat(getattr(p, "cache_read_mtok", None), base), _flat(getattr(p, "cache_write_mtok", None), base))
+
+    def cost(self, usage: Usage, model: str | None, timestamp: str | None = None) -> Decimal | None:
+        """What one call cost in dollars; None when the model has no price. Tiered prices (a long
+        prompt costs more per token) are applied by genai-prices itself."""
+        if model is None:
+            return None
+        if model in self.overrides:
+            return self.overrides[model].cost(usage)
+        info = self._model_info(model)
+        if info is None:
+            return None
+        from genai_prices import Usage as GUsage
+        from genai_prices import data_snapshot
+
+        self.used_table = True
+        # genai-prices counts input_tokens as all of the prompt, cache included (Anthropic's API does not)
+        gu = GUsage(input_tokens=usage.context_tokens, output_tokens=usage.output_tokens,
+                    cache_read_tokens=usage.cache_read_tokens, cache_write_tokens=usage.cache_write_tokens)
+        provider, _ = data_snapshot.get_snapshot().find_provider_model(model, None, None, None)
+        return info.calc_price(gu, provider, genai_request_timestamp=_when(timestamp),
+                               auto_update_timestamp=None).total_price
+
+
+def _flat(value: Any, missing: Decimal) -> Decimal:
+    if value is None:
+        return missing
+    if isinstance(value, Decimal):
+        return value
+    return Decimal(getattr(value, "base", 0))
+
+
+@dataclass(frozen=True, slots=True)
+class CostTotal:
+    """Dollars over some requests; `usd` sums the priced ones, None when none was priced."""
+
+    usd: Decimal | None
+    requests: int
+    unpriced: tuple[str, ...] = ()   # the models without a price ("unknown" for a request naming none)
+    unpriced_requests: int = 0
+
+    @property
+    def priced(self) -> bool:
+        return self.requests > 0 and self.unpriced_requests == 0
+
+    def __add__(self, other: CostTotal) -> CostTotal:
+        usd = None if self.usd is None and other.usd is None else (self.usd or Decimal(0)) + (other.usd or Decimal(0))
+        return CostTotal(usd, self.requests + other.requests,
+                         tuple(dict.fromkeys(self.unpriced + other.unpriced)),
+                         self.unpriced_requests + other.unpriced_requests)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"usd": None if self.usd is None else float(round(self.usd, 6)), "priced": self.priced,
+                               "prices_as_of": PRICES_AS_OF}
+        if self.unpriced_requests:
+            out["unpriced_models"] = list(self.unpriced)
+            out["unpriced_requests"] = self.unpriced_requests
+        return out
+
+
+def cost_of(calls: Any, table: PriceTable) -> CostTotal:
+    """The cost of (usage, model, timestamp) calls."""
+    usd: Decimal | None = None
+    n = unpriced_n = 0
+    unpriced: dict[str, None] = {}
+    for usage, model, timestamp in calls:
+        n += 1
+        c = table.cost(usage, model, timestamp)
+        if c is None:
+            unpriced_n += 1
+            unpriced[model or "unknown"] = None
+        else:
+            usd = c if usd is None else usd + c
+    return CostTotal(usd, n, tuple(unpriced), unpriced_n)
