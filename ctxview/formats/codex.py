@@ -129,7 +129,8 @@ class _Rollout:
             if type(ptype) is str and ptype in _OUTPUTS and b.messages and b.messages[-1].origin == origin:
                 _output_meta(b.messages[-1], payload.get("output"), self.policy)
         elif rtype == "event_msg":
-            self._event(payload, origin)
+            ts = rec.get("timestamp")
+            self._event(payload, origin, ts if type(ts) is str else None)
         elif rtype == "turn_context":
             model = payload.get("model")
             if isinstance(model, str):
@@ -156,7 +157,7 @@ class _Rollout:
         elif isinstance(p.get("instructions"), str) and self.system_prompt is None:
             self.system_prompt = p["instructions"]
 
-    def _event(self, p: dict, origin: str) -> None:
+    def _event(self, p: dict, origin: str, timestamp: str | None = None) -> None:
         etype = p.get("type")
         if etype == "token_count":
             info = p.get("info")
@@ -170,7 +171,8 @@ class _Rollout:
                 return  # Codex repeats the last count at each turn start
             self.last_total = total
             usage = openai_usage(info.get("last_token_usage"))
-            if usage is not None and not self.b.attach_usage(usage):
+            # (the count's time: just after the response, the prompt cache's clock)
+            if usage is not None and not self.b.attach_usage(usage, timestamp):
                 # a model call whose items the file does not hold (usage-only rollouts)
                 self.usage_only.append(message(role="assistant", content="", model_id=self.b.model, usage=usage,
                                                origin=origin))

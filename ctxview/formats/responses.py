@@ -42,7 +42,7 @@ def output_text(output: Any) -> str:
 
 
 class _Group:
-    __slots__ = ("texts", "thinking", "calls", "origin", "id", "usage", "model")
+    __slots__ = ("texts", "thinking", "calls", "origin", "id", "usage", "model", "meta")
 
     def __init__(self, origin: str, model: str | None):
         self.texts: list[str] = []
@@ -52,6 +52,7 @@ class _Group:
         self.id: str | None = None
         self.usage: Usage | None = None
         self.model = model
+        self.meta: dict = {}
 
 
 class ResponsesBuilder:
@@ -78,18 +79,22 @@ class ResponsesBuilder:
         text = "\n".join(g.texts) if g.texts else ""
         self.messages.append(message(
             role="assistant", content=text, tool_calls=tuple(g.calls), model_id=g.model, usage=g.usage,
-            thinking="\n\n".join(g.thinking) if g.thinking else None, origin=g.origin, id=g.id,
+            thinking="\n\n".join(g.thinking) if g.thinking else None, origin=g.origin, id=g.id, meta=g.meta,
         ))
         self._last_assistant = len(self.messages) - 1
 
-    def attach_usage(self, usage: Usage) -> bool:
-        """Give `usage` to the latest assistant message that has none; False if none is waiting."""
+    def attach_usage(self, usage: Usage, timestamp: str | None = None) -> bool:
+        """Give `usage` (and the time it was recorded, into meta) to the latest assistant message that
+        has none; False if none is waiting."""
         if self._group is not None and self._group.usage is None:
             self._group.usage = usage
+            if timestamp:
+                self._group.meta = {"timestamp": timestamp}
             return True
         i = self._last_assistant
         if i is not None and self.messages[i].usage is None:
-            self.messages[i] = self.messages[i].replace(usage=usage)
+            m = self.messages[i]
+            self.messages[i] = m.replace(usage=usage, meta={**m.meta, "timestamp": timestamp} if timestamp else m.meta)
             return True
         return False
 

@@ -22,7 +22,7 @@ def _assistant_message(parts: list) -> Message:
     """
     origin = parts[0]
     first = parts[1]
-    mid, model, texts, thinking, calls, usage, uuid, error = first
+    mid, model, texts, thinking, calls, usage, uuid, error, ts = first
     if len(parts) > 2:
         texts, thinking, calls = list(texts), list(thinking), list(calls)
         for data in parts[2:]:
@@ -38,6 +38,8 @@ def _assistant_message(parts: list) -> Message:
                 model = data[1]
             error = error or data[7]
     meta: dict = {"api_error": True} if error else {}
+    if type(ts) is str:  # the response's first line: when the request was answered (the prompt cache's clock)
+        meta["timestamp"] = ts
     if thinking:
         # the blocks as recorded, signatures included, so that an export can send them back
         meta["thinking_blocks"] = thinking if type(thinking) is tuple else tuple(thinking)

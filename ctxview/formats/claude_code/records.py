@@ -121,4 +121,5 @@ def assistant_data(rec: dict, msg: dict, uuid: str | None):
     # The model name is shared (every line repeats it); the usage becomes a Usage only for
     # the last line of a response, the one that counts.
     return (mid if type(mid) is str else None, _intern(model) if type(model) is str else None, texts, thinking,
-            calls, usage if type(usage) is dict else None, uuid, rec.get("isApiErrorMessage") is True)
+            calls, usage if type(usage) is dict else None, uuid, rec.get("isApiErrorMessage") is True,
+            rec.get("timestamp"))
