@@ -143,10 +143,50 @@ def _price(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _compare(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """`default,light,10:full,*:100,default+clear=3,budget=50000`: settings separated by commas, a run
+    of AGE:LIMIT pairs being one tier spec; `+` joins tiers=, keep_recent=, clear= and budget= parts."""
+    items: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            raise argparse.ArgumentTypeError(f"--compare: an empty setting in {text!r}")
+        if items and ":" in part and ":" in items[-1].rsplit("+", 1)[-1] and "=" not in part.split("+")[0]:
+            items[-1] += "," + part  # the next pair of a tier spec
+        else:
+            items.append(part)
+    out = []
+    for item in items:
+        values: dict[str, Any] = {}
+        for piece in item.split("+"):
+            key, sep, value = piece.partition("=")
+            if not sep:
+                key, value = "tiers", piece
+            key = {"keep": "keep_recent", "keep-recent": "keep_recent"}.get(key, key)
+            try:
+                if key == "tiers":
+                    values["tiers"] = _tiers(value)
+                elif key in ("keep_recent", "budget"):
+                    values[key] = _int_at_least(0 if key == "keep_recent" else 1, key)(value)
+                elif key == "clear":
+                    values["clear"] = ClearSettings(keep=_int_at_least(0, "clear")(value))
+                else:
+                    raise argparse.ArgumentTypeError(f"unknown part {key!r} (tiers, keep_recent, clear, budget)")
+            except argparse.ArgumentTypeError as exc:
+                raise argparse.ArgumentTypeError(f"--compare {item!r}: {exc}") from None
+        out.append((item, values))
+    return out
+
+
 def _add_usage_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--price", metavar="MODEL=IN,OUT,CACHE_READ,CACHE_WRITE", type=_price, action="append",
                         default=[], help="a model's prices in dollars per million tokens, over genai-prices' table "
                                          "(repeatable)")
+    parser.add_argument("--cache-ttl", choices=("5m", "1h"), default="5m",
+                        help="the prompt cache's lifetime in the simulation (default 5m; 1h writes cost more)")
+    parser.add_argument("--compare", metavar="SETTINGS", type=_compare, default=[],
+                        help="replay every request under each setting and compare tokens, cache reads and cost "
+                             "with the as-sent view, e.g. 'default,light,aggressive,swarm-auto,off', "
+                             "'10:full,*:100', 'default+clear=3', 'budget=50000'")
 
 
 def _price_table(args: argparse.Namespace):
@@ -277,7 +317,7 @@ def _run_report(argv: Sequence[str]) -> int:
 
     try:
         data = build_report(session, _overrides(args), agent=args.agent, rows=args.messages,
-                            prices=_price_table(args))
+                            prices=_price_table(args), cache_ttl=args.cache_ttl, compare=args.compare)
     except ValueError as exc:  # e.g. a conversation's own settings are invalid
         raise InputError(f"{args.file}: {exc}") from None
     if args.json:

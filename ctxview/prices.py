@@ -89,8 +89,9 @@ class PriceTable:
     def known(self, model: str | None) -> bool:
         return model is not None and (model in self.overrides or self._model_info(model) is not None)
 
-    def price(self, model: str | None, timestamp: str | None = None) -> Price | None:
-        """The model's flat prices at that time (the first tier where a price is tiered); None: unknown."""
+    def price(self, model: str | None, timestamp: str | None = None, ttl: str = "5m") -> Price | None:
+        """The model's flat prices at that time (the first tier where a price is tiered), cache writes
+        at the price of the cache's lifetime `ttl` ("5m" or "1h"); None: unknown."""
         if model is None:
             return None
         if model in self.overrides:
@@ -102,12 +103,16 @@ class PriceTable:
         self.used_table = True
         base = _flat(getattr(p, "input_mtok", None), Decimal(0))
         # a cache price the table leaves out is charged as input, as genai-prices does
+        write = _flat(getattr(p, "cache_write_mtok", None), base)
+        if ttl == "1h":
+            write = _flat(getattr(p, "cache_write_1h_mtok", None), write)
         return Price(base, _flat(getattr(p, "output_mtok", None), Decimal(0)),
-                     _flat(getattr(p, "cache_read_mtok", None), base), _flat(getattr(p, "cache_write_mtok", None), base))
+                     _flat(getattr(p, "cache_read_mtok", None), base), write)
 
-    def cost(self, usage: Usage, model: str | None, timestamp: str | None = None) -> Decimal | None:
+    def cost(self, usage: Usage, model: str | None, timestamp: str | None = None, ttl: str = "5m") -> Decimal | None:
         """What one call cost in dollars; None when the model has no price. Tiered prices (a long
-        prompt costs more per token) are applied by genai-prices itself."""
+        prompt costs more per token) are applied by genai-prices itself; cache writes are priced
+        for the cache's lifetime `ttl` ("5m", "1h")."""
         if model is None:
             return None
         if model in self.overrides:
@@ -120,8 +125,9 @@ class PriceTable:
 
         self.used_table = True
         # genai-prices counts input_tokens as all of the prompt, cache included (Anthropic's API does not)
+        extra = {"cache_write_1h_tokens": usage.cache_write_tokens} if ttl == "1h" else {}
         gu = GUsage(input_tokens=usage.context_tokens, output_tokens=usage.output_tokens,
-                    cache_read_tokens=usage.cache_read_tokens, cache_write_tokens=usage.cache_write_tokens)
+                    cache_read_tokens=usage.cache_read_tokens, cache_write_tokens=usage.cache_write_tokens, **extra)
         provider, _ = data_snapshot.get_snapshot().find_provider_model(model, None, None, None)
         return info.calc_price(gu, provider, genai_request_timestamp=_when(timestamp),
                                auto_update_timestamp=None).total_price

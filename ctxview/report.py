@@ -7,15 +7,16 @@ document); the CLI renders the same data as tables. No terminal code here.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from .bloat import analyze_context_bloat
 from .model import Conversation, Session
 from .harness import rewrite_events, sent_tokens
 from .pipeline import PipelineCache, prepare
 from .prices import CostTotal, PriceTable, cost_of
+from .prompt_cache import TTL_SECONDS, CacheRules, min_cacheable_tokens, outcome, replay, simulate
 from .tokens import calibrate
-from .settings import Settings, request_index, settings_for  # noqa: F401 (settings_for: its old home)
+from .settings import Settings, request_index, settings_for, settings_from  # noqa: F401 (settings_for: its old home)
 from .usage import UsageTotals, recorded_requests
 from .view import PreparedView, Row
 from .windows import WARNING_MARKS, gauge_level
@@ -57,9 +58,13 @@ def conversation_report(
     threshold: float = 0.7,
     rows: bool = False,
     prices: PriceTable | None = None,
+    cache_ttl: str = "5m",
+    compare: Sequence[tuple[str, Settings]] = (),
 ) -> dict[str, Any]:
     """One conversation's entry of the report document; `rows`: add one entry per message (and per
-    recorded request); `prices`: the price table for its cost (None: genai-prices' own)."""
+    recorded request); `prices`: the price table for its cost (None: genai-prices' own);
+    `cache_ttl`: the prompt cache's lifetime ("5m", "1h"); `compare`: (label, settings) to replay
+    every request under."""
     cache = cache or PipelineCache()
     view = prepare(conversation, settings, cache=cache)
     counter = cache.counter(conversation, settings.counter)
@@ -106,7 +111,12 @@ def conversation_report(
         "calibration": calibration.to_dict(),
         "bloat": bloat.to_dict(),
     }
-    out.update(usage_and_cost(conversation, prices or PriceTable(), per_request=rows))
+    prices = prices or PriceTable()
+    out.update(usage_and_cost(conversation, prices, per_request=rows))
+    replays = _CacheReplays(conversation, settings, calibration, prices, cache, cache_ttl)
+    out["cache"] = replays.cache_section()
+    if compare:
+        out["compare"] = replays.compare(compare)
     if rows:
         out["rows"] = [_row_dict(r) for r in view.rows]
     return out
@@ -147,6 +157,79 @@ def _usd(value: Any) -> float | None:
     return None if value is None else float(round(value, 6))
 
 
+# --- the prompt cache: simulated against the record, and what a policy costs -------
+
+class _CacheReplays:
+    """Every request of one conversation replayed through the prompt-cache simulation.
+
+    ctxview's estimate does not hold what the file does not store (tool definitions, the
+    harness's system prompt) and counts in its own tokens: where the calibration fitted recorded
+    ≈ overhead + slope × estimate, the prompts carry that overhead as their system block and
+    are scaled by the slope. What the cache held before the file began is not in the file
+    either: the first recorded request's cache read is taken as the system block already cached."""
+
+    def __init__(self, conversation: Conversation, settings: Settings, calibration: Any, prices: PriceTable,
+                 cache: PipelineCache, ttl: str) -> None:
+        self.conversation, self.prices, self.cache, self.ttl = conversation, prices, cache, ttl
+        slope = calibration.slope
+        self.calibrated = slope is not None and slope > 0
+        self.overhead = max(int(round(calibration.overhead or 0)), 0) if self.calibrated else 0
+        self.scale = slope if self.calibrated else 1.0
+        self.rules = CacheRules(ttl=TTL_SECONDS[ttl], minimum=min_cacheable_tokens(conversation.model))
+        calls = list(recorded_requests(conversation))
+        self.warm = calls[0].usage.cache_read_tokens if calls else 0
+        self.recorded = UsageTotals.of(r.usage for r in calls)
+        self.recorded_cost = cost_of(((r.usage, r.model, r.timestamp) for r in calls), prices)
+        self.as_sent = Settings(counter=settings.counter, context_window=settings.context_window,
+                                embed_ephemeral=settings.embed_ephemeral)
+
+    def run(self, settings: Settings):
+        prompts = replay(self.conversation, settings, cache=self.cache, overhead=self.overhead, scale=self.scale)
+        return outcome(self.conversation, prompts, simulate(prompts, self.rules, warm=self.warm), self.prices,
+                       self.ttl)
+
+    def cache_section(self) -> dict[str, Any]:
+        sim = self.run(self.as_sent)
+        rec = self.recorded
+        recorded_share = rec.read_share if rec.cache_read or rec.cache_write else None
+        return {"simulated_read_share": None if sim.read_share is None else round(sim.read_share, 4),
+                "recorded_read_share": None if recorded_share is None else round(recorded_share, 4),
+                "ttl": self.ttl, "minimum_tokens": self.rules.minimum, "calibrated": self.calibrated,
+                "overhead": self.overhead, "scale": round(self.scale, 4), "warm": self.warm,
+                "simulated": sim.to_dict()}
+
+    def compare(self, settings: Sequence[tuple[str, Settings]]) -> dict[str, Any]:
+        """Each setting against the as-sent view through the same simulation (so that the change is
+        the policy's alone), with the record beside it where the file has one."""
+        base = self.run(self.as_sent).to_dict()
+        rec = self.recorded
+        recorded = None
+        if rec.requests and rec.context:
+            recorded = {"requests": rec.requests, "tokens": rec.context, "cache_read": rec.cache_read,
+                        "cache_write": rec.cache_write, "input": rec.input,
+                        "read_share": round(rec.read_share or 0.0, 4), "usd": self.recorded_cost.to_dict()["usd"]}
+        rows = []
+        for label, s in settings:
+            d = self.run(s).to_dict()
+            d.update(label=label, view_label=s.label(),
+                     tokens_change=_change(d["tokens"], base["tokens"]), cost_change=_change(d["usd"], base["usd"]))
+            rows.append(d)
+        return {"as_sent": base, "recorded": recorded, "settings": rows}
+
+
+def _compare_settings(overrides: Mapping[str, Any], compare: Sequence[tuple[str, Mapping[str, Any]]]):
+    """Each compared setting on its own (the defaults, not the report's or the file's what-if), with
+    the report's counter and context window."""
+    keep = {k: overrides.get(k) for k in ("counter", "context_window")}
+    return [(label, settings_from(None, {**keep, **o})) for label, o in compare]
+
+
+def _change(value: float | None, base: float | None) -> float | None:
+    if value is None or not base:
+        return None
+    return round(value / base - 1, 4) + 0.0  # (+ 0.0: never -0.0)
+
+
 def _row_dict(row: Row) -> dict[str, Any]:
     msg = row.stored if row.stored is not None else row.prepared
     return {
@@ -168,6 +251,8 @@ def build_report(
     threshold: float = 0.7,
     rows: bool = False,
     prices: PriceTable | None = None,
+    cache_ttl: str = "5m",
+    compare: Sequence[tuple[str, Mapping[str, Any]]] = (),
 ) -> dict[str, Any]:
     """The whole report document; `agent` keeps only that conversation (KeyError if absent);
     `rows` adds one entry per message to each conversation. The session's `"usage"` and `"cost"`
@@ -182,7 +267,8 @@ def build_report(
         "source": session.source,
         "conversations": [
             conversation_report(c, settings_for(c, overrides if k == 0 else others), cache=cache,
-                                threshold=threshold, rows=rows, prices=prices)
+                                threshold=threshold, rows=rows, prices=prices, cache_ttl=cache_ttl,
+                                compare=_compare_settings(others, compare))
             for k, c in enumerate(conversations)
         ],
         **session_usage_and_cost(session, prices),

@@ -161,7 +161,8 @@ def _document_sections(data: dict[str, Any]) -> list[tuple]:
 
 
 def _usage_sections(conv: dict[str, Any]) -> list[tuple]:
-    return _usage_table(conv["usage"], conv["cost"], "Recorded usage") if "usage" in conv else []
+    out = _usage_table(conv["usage"], conv["cost"], "Recorded usage") if "usage" in conv else []
+    return out + _cache_sections(conv.get("cache"), conv.get("compare"))
 
 
 def _money(usd: Any) -> str:
@@ -177,6 +178,44 @@ def _cost_text(cost: dict[str, Any]) -> str:
         text += (f" for the priced requests ({cost['unpriced_requests']:,} of {', '.join(cost['unpriced_models'])} "
                  "have no price; --price sets one)")
     return text + f" (prices as of {cost['prices_as_of']})"
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _pct_change(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.0%}".replace("-", "−")
+
+
+def _cache_sections(cache: dict[str, Any] | None, compare: dict[str, Any] | None) -> list[tuple]:
+    out: list[tuple] = []
+    if cache and cache["simulated"]["requests"]:
+        fit = (f"calibrated: overhead {cache['overhead']:,} + ×{cache['scale']:.3f}" if cache["calibrated"]
+               else "not calibrated (fewer than 2 recorded requests): ctxview's estimate alone")
+        rec = cache["recorded_read_share"]
+        out.append(("line", f"prompt cache (simulated, TTL {cache['ttl']}, minimum {cache['minimum_tokens']:,} "
+                            f"tokens, {fit}): cache reads {_share(cache['simulated_read_share'])} of input"
+                            + (f", recorded {_share(rec)}" if rec is not None else ""), 0))
+    if compare:
+        base, rec = compare["as_sent"], compare["recorded"]
+        rows = []
+        if rec is not None:
+            rows.append(["as sent (recorded)", _fmt_int(rec["tokens"] // max(rec["requests"], 1)),
+                         _share(rec["read_share"]), _money(rec["usd"]), "", ""])
+        rows.append(["as sent (simulated)", _fmt_int(base["tokens"] // max(base["requests"], 1)),
+                     _share(base["read_share"]), _money(base["usd"]), "", ""])
+        for r in compare["settings"]:
+            rows.append([r["label"], _fmt_int(r["tokens"] // max(r["requests"], 1)), _share(r["read_share"]),
+                         _money(r["usd"]), _pct_change(r["tokens_change"]), _pct_change(r["cost_change"])])
+        out.append(("table", f"What each setting costs ({base['requests']:,} requests replayed; changes against "
+                             "as sent, simulated)",
+                    ["setting", "tokens per request", "cache reads", "cost", "tokens change", "cost change"], rows))
+        for r in compare["settings"]:
+            cost = (f"cost {_pct_change(r['cost_change'])}" if r["cost_change"] is not None else "cost: no price")
+            out.append(("line", f"{r['label']}: {_pct_change(r['tokens_change'])} tokens per request, cache reads "
+                                f"{_share(base['read_share'])} → {_share(r['read_share'])}, {cost}", 0))
+    return out
 
 
 def _usage_table(usage: dict[str, Any], cost: dict[str, Any], title: str) -> list[tuple]:
