@@ -73,6 +73,8 @@ class PriceTable:
     def __init__(self, overrides: Mapping[str, Price] | None = None) -> None:
         self.overrides = dict(overrides or {})
         self._models: dict[str, Any] = {}   # model id -> genai-prices ModelInfo, or None when unknown
+        self._prices: dict[tuple, Any] = {}  # (model, hour) -> its genai-prices ModelPrice
+        self._flat: dict[tuple, tuple] = {}  # (model, hour, ttl) -> _flat_price()
         self.used_table = False             # whether any price came from genai-prices
 
     def _model_info(self, model: str) -> Any:
@@ -89,6 +91,14 @@ class PriceTable:
     def known(self, model: str | None) -> bool:
         return model is not None and (model in self.overrides or self._model_info(model) is not None)
 
+    def _model_price(self, model: str, timestamp: str | None) -> Any:
+        # prices change at dates (and, for a few providers, at hours of the day): one lookup per hour
+        key = (model, timestamp[:13] if timestamp else None)
+        hit = self._prices.get(key)
+        if hit is None:
+            hit = self._prices[key] = self._model_info(model).get_prices(_when(timestamp))
+        return hit
+
     def price(self, model: str | None, timestamp: str | None = None, ttl: str = "5m") -> Price | None:
         """The model's flat prices at that time (the first tier where a price is tiered), cache writes
         at the price of the cache's lifetime `ttl` ("5m" or "1h"); None: unknown."""
@@ -96,27 +106,71 @@ class PriceTable:
             return None
         if model in self.overrides:
             return self.overrides[model]
-        info = self._model_info(model)
-        if info is None:
+        if self._model_info(model) is None:
             return None
-        p = info.get_prices(_when(timestamp))
+        return self._flat_price(model, timestamp, ttl)[0]
+
+    def _flat_price(self, model: str, timestamp: str | None, ttl: str,
+                    prompt: int = 0) -> tuple[Price, int | None, bool]:
+        """(the prices for a prompt of `prompt` tokens, the size where the next tier starts (None: no
+        more tiers), whether anything is charged per request), from genai-prices' entry. A tier's
+        price applies to all of a prompt longer than its start."""
+        key = (model, timestamp[:13] if timestamp else None, ttl)
+        tiers = self._flat.get(key)
+        if tiers is None:
+            tiers = self._flat[key] = self._price_tiers(model, timestamp, ttl)
+        steps, per_request = tiers
+        k = 0
+        while k + 1 < len(steps) and prompt > steps[k + 1][0]:
+            k += 1
+        return steps[k][1], steps[k + 1][0] if k + 1 < len(steps) else None, per_request
+
+    def _price_tiers(self, model: str, timestamp: str | None, ttl: str) -> tuple[list[tuple[int, Price]], bool]:
+        p = self._model_price(model, timestamp)
         self.used_table = True
-        base = _flat(getattr(p, "input_mtok", None), Decimal(0))
-        # a cache price the table leaves out is charged as input, as genai-prices does
-        write = _flat(getattr(p, "cache_write_mtok", None), base)
-        if ttl == "1h":
-            write = _flat(getattr(p, "cache_write_1h_mtok", None), write)
-        return Price(base, _flat(getattr(p, "output_mtok", None), Decimal(0)),
-                     _flat(getattr(p, "cache_read_mtok", None), base), write)
+        names = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok", "cache_write_1h_mtok")
+        values = {n: getattr(p, n, None) for n in names}
+        starts = sorted({t.start for v in values.values() if v is not None and hasattr(v, "tiers") for t in v.tiers})
+        steps = []
+        for start in (0, *starts):
+            def at(name: str, missing: Decimal) -> Decimal:
+                v = values[name]
+                if v is None:
+                    return missing
+                if isinstance(v, Decimal):
+                    return v
+                out = v.base
+                for t in v.tiers:
+                    if start >= t.start:
+                        out = t.price
+                return out
+
+            base = at("input_mtok", Decimal(0))
+            # a cache price the table leaves out is charged as input, as genai-prices does
+            write = at("cache_write_mtok", base)
+            if ttl == "1h":
+                write = at("cache_write_1h_mtok", write)
+            steps.append((start, Price(base, at("output_mtok", Decimal(0)), at("cache_read_mtok", base), write)))
+        return steps, getattr(p, "requests_kcount", None) is not None
 
     def cost(self, usage: Usage, model: str | None, timestamp: str | None = None, ttl: str = "5m") -> Decimal | None:
-        """What one call cost in dollars; None when the model has no price. Tiered prices (a long
-        prompt costs more per token) are applied by genai-prices itself; cache writes are priced
-        for the cache's lifetime `ttl` ("5m", "1h")."""
+        """What one call cost in dollars; None when the model has no price. Cache writes are priced
+        for the cache's lifetime `ttl` ("5m", "1h"); a long prompt pays its tier's prices on all of
+        its tokens; a model with a per-request price goes through genai-prices' own calculation
+        (the tests hold this one equal to it)."""
         if model is None:
             return None
         if model in self.overrides:
             return self.overrides[model].cost(usage)
+        if self._model_info(model) is None:
+            return None
+        price, _, per_request = self._flat_price(model, timestamp, ttl, usage.context_tokens)
+        if per_request:
+            return self.genai_cost(usage, model, timestamp, ttl)
+        return price.cost(usage)
+
+    def genai_cost(self, usage: Usage, model: str, timestamp: str | None = None, ttl: str = "5m") -> Decimal | None:
+        """The cost as genai-prices' calc_price gives it (None: unknown model)."""
         info = self._model_info(model)
         if info is None:
             return None

@@ -101,3 +101,31 @@ def test_pydantic_is_not_imported_by_the_inspector_or_a_report_module_import():
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == []
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5-20250929", "claude-opus-4-6", "gpt-5.2-codex", "gemini-2.5-pro"])
+@pytest.mark.parametrize("ttl", ["5m", "1h"])
+def test_the_flat_fast_path_equals_genai_prices_own_calculation(model, ttl):
+    import random
+
+    rnd = random.Random(model + ttl)
+    table = PriceTable()
+    for _ in range(100):  # prompts up to 600k tokens: past Sonnet's and Gemini's 200k tiers too
+        u = Usage(*(rnd.randrange(0, 150_000) for _ in range(4)))
+        assert table.cost(u, model, "2026-01-05T10:00:00Z", ttl) == table.genai_cost(u, model,
+                                                                                      "2026-01-05T10:00:00Z", ttl)
+
+
+def test_a_tiered_price_applies_to_the_whole_long_prompt():
+    table = PriceTable()
+    short, long = Usage(100_000, 0, 0, 0), Usage(250_000, 0, 0, 0)
+    per_token_short = table.cost(short, "claude-sonnet-4-5-20250929") / short.input_tokens
+    per_token_long = table.cost(long, "claude-sonnet-4-5-20250929") / long.input_tokens
+    assert per_token_long > per_token_short   # Sonnet 4.5's over-200k price, on all of it
+
+
+@pytest.mark.parametrize("tokens", [199_999, 200_000, 200_001])
+def test_the_tier_boundary_matches_genai_prices(tokens):
+    table = PriceTable()
+    u = Usage(tokens, 10, 0, 0)
+    assert table.cost(u, "claude-sonnet-4-5-20250929") == table.genai_cost(u, "claude-sonnet-4-5-20250929")
