@@ -76,10 +76,7 @@ def conversation_report(
         system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent, counts=stored_counts,
         measure=lambda m: cache.count(counter, m),  # compressed messages were counted by prepare already
     )
-    system = counter.count(conversation.system_prompt) if conversation.system_prompt else 0
-    calibration = calibrate(msgs, counter, system_prompt=conversation.system_prompt, counts=stored_counts,
-                            estimate=sent_tokens(conversation, stored_counts, lambda m: cache.count(counter, m),
-                                                 system))
+    calibration = as_sent_calibration(conversation, settings, cache)
     share = view.window_share
     requests = view.requests
     shown = settings.request
@@ -157,7 +154,35 @@ def _usd(value: Any) -> float | None:
     return None if value is None else float(round(value, 6))
 
 
+def context_series(conversation: Conversation, settings: Settings, cache: PipelineCache) -> dict[str, Any]:
+    """The context of every request: ctxview's estimate as sent and, where the file recorded it, the
+    provider's input + cache; the requests that follow a compaction; the window (the usage chart)."""
+    from .model import request_indices
+    from .windows import resolve_context_window
+
+    counter = cache.counter(conversation, settings.counter)
+    counts, _ = cache.stored_counts(cache.data(conversation), counter)
+    system = counter.count(conversation.system_prompt) if conversation.system_prompt else 0
+    tokens = sent_tokens(conversation, counts, lambda m: cache.count(counter, m), system)
+    msgs = conversation.messages
+    requests = request_indices(msgs)
+    points = [{"index": r, "estimate": tokens(r),
+               "recorded": msgs[r].usage.context_tokens if msgs[r].usage is not None else None} for r in requests]
+    compacted = [e.index for e in rewrite_events(conversation) if e.kind == "compaction"]
+    drops = sorted({k for c in compacted for k, r in enumerate(requests) if r >= c and (k == 0 or requests[k - 1] < c)})
+    return {"points": points, "compactions": drops, "marks": list(WARNING_MARKS),
+            "window": resolve_context_window(settings.context_window, conversation.context_window,
+                                             conversation.model)}
+
+
 # --- the prompt cache: simulated against the record, and what a policy costs -------
+
+def cache_replays(conversation: Conversation, settings: Settings, cache: PipelineCache, prices: PriceTable,
+                  ttl: str = "5m") -> _CacheReplays:
+    """The prompt-cache replays of one conversation (`.cache_section()`, `.compare(settings)`)."""
+    return _CacheReplays(conversation, settings, as_sent_calibration(conversation, settings, cache), prices, cache,
+                         ttl)
+
 
 class _CacheReplays:
     """Every request of one conversation replayed through the prompt-cache simulation.
@@ -228,6 +253,15 @@ def _change(value: float | None, base: float | None) -> float | None:
     if value is None or not base:
         return None
     return round(value / base - 1, 4) + 0.0  # (+ 0.0: never -0.0)
+
+
+def as_sent_calibration(conversation: Conversation, settings: Settings, cache: PipelineCache):
+    """The estimate of each recorded request's context as sent, fitted to what the file recorded."""
+    counter = cache.counter(conversation, settings.counter)
+    counts, _ = cache.stored_counts(cache.data(conversation), counter)
+    system = counter.count(conversation.system_prompt) if conversation.system_prompt else 0
+    return calibrate(conversation.messages, counter, system_prompt=conversation.system_prompt, counts=counts,
+                     estimate=sent_tokens(conversation, counts, lambda m: cache.count(counter, m), system))
 
 
 def _row_dict(row: Row) -> dict[str, Any]:

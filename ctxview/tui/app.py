@@ -56,7 +56,7 @@ class CtxviewApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "ctxview"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
-    BINDINGS = APP_BINDINGS
+    BINDINGS = [*APP_BINDINGS, Binding("u", "usage", "Usage, cost and the prompt cache", show=False, id="ctxview.usage")]
 
     def __init__(
         self,
@@ -349,6 +349,12 @@ class CtxviewApp(App[int]):
         window = self.view.context_window if self.view is not None else conv.context_window
         self.run_job(bloat_job, conv, self.settings, window, self._cache)
 
+    def action_usage(self) -> None:
+        if self.conversation is not None and self._cache is not None:
+            from .usage_screen import UsageScreen  # (prices, and pydantic, only once the screen opens)
+
+            self.push_screen(UsageScreen(self.session, self.conversation, self.settings, self._cache))
+
     @on(BloatReady)
     def _bloat_ready(self, event: BloatReady) -> None:
         self.push_screen(BloatScreen(event.report))
@@ -383,7 +389,7 @@ class CtxviewApp(App[int]):
         """The app's and the panes' bindings as they are now (keys.live_bindings)."""
         pair = self.pair
         return live_bindings(self, ((pair, PanePair.BINDINGS), (pair.stored, MessagePane.BINDINGS),
-                                    (self, APP_BINDINGS)))
+                                    (self, self.BINDINGS)))
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

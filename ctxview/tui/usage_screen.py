@@ -1,0 +1,194 @@
+"""The usage screen (`u`): recorded usage and cost, the prompt cache, and context size per request.
+
+The figures come from ctxview.report (usage_and_cost, the cache replays, context_series),
+computed in a thread worker when the screen opens: the price table (genai-prices, which brings
+pydantic) is imported then, never at start-up. This module draws; `context_chart` is a pure
+function from the series to styled Text, so that it is tested without a terminal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from rich.style import Style
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ..sanitize import make_visible
+
+__all__ = ["UsageScreen", "context_chart", "usage_text"]
+
+_MARK_STYLES = {0.6: Style(color="yellow"), 0.8: Style(color="dark_orange"), 0.9: Style(color="red")}
+_ESTIMATE = Style(color="blue")
+_RECORDED = Style(color="bright_white", bold=True)
+_DROP = Style(color="magenta", bold=True)
+_DIM = Style(dim=True)
+
+
+def context_chart(series: dict[str, Any], width: int = 72, height: int = 12) -> Text:
+    """Columns of requests (several per column when they outnumber the width: the largest shows):
+    ctxview's estimate as sent as bars (█), the recorded context as ●, the window's 60/80/90% lines
+    (─), and ▼ under the first request after a compaction."""
+    points = series["points"]
+    text = Text(end="")
+    if not points:
+        text.append("no requests\n", _DIM)
+        return text
+    window = series.get("window")
+    n = len(points)
+    cols = min(width, n)
+    buckets = [range(c * n // cols, (c + 1) * n // cols) for c in range(cols)]
+    est = [max(points[k]["estimate"] for k in b) for b in buckets]
+    rec = [max((points[k]["recorded"] for k in b if points[k]["recorded"] is not None), default=None) for b in buckets]
+    drops = set(series.get("compactions") or ())
+    dropped = [any(k in drops for k in b) for b in buckets]
+    marks = [m for m in series.get("marks", ()) if window]
+    top = max([*est, *(r for r in rec if r is not None), *((max(marks) * window,) if marks else ())]) or 1
+    step = top / height
+
+    def row_of(value: float) -> int:  # 0 is the bottom row
+        return min(height - 1, int(value / step)) if value > 0 else -1
+
+    mark_rows = {row_of(m * window): m for m in marks}
+    for row in range(height - 1, -1, -1):
+        mark = mark_rows.get(row)
+        label = f"{(row + 1) * step:>9,.0f} "
+        text.append(label, _DIM if mark is None else _MARK_STYLES.get(mark, _DIM))
+        for c in range(cols):
+            r = rec[c]
+            if r is not None and row_of(r) == row:
+                text.append("●", _RECORDED)
+            elif row_of(est[c]) >= row:
+                text.append("█", _ESTIMATE)
+            elif mark is not None:
+                text.append("─", _MARK_STYLES.get(mark, _DIM))
+            else:
+                text.append(" ")
+        if mark is not None:
+            text.append(f" {mark:.0%}", _MARK_STYLES.get(mark, _DIM))
+        text.append("\n")
+    text.append(" " * 10)
+    for c in range(cols):
+        text.append("▼" if dropped[c] else "─", _DROP if dropped[c] else _DIM)
+    text.append("\n")
+    per = f"{n / cols:.1f} requests" if cols < n else "1 request"
+    text.append(f"{' ' * 10}requests 1–{n:,}, {per} a column · ", _DIM)
+    text.append("█", _ESTIMATE)
+    text.append(" ctxview's estimate as sent  ", _DIM)
+    text.append("●", _RECORDED)
+    text.append(" recorded input + cache  ", _DIM)
+    text.append("▼", _DROP)
+    text.append(" compaction", _DIM)
+    if window:
+        text.append(f"  · window {window:,}", _DIM)
+    text.append("\n")
+    return text
+
+
+def _money(usd: Any) -> str:
+    return "no price" if usd is None else f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
+
+
+def _share(value: Any) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def usage_text(name: str, data: dict[str, Any], width: int = 72) -> Text:
+    """The screen's text from the worker's figures."""
+    bold, dim = Style(bold=True), _DIM
+    text = Text(end="")
+    text.append("Usage: ", bold)
+    text.append(make_visible(name), bold)
+    text.append("\n\n")
+    for title, usage, cost in (("this conversation", data["usage"], data["cost"]),
+                               ("the session (every conversation)", data["session_usage"], data["session_cost"])):
+        text.append(f"{title}: ", bold)
+        if not usage["requests"]:
+            text.append("no usage recorded\n", dim)
+            continue
+        text.append(f"{usage['requests']:,} requests · input {usage['input']:,} · output {usage['output']:,} · "
+                    f"cache read {usage['cache_read']:,} · cache write {usage['cache_write']:,} · ")
+        text.append(_money(cost["usd"]) + ("" if cost["priced"] else " (some models have no price)"))
+        text.append(f"  prices as of {cost['prices_as_of']}\n", dim)
+    cache = data["cache"]
+    text.append("\nprompt cache (simulated, TTL ", bold)
+    text.append(f"{cache['ttl']}): ", bold)
+    text.append(f"cache reads {_share(cache['simulated_read_share'])} of input")
+    if cache["recorded_read_share"] is not None:
+        text.append(f", recorded {_share(cache['recorded_read_share'])}")
+    text.append("\n")
+    compare = data.get("compare")
+    if compare:
+        base = compare["as_sent"]
+        for r in compare["settings"]:
+            change = "-" if r["tokens_change"] is None else f"{r['tokens_change']:+.0%}"
+            cost = "cost: no price" if r["cost_change"] is None else f"cost {r['cost_change']:+.0%}"
+            text.append(make_visible(r["view_label"]), bold)
+            text.append(f": {change} tokens per request, cache reads {_share(base['read_share'])} → "
+                        f"{_share(r['read_share'])}, {cost}\n")
+    text.append("\ncontext per request\n", bold)
+    text.append_text(context_chart(data["series"], width=width))
+    return text
+
+
+class UsageScreen(ModalScreen[None]):
+    """Totals, cost, the cache and the context chart of the conversation on screen."""
+
+    BINDINGS = [Binding("escape,q,u", "dismiss", "Close", id="ctxview.usage_close")]
+    DEFAULT_CSS = """
+    UsageScreen { align: center middle; }
+    #usage-body { width: 110; max-width: 95%; height: auto; max-height: 90%; padding: 1 2;
+                  background: $surface; border: round $primary; }
+    """
+
+    def __init__(self, session: Any, conversation: Any, settings: Any, cache: Any) -> None:
+        super().__init__(id="usage")
+        self.session, self.conversation, self.settings, self.cache = session, conversation, settings, cache
+        self.data: dict[str, Any] | None = None
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="usage-body"):
+            yield Static(Text("computing usage and the prompt cache…", _DIM), id="usage-text")
+
+    def on_mount(self) -> None:
+        self._compute()
+
+    @work(thread=True, exclusive=True, group="usage", exit_on_error=False)
+    def _compute(self) -> None:
+        try:
+            data = usage_figures(self.session, self.conversation, self.settings, self.cache)
+        except Exception as exc:  # noqa: BLE001 - shown, never a traceback
+            self.app.call_from_thread(self._show, Text(f"usage: {make_visible(' '.join(str(exc).split()))}"))
+            return
+        width = max(20, min(110, self.app.size.width or 80) - 20)  # the box, its padding and the axis labels
+        self.app.call_from_thread(self._done, data, usage_text(self.conversation.name, data, width))
+
+    def _done(self, data: dict[str, Any], text: Text) -> None:
+        self.data = data
+        self._show(text)
+
+    def _show(self, text: Text) -> None:
+        self.query_one("#usage-text", Static).update(text)
+
+
+def usage_figures(session: Any, conversation: Any, settings: Any, cache: Any) -> dict[str, Any]:
+    """What the screen shows, from ctxview.report (the current what-if compared when there is one)."""
+    from .. import report
+    from ..prices import PriceTable
+
+    prices = PriceTable()
+    out = report.usage_and_cost(conversation, prices)
+    whole = report.session_usage_and_cost(session, prices)
+    replays = report.cache_replays(conversation, settings, cache, prices)
+    data = {"usage": out["usage"], "cost": out["cost"], "session_usage": whole["usage"],
+            "session_cost": whole["cost"], "cache": replays.cache_section(),
+            "series": report.context_series(conversation, settings, cache)}
+    if settings.what_if():
+        data["compare"] = replays.compare([(settings.label(), dataclasses.replace(settings, request=None))])
+    return data

@@ -1,0 +1,95 @@
+"""The inspector's usage screen (`u`) and its chart; pydantic stays out of the inspector's start-up."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from ctxview import load_session
+from ctxview.tui.app import CtxviewApp
+from ctxview.tui.usage_screen import UsageScreen, context_chart
+from ctxview.view import Settings
+
+FIXTURE = (Path(__file__).parent / "fixtures" / "samples" / "claude-code" / "spotter-258c7280"
+           / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
+
+
+async def settle(pilot) -> None:
+    app = pilot.app
+    for _ in range(100):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if not any(w.is_running for w in app.workers) and not any(w.is_running for w in app.screen.workers):
+            return
+    raise AssertionError("workers did not settle")
+
+
+def test_chart_marks_the_window_lines_and_the_compaction():
+    series = {"points": [{"index": i, "estimate": e, "recorded": r} for i, (e, r) in
+                         enumerate([(100, 150), (200, None), (300, 350), (50, 80), (150, 160)])],
+              "compactions": [3], "marks": [0.6, 0.8, 0.9], "window": 400}
+    lines = str(context_chart(series, width=40, height=10)).splitlines()
+    assert len(lines) == 12                                   # 10 rows, the axis, the legend
+    assert lines[-2].strip().startswith("───▼─")            # the drop under the 4th request
+    assert any(line.rstrip().endswith("60%") for line in lines)
+    assert any(line.rstrip().endswith("90%") for line in lines)
+    assert sum(line.count("●") for line in lines[:10]) == 4  # one per recorded request
+    bars = [line[10:15] for line in lines[:10]]
+    heights = [sum(1 for b in bars if b[c] in "█●") for c in range(5)]
+    assert heights[2] > heights[1] > heights[0] and heights[3] < heights[0]
+
+
+def test_chart_buckets_more_requests_than_columns():
+    series = {"points": [{"index": i, "estimate": i, "recorded": None} for i in range(1000)], "compactions": [],
+              "marks": [0.6, 0.8, 0.9], "window": None}
+    text = str(context_chart(series, width=50, height=5))
+    assert "20.0 requests a column" in text
+    assert max(len(line) for line in text.splitlines()[:5]) == 60
+
+
+async def test_usage_screen_shows_totals_cache_and_chart():
+    session = load_session(FIXTURE)
+    app = CtxviewApp(str(FIXTURE), Settings(tiers="default"), session=session)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("u")
+        await settle(pilot)
+        assert isinstance(app.screen, UsageScreen)
+        for _ in range(50):
+            if app.screen.data is not None:
+                break
+            await pilot.pause(0.05)
+        text = str(app.screen.query_one("#usage-text").render())
+        assert "152 requests" in text and "cache read 14,771,617" in text and "$10.54" in text
+        assert "156 requests" in text                     # the session: both sub-agents too
+        assert "prompt cache (simulated" in text and "recorded 98%" in text
+        assert "what-if: tiers=default:" in text and "cache reads 98% →" in text
+        assert "▼" in text and "compaction" in text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, UsageScreen)
+
+
+def test_the_inspector_starts_without_pydantic():
+    probe = textwrap.dedent(f"""
+        import asyncio, sys
+        from ctxview.tui.app import CtxviewApp
+        from ctxview.view import Settings
+
+        async def main():
+            app = CtxviewApp({str(FIXTURE)!r}, Settings())
+            async with app.run_test(size=(120, 40)) as pilot:
+                for _ in range(100):
+                    await app.workers.wait_for_complete()
+                    await pilot.pause()
+                    if app.view is not None:
+                        break
+                assert app.view is not None
+        asyncio.run(main())
+        print(" ".join(m for m in ("pydantic", "genai_prices") if m in sys.modules))
+    """)
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == []
