@@ -317,7 +317,8 @@ def _run_report(argv: Sequence[str]) -> int:
 
     try:
         data = build_report(session, _overrides(args), agent=args.agent, rows=args.messages,
-                            prices=_price_table(args), cache_ttl=args.cache_ttl, compare=args.compare)
+                            prices=_price_table(args), cache_ttl=args.cache_ttl, compare=args.compare,
+                            series=not args.json and sys.stdout.isatty())  # the chart: on a terminal only
     except ValueError as exc:  # e.g. a conversation's own settings are invalid
         raise InputError(f"{args.file}: {exc}") from None
     if args.json:

@@ -60,11 +60,12 @@ def conversation_report(
     prices: PriceTable | None = None,
     cache_ttl: str = "5m",
     compare: Sequence[tuple[str, Settings]] = (),
+    series: bool = False,
 ) -> dict[str, Any]:
     """One conversation's entry of the report document; `rows`: add one entry per message (and per
     recorded request); `prices`: the price table for its cost (None: genai-prices' own);
     `cache_ttl`: the prompt cache's lifetime ("5m", "1h"); `compare`: (label, settings) to replay
-    every request under."""
+    every request under; `series`: add `"context_series"` (the usage chart's data)."""
     cache = cache or PipelineCache()
     view = prepare(conversation, settings, cache=cache)
     counter = cache.counter(conversation, settings.counter)
@@ -114,6 +115,8 @@ def conversation_report(
     out["cache"] = replays.cache_section()
     if compare:
         out["compare"] = replays.compare(compare)
+    if series:
+        out["context_series"] = context_series(conversation, settings, cache)
     if rows:
         out["rows"] = [_row_dict(r) for r in view.rows]
     return out
@@ -287,6 +290,7 @@ def build_report(
     prices: PriceTable | None = None,
     cache_ttl: str = "5m",
     compare: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    series: bool = False,
 ) -> dict[str, Any]:
     """The whole report document; `agent` keeps only that conversation (KeyError if absent);
     `rows` adds one entry per message to each conversation. The session's `"usage"` and `"cost"`
@@ -302,7 +306,7 @@ def build_report(
         "conversations": [
             conversation_report(c, settings_for(c, overrides if k == 0 else others), cache=cache,
                                 threshold=threshold, rows=rows, prices=prices, cache_ttl=cache_ttl,
-                                compare=_compare_settings(others, compare))
+                                compare=_compare_settings(others, compare), series=series)
             for k, c in enumerate(conversations)
         ],
         **session_usage_and_cost(session, prices),

@@ -162,7 +162,8 @@ def _document_sections(data: dict[str, Any]) -> list[tuple]:
 
 def _usage_sections(conv: dict[str, Any]) -> list[tuple]:
     out = _usage_table(conv["usage"], conv["cost"], "Recorded usage") if "usage" in conv else []
-    return out + _cache_sections(conv.get("cache"), conv.get("compare"))
+    out = out + _cache_sections(conv.get("cache"), conv.get("compare"))
+    return out + ([("chart", conv["context_series"])] if conv.get("context_series") else [])
 
 
 def _money(usd: Any) -> str:
@@ -258,6 +259,11 @@ def render_report(data: dict[str, Any], stream: Any, *, warnings: Sequence[str] 
             console.print(Text(sanitize(section[1]), style="bold cyan"))
         elif kind == "line":
             console.print(Text(sanitize(section[1]), style=styles.get(section[2], "")))
+        elif kind == "chart":
+            from .report_chart import context_chart
+
+            console.print(Text("Context per request", style="bold"))
+            console.print(context_chart(section[1], width=max(20, console.width - 20)))
         else:
             _, title, headers, rows = section
             table = Table(title=Text(title), title_justify="left")
@@ -275,6 +281,8 @@ def _plain_section(section: tuple, sanitize) -> list[str]:
         return ["", f"== {sanitize(section[1])} =="]
     if kind == "line":
         return [sanitize(section[1])]
+    if kind == "chart":  # drawn on a terminal only
+        return []
     _, title, headers, rows = section
     cells = [[sanitize(str(c)) for c in row] for row in rows]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]

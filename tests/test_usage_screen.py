@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 import textwrap
@@ -93,3 +94,22 @@ def test_the_inspector_starts_without_pydantic():
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == []
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_report_draws_the_chart_on_a_terminal_only():
+    from ctxview.report_render import render_report
+    from ctxview.report import build_report
+
+    session = load_session(FIXTURE)
+    data = build_report(session, agent="main", series=True)
+    tty, piped = _Terminal(), io.StringIO()
+    render_report(data, tty)
+    render_report(data, piped)
+    assert "Context per request" in tty.getvalue() and "▼" in tty.getvalue() and "●" in tty.getvalue()
+    assert "Context per request" not in piped.getvalue()
+    assert "context_series" not in build_report(session, agent="main")["conversations"][0]

@@ -2,8 +2,7 @@
 
 The figures come from ctxview.report (usage_and_cost, the cache replays, context_series),
 computed in a thread worker when the screen opens: the price table (genai-prices, which brings
-pydantic) is imported then, never at start-up. This module draws; `context_chart` is a pure
-function from the series to styled Text, so that it is tested without a terminal.
+pydantic) is imported then, never at start-up. The chart is report_chart.py's.
 """
 
 from __future__ import annotations
@@ -20,75 +19,12 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..report_chart import context_chart
 from ..sanitize import make_visible
 
-__all__ = ["UsageScreen", "context_chart", "usage_text"]
+__all__ = ["UsageScreen", "context_chart", "usage_figures", "usage_text"]
 
-_MARK_STYLES = {0.6: Style(color="yellow"), 0.8: Style(color="dark_orange"), 0.9: Style(color="red")}
-_ESTIMATE = Style(color="blue")
-_RECORDED = Style(color="bright_white", bold=True)
-_DROP = Style(color="magenta", bold=True)
 _DIM = Style(dim=True)
-
-
-def context_chart(series: dict[str, Any], width: int = 72, height: int = 12) -> Text:
-    """Columns of requests (several per column when they outnumber the width: the largest shows):
-    ctxview's estimate as sent as bars (█), the recorded context as ●, the window's 60/80/90% lines
-    (─), and ▼ under the first request after a compaction."""
-    points = series["points"]
-    text = Text(end="")
-    if not points:
-        text.append("no requests\n", _DIM)
-        return text
-    window = series.get("window")
-    n = len(points)
-    cols = min(width, n)
-    buckets = [range(c * n // cols, (c + 1) * n // cols) for c in range(cols)]
-    est = [max(points[k]["estimate"] for k in b) for b in buckets]
-    rec = [max((points[k]["recorded"] for k in b if points[k]["recorded"] is not None), default=None) for b in buckets]
-    drops = set(series.get("compactions") or ())
-    dropped = [any(k in drops for k in b) for b in buckets]
-    marks = [m for m in series.get("marks", ()) if window]
-    top = max([*est, *(r for r in rec if r is not None), *((max(marks) * window,) if marks else ())]) or 1
-    step = top / height
-
-    def row_of(value: float) -> int:  # 0 is the bottom row
-        return min(height - 1, int(value / step)) if value > 0 else -1
-
-    mark_rows = {row_of(m * window): m for m in marks}
-    for row in range(height - 1, -1, -1):
-        mark = mark_rows.get(row)
-        label = f"{(row + 1) * step:>9,.0f} "
-        text.append(label, _DIM if mark is None else _MARK_STYLES.get(mark, _DIM))
-        for c in range(cols):
-            r = rec[c]
-            if r is not None and row_of(r) == row:
-                text.append("●", _RECORDED)
-            elif row_of(est[c]) >= row:
-                text.append("█", _ESTIMATE)
-            elif mark is not None:
-                text.append("─", _MARK_STYLES.get(mark, _DIM))
-            else:
-                text.append(" ")
-        if mark is not None:
-            text.append(f" {mark:.0%}", _MARK_STYLES.get(mark, _DIM))
-        text.append("\n")
-    text.append(" " * 10)
-    for c in range(cols):
-        text.append("▼" if dropped[c] else "─", _DROP if dropped[c] else _DIM)
-    text.append("\n")
-    per = f"{n / cols:.1f} requests" if cols < n else "1 request"
-    text.append(f"{' ' * 10}requests 1–{n:,}, {per} a column · ", _DIM)
-    text.append("█", _ESTIMATE)
-    text.append(" ctxview's estimate as sent  ", _DIM)
-    text.append("●", _RECORDED)
-    text.append(" recorded input + cache  ", _DIM)
-    text.append("▼", _DROP)
-    text.append(" compaction", _DIM)
-    if window:
-        text.append(f"  · window {window:,}", _DIM)
-    text.append("\n")
-    return text
 
 
 def _money(usd: Any) -> str:
