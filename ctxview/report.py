@@ -201,8 +201,14 @@ class _CacheReplays:
         self.conversation, self.prices, self.cache, self.ttl = conversation, prices, cache, ttl
         slope = calibration.slope
         self.calibrated = slope is not None and slope > 0
-        self.overhead = max(int(round(calibration.overhead or 0)), 0) if self.calibrated else 0
         self.scale = slope if self.calibrated else 1.0
+        # The fit's estimate counts the system prompt alone; the replay's system block also holds
+        # the tool definitions the file recorded: those come out of the fitted overhead.
+        counter = cache.counter(conversation, settings.counter)
+        prompt = counter.count(conversation.system_prompt) if conversation.system_prompt else 0
+        extra = cache.system_tokens(cache.data(conversation), counter) - prompt
+        fitted = (calibration.overhead or 0) - self.scale * extra
+        self.overhead = max(int(round(fitted)), 0) if self.calibrated else 0
         self.rules = CacheRules(ttl=TTL_SECONDS[ttl], minimum=min_cacheable_tokens(conversation.model))
         calls = list(recorded_requests(conversation))
         self.warm = calls[0].usage.cache_read_tokens if calls else 0

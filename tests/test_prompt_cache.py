@@ -209,3 +209,29 @@ def test_report_json_has_cache_and_compare():
     text = subprocess.run([sys.executable, "-m", "ctxview", "report", str(path), "--compare", "aggressive"],
                           capture_output=True, text=True, timeout=300).stdout
     assert "aggressive: " in text and "tokens per request, cache reads" in text
+
+
+def test_recorded_tool_definitions_are_not_counted_twice():
+    # recorded context = 5,000 (what the file does not store) + the estimate of the system prompt and
+    # the messages: the fit's overhead; with tool definitions recorded too, the replay's system block
+    # holds them, and they come out of the overhead so that each prompt is still the recorded size
+    msgs = [Message(role="user", content="u" * 4000)]
+    for k in range(6):
+        msgs.append(Message(role="assistant", content="a" * 400))
+        msgs.append(Message(role="user", content=f"{k}" * 400))
+    base = Conversation(name="main", messages=tuple(msgs), system_prompt="s" * 800, model=SONNET)
+    counter = get_counter("chars4")
+    system = counter.count(base.system_prompt)
+    prefix, usages = system, {}
+    for i, m in enumerate(msgs):
+        if m.role == "assistant":
+            usages[i] = Usage(0, 10, 5000 + prefix, 0)
+        prefix += counter.count_message(m)
+    recorded = tuple(m.replace(usage=usages.get(i)) for i, m in enumerate(msgs))
+    tools = [{"name": "Read", "description": "d" * 2000, "input_schema": {"type": "object"}}]
+    for metadata in ({}, {"tools": tools}):
+        conv = dataclasses.replace(base, messages=recorded, metadata=metadata)
+        doc = build_report(Session(format="ctxview", source="x", conversations=(conv,)),
+                           {"counter": "chars4"})
+        sim = doc["conversations"][0]["cache"]["simulated"]
+        assert sim["tokens"] == sum(u.context_tokens for u in usages.values()), metadata
