@@ -198,7 +198,10 @@ class BpeCounter:
     def count(self, text: str) -> int:
         if not text:
             return 0
-        return self._enc.count(text)  # ordinary text: special-token strings are not special
+        try:
+            return self._enc.count(text)  # ordinary text: special-token strings are not special
+        except TypeError:  # a lone surrogate (no loader gives one: orjson refuses them) counts as U+FFFD
+            return self._enc.count(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
 
     def encode(self, text: str) -> list[int]:
         return list(self._enc.encode_ordinary(text))

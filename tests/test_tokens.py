@@ -174,9 +174,15 @@ def test_exact_counter_known_ids():
     assert BpeCounter("o200k_base").encode("hello world") == [24912, 2375]
 
 
+# Characters the interpreter's Unicode does not know yet (Python 3.11: Unicode 14) are classed by the
+# pre-tokenizer's regex tables, which differ between Python's and tiktoken's Rust ones: "\U000323b0"
+# (CJK extension H, Unicode 15) splits differently. The comparison keeps to assigned characters.
+_ASSIGNED = st.characters(blacklist_categories=("Cn", "Cs"))
+
+
 @needs_exact
 @settings(max_examples=150, deadline=None)
-@given(st.text(max_size=200))
+@given(st.text(_ASSIGNED, max_size=200))
 def test_exact_counter_equals_tiktoken_on_random_text(tiktoken_offline, text):
     for encoding in ("o200k_base", "cl100k_base"):
         assert BpeCounter(encoding).count(text) == len(tiktoken_offline[encoding].encode_ordinary(text))
@@ -298,3 +304,9 @@ def test_swarm_counts_from_added_text_stats_match_count_message(a, b, role):
 
     (n1, c1), (n2, c2) = SwarmEstimate.text_stats(a), SwarmEstimate.text_stats(b)
     assert SwarmEstimate.count_stats(role, n1 + n2, c1 + c2) == SwarmEstimate().count_message(Message(role, a + b))
+
+
+@needs_exact
+def test_exact_counter_counts_a_lone_surrogate_as_a_replacement_character():
+    c = BpeCounter("o200k_base")
+    assert c.count("a\ud800b") == c.count("a\ufffdb")
