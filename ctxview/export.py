@@ -117,7 +117,7 @@ def to_openai(view: PreparedView, model: str | None = None) -> dict[str, Any]:
         out.append({"role": "system", "content": view.system_prompt})
     out.extend(_openai_message(m) for m in paired(view.prepared)[0])
     body: dict[str, Any] = {"messages": out}
-    tools = [t for t in map(_openai_tool, view.tools) if t is not None]
+    tools = [t for t in (_tool_definition(t, "openai") for t in view.tools) if t is not None]
     if tools:
         body["tools"] = tools
     return _with_model(body, model)
@@ -143,26 +143,16 @@ def _tool_parts(tool: Mapping[str, Any]) -> tuple[str, str | None, Any] | None:
     return name, description if isinstance(description, str) else None, dict(schema)
 
 
-def _openai_tool(tool: Mapping[str, Any]) -> dict[str, Any] | None:
+def _tool_definition(tool: Mapping[str, Any], shape: str) -> dict[str, Any] | None:
+    """A recorded tool definition in `shape`'s request form (None: not a function tool)."""
     parts = _tool_parts(tool)
     if parts is None:
         return None
     name, description, schema = parts
-    function: dict[str, Any] = {"name": name, "parameters": schema}
-    if description:
-        function["description"] = description
-    return {"type": "function", "function": function}
-
-
-def _anthropic_tool(tool: Mapping[str, Any]) -> dict[str, Any] | None:
-    parts = _tool_parts(tool)
-    if parts is None:
-        return None
-    name, description, schema = parts
-    out: dict[str, Any] = {"name": name, "input_schema": schema}
+    out: dict[str, Any] = {"name": name, "parameters" if shape == "openai" else "input_schema": schema}
     if description:
         out["description"] = description
-    return out
+    return {"type": "function", "function": out} if shape == "openai" else out
 
 
 # --- Anthropic Messages -------------------------------------------------------------
@@ -236,7 +226,7 @@ def to_anthropic(view: PreparedView, model: str | None = None, *,
     if system_parts:
         body["system"] = "\n\n".join(system_parts)
     body["messages"] = turns
-    tools = [t for t in map(_anthropic_tool, view.tools) if t is not None]
+    tools = [t for t in (_tool_definition(t, "anthropic") for t in view.tools) if t is not None]
     if tools:
         body["tools"] = tools
     return _with_model(body, model)
