@@ -13,7 +13,9 @@ Generates a Claude Code transcript (make_session) with at least --requests model
 3. the baseline: replay_naive (pipeline.prepare for each request, then the shared prefix), on the
    first 250, 500 and 1,000 requests under `default`, beside the incremental replay on the same
    prefix; its growth is quadratic, and the figure for the whole session is projected from the
-   largest measured size (marked as projected: running it would take too long).
+   largest measured size (marked as projected: running it would take too long);
+4. five clearing settings (clear=N, alone and after tiers), incremental, and the request-by-request
+   replay they took before on the first 500 requests, projected to the whole session.
 """
 
 from __future__ import annotations
@@ -36,9 +38,14 @@ from ctxview.model import Conversation, request_indices  # noqa: E402
 from ctxview.pipeline import PipelineCache  # noqa: E402
 from ctxview.prices import PriceTable  # noqa: E402
 from ctxview.prompt_cache import CacheRules, outcome, replay, replay_naive, simulate  # noqa: E402
-from ctxview.settings import Settings  # noqa: E402
+from ctxview.settings import ClearSettings, Settings  # noqa: E402
 
 SETTINGS = ("default", "light", "aggressive", "swarm-auto", "off")
+# clearing, alone and after the tiers: replayed incrementally too (prompt_cache.incremental)
+CLEARING = (Settings(clear=ClearSettings(keep=3)), Settings(clear=ClearSettings(keep=3, trigger=30_000)),
+            Settings(tiers="default", clear=ClearSettings(keep=5)),
+            Settings(tiers="aggressive", clear=ClearSettings(keep=3, min_saving=2_000)),
+            Settings(tiers="swarm-auto", clear=ClearSettings(keep=10, trigger=50_000)))
 
 
 def compare_work(conv: Conversation, prices: PriceTable) -> tuple[float, dict[str, float]]:
@@ -80,6 +87,19 @@ def main() -> None:
         print(f"--compare {','.join(SETTINGS)} (and as sent), incremental: "
               f"{min(r[0] for r in runs):.2f} s, {max(r[0] for r in runs):.2f} s (two cold runs)")
         print("  cache reads: " + ", ".join(f"{k} {v:.0%}" for k, v in runs[0][1].items()))
+        t = time.perf_counter()
+        cache = PipelineCache()
+        for s in CLEARING:
+            prompts = replay(conv, s, cache=cache)
+            outcome(conv, prompts, simulate(prompts, CacheRules()), prices)
+        print(f"five clearing settings (clear=N, with and without tiers), incremental: {time.perf_counter() - t:.2f} s")
+        part = prefix(conv, 500)
+        t = time.perf_counter()
+        slow = replay_naive(part, CLEARING[2], cache=PipelineCache())
+        naive = time.perf_counter() - t
+        assert replay(part, CLEARING[2], cache=PipelineCache()) == slow
+        print(f"  request by request (the replay before), tiers default + clear keep 5, first 500 requests: "
+              f"{naive:.2f} s; all {count:,} projected (quadratic): about {naive * (count / 500) ** 2:,.0f} s")
         t = time.perf_counter()
         out = subprocess.run([sys.executable, "-m", "ctxview", "report", str(path), "--json", "--compare",
                               ",".join(SETTINGS)], capture_output=True, text=True)

@@ -20,9 +20,13 @@ the previous prompt, time); `replay(conversation, settings)` builds the prompts 
 request of a conversation as prepared under `settings`. For the age-tiered settings (tiers,
 keep_recent, swarm-auto, as sent) it is incremental: between two requests a tool result
 changes only where its age crosses a tier boundary, so each request touches the results
-that just crossed one, and a Fenwick tree gives the tokens of the shared prefix; clearing,
-summaries and budgets read the whole context and are replayed request by request through
-`pipeline.prepare` (`replay_naive`, also the oracle the tests hold the fast path to).
+that just crossed one, and a Fenwick tree gives the tokens of the shared prefix. Clearing
+(clear=N, trigger, min_saving) is incremental too: the old results are a prefix of the results
+that only grows, and Fenwick trees of their savings and of the context's tokens decide its
+trigger and minimum saving. Clearing by tool name (exclude) or of call arguments
+(clear_inputs), summaries and budgets read the whole context and are replayed request by
+request through `pipeline.prepare` (`replay_naive`, also the oracle the tests hold the fast
+path to).
 """
 
 from __future__ import annotations
@@ -181,8 +185,11 @@ class _Fenwick:
 
 
 def incremental(settings: Settings) -> bool:
-    """Whether `replay` can step from request to request (only age-tiered rewrites)."""
-    return settings.clear is None and settings.old_messages == "keep" and settings.budget is None
+    """Whether `replay` can step from request to request: age-tiered rewrites, and clearing that
+    needs no tool names or call arguments (those read the calls of the whole window)."""
+    clear = settings.clear
+    return (settings.old_messages == "keep" and settings.budget is None
+            and (clear is None or (not clear.exclude and not clear.clear_inputs)))
 
 
 def replay(conversation: Conversation, settings: Settings, *, cache: PipelineCache | None = None,
@@ -222,7 +229,9 @@ def replay_naive(conversation: Conversation, settings: Settings, *, cache: Pipel
 
 class _Replay:
     """The incremental replay: per stored position, the limit its tool result is cut to (None: sent
-    whole) and its tokens as sent, updated where a result's age crosses a boundary."""
+    whole), whether clearing blanked it, its tokens before clearing (clearing's trigger and saving
+    read those) and as sent, updated where a result's age crosses a boundary or it becomes old
+    enough to clear."""
 
     def __init__(self, conversation: Conversation, settings: Settings, cache: PipelineCache, overhead: int,
                  scale: float) -> None:
@@ -239,6 +248,7 @@ class _Replay:
         self.boundaries = sorted(a for a in ages | {self.keep} if a >= self.keep) if self.policy is not None else []
         self.names = data.names
         self.ephemeral = data.valid_ephemeral() if settings.embed_ephemeral else {}
+        self.clear = settings.clear
         self.lengths: dict[int, int] = {}
 
     # -- one position
@@ -254,10 +264,13 @@ class _Replay:
             length = self.lengths[id(msg)] = len(msg.text)
         return None if length <= limit else limit
 
-    def _tokens(self, i: int, n: int, msg: Message, limit: int | None) -> int:
-        if limit is not None:
-            msg = compress_tool_message(msg, n - i, self.policy,
-                                        self.names.get(msg.tool_call_id) if msg.tool_call_id else None)
+    def _compressed(self, i: int, n: int, msg: Message, limit: int | None) -> Message:
+        if limit is None:
+            return msg
+        return compress_tool_message(msg, n - i, self.policy,
+                                     self.names.get(msg.tool_call_id) if msg.tool_call_id else None)
+
+    def _sent_tokens(self, i: int, msg: Message) -> int:
         texts = self.ephemeral.get(i)
         if texts is not None:
             msg = embed_ephemeral([msg], {0: texts})[0]
@@ -265,59 +278,128 @@ class _Replay:
 
     # -- the requests
     def run(self) -> list[Prompt]:
-        conv = self.conversation
+        conv, clear, cache, counter = self.conversation, self.clear, self.cache, self.counter
         msgs = conv.messages
         events = self.events
         out: list[Prompt] = []
         epoch = -1
         start = 0
         base: Sequence[Message] = ()
-        limits: list[int | None] = []   # by stored index - start
+        # by stored index - start: the compressed message, its limit, its tokens before clearing,
+        # whether clearing blanked it, its tokens as sent
+        comp: list[Message] = []
+        limits: list[int | None] = []
+        counts: list[int] = []
+        cleared: list[bool] = []
         toks: list[int] = []
         tree = _Fenwick([])
+        saving = _Fenwick([])      # by position: what blanking a clearable result saves
+        clearable = _Fenwick([])   # by position: 1 for a clearable result
+        results: list[int] = []    # positions of tool results, in order
+        total = 0
+        active, old = False, 0     # clearing at the last request: on, and how many results were old
         n_prev = 0
+
+        def state(j: int) -> object:
+            return "cleared" if cleared[j] else limits[j]
+
+        def measure(j: int, i: int) -> tuple[int, int, int]:
+            """(tokens before clearing, saving if cleared, clearable) of position j."""
+            m = comp[j]
+            c = cache.count(counter, m)
+            if clear is None or m.role != "tool" or m.text == clear.placeholder:
+                return c, 0, 0
+            return c, c - cache.count_cleared(counter, cache.blanked(m, clear.placeholder)), 1
+
+        def sent_tokens(j: int, i: int) -> int:
+            m = comp[j]
+            if cleared[j]:
+                m = cache.blanked(m, clear.placeholder)
+            return self._sent_tokens(i, m)
+
         for r in request_indices(msgs):
             n = r
             applied = sum(1 for e in events if e.index <= n)
-            if applied != epoch:
-                old_start, old_base, old_limits = start, base, limits
+            change = n_prev
+            rebuilt = applied != epoch
+            if rebuilt:
+                old_start, old_base = start, base
+                old_states = [state(j) for j in range(len(limits))]
                 sent = history_as_sent(conv, len(msgs), events[:applied])
                 start, base, epoch = sent.start, sent.messages, applied
-                limits = [self._limit(start + j, n, base[j]) for j in range(n - start)]
-                toks = [self._tokens(start + j, n, base[j], limits[j]) for j in range(n - start)]
-                tree = _Fenwick(toks)
-                change = 0
-                if start == old_start:
-                    top = min(n_prev, n) - start
-                    while change < top and old_base[change] is base[change] and old_limits[change] == limits[change]:
-                        change += 1
-                shared = change
+                comp, limits, counts, cleared, toks, results = [], [], [], [], [], []
+                tree, saving, clearable = _Fenwick([]), _Fenwick([]), _Fenwick([])
+                total, active, old, first = 0, False, 0, start
             else:
-                change = n_prev
+                first = n_prev
                 for b in self.boundaries:  # results whose age went past b since the last request
                     for i in range(max(start, n_prev - b), min(n - b, n_prev)):
                         j = i - start
                         new = self._limit(i, n, base[j])
                         if new != limits[j]:
                             limits[j] = new
-                            t = self._tokens(i, n, base[j], new)
-                            tree.add(j, t - toks[j])
-                            toks[j] = t
-                            change = min(change, i)
-                for i in range(n_prev, n):
-                    j = i - start
-                    limit = self._limit(i, n, base[j])
-                    t = self._tokens(i, n, base[j], limit)
-                    limits.append(limit)
-                    toks.append(t)
-                    tree.append(t)
+                            comp[j] = self._compressed(i, n, base[j], new)
+                            c, s, k = measure(j, i)
+                            total += c - counts[j]
+                            counts[j] = c
+                            saving.add(j, s - (saving.prefix(j + 1) - saving.prefix(j)))
+                            clearable.add(j, k - (clearable.prefix(j + 1) - clearable.prefix(j)))
+                            if not cleared[j] or not k:
+                                cleared[j] = False
+                                t = sent_tokens(j, i)
+                                tree.add(j, t - toks[j])
+                                toks[j] = t
+                                change = min(change, i)
+            for i in range(first, n):
+                j = i - start
+                limit = self._limit(i, n, base[j])
+                limits.append(limit)
+                comp.append(self._compressed(i, n, base[j], limit))
+                cleared.append(False)
+                c, s, k = measure(j, i)
+                counts.append(c)
+                total += c
+                saving.append(s)
+                clearable.append(k)
+                t = sent_tokens(j, i)
+                toks.append(t)
+                tree.append(t)
+                if base[j].role == "tool":
+                    results.append(j)
+            if clear is not None:
+                # plan_clearing: all but the `keep` newest results, once over the trigger, if it saves enough
+                now_old = max(len(results) - clear.keep, 0)
+                bound = results[now_old - 1] + 1 if now_old else 0
+                now_active = ((not clear.trigger or total > clear.trigger) and clearable.prefix(bound) > 0
+                              and saving.prefix(bound) >= clear.min_saving)
+                if now_active and active:
+                    todo = results[old:now_old]
+                elif now_active != active:
+                    todo = results[:max(old, now_old)]
+                else:
+                    todo = []
+                for k, j in enumerate(todo, old if (now_active and active) else 0):
+                    want = now_active and k < now_old and clearable.prefix(j + 1) - clearable.prefix(j) == 1
+                    if want != cleared[j]:
+                        cleared[j] = want
+                        t = sent_tokens(j, start + j)
+                        tree.add(j, t - toks[j])
+                        toks[j] = t
+                        change = min(change, start + j)
+                active, old = now_active, now_old
+            if rebuilt:
+                shared = 0
+                if start == old_start:
+                    top = min(n_prev, n) - start
+                    while shared < top and old_base[shared] is base[shared] and old_states[shared] == state(shared):
+                        shared += 1
+            else:
                 shared = max(change - start, 0)
             blocks = n - start
             out.append(Prompt(r, blocks, self.system + tree.prefix(blocks), shared, self.system + tree.prefix(shared),
                               self.system, _seconds(timestamp_of(msgs[r]))))
             n_prev = n
         return out
-
 
 
 @dataclass(frozen=True, slots=True)

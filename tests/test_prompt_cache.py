@@ -19,7 +19,7 @@ from ctxview.prices import PriceTable
 from ctxview.prompt_cache import (CacheRules, CachedRequest, Prompt, _Fenwick, min_cacheable_tokens, outcome, replay,
                                   replay_naive, simulate)
 from ctxview.report import build_report
-from ctxview.settings import Settings
+from ctxview.settings import ClearSettings, Settings
 from ctxview.tokens import get_counter
 
 ROOT = Path(__file__).parent.parent
@@ -154,7 +154,10 @@ def corpus():
 
 SETTINGS = [Settings(), Settings(tiers="default"), Settings(tiers="aggressive", keep_recent=3),
             Settings(tiers="light", tool_name_from="tool_call"), Settings(tiers="swarm-auto", context_window=20_000),
-            Settings(tiers="10:full,*:100", embed_ephemeral=False)]
+            Settings(tiers="10:full,*:100", embed_ephemeral=False),
+            Settings(clear=ClearSettings(keep=2)), Settings(tiers="default", clear=ClearSettings(keep=3, trigger=2000)),
+            Settings(tiers="aggressive", keep_recent=3, clear=ClearSettings(keep=1, min_saving=500)),
+            Settings(clear=ClearSettings(keep=0, trigger=100_000))]
 
 
 @pytest.mark.parametrize("path", corpus(), ids=lambda p: Path(p).name)
