@@ -15,7 +15,8 @@ Generates a Claude Code transcript (make_session) with at least --requests model
    prefix; its growth is quadratic, and the figure for the whole session is projected from the
    largest measured size (marked as projected: running it would take too long);
 4. five clearing settings (clear=N, alone and after tiers), incremental, and the request-by-request
-   replay they took before on the first 500 requests, projected to the whole session.
+   replay they took before on the first 500 requests, projected to the whole session;
+5. the same for three budgets and two clearings that spare tools by name (stepwise_replay).
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ CLEARING = (Settings(clear=ClearSettings(keep=3)), Settings(clear=ClearSettings(
             Settings(tiers="default", clear=ClearSettings(keep=5)),
             Settings(tiers="aggressive", clear=ClearSettings(keep=3, min_saving=2_000)),
             Settings(tiers="swarm-auto", clear=ClearSettings(keep=10, trigger=50_000)))
+# budgets (alone, after tiers, after clearing) and clearing that spares tools by name: stepped too
+BUDGETS = (Settings(budget=50_000), Settings(tiers="default", budget=30_000),
+           Settings(tiers="aggressive", clear=ClearSettings(keep=5), budget=20_000),
+           Settings(clear=ClearSettings(keep=3, exclude=("Read",))),
+           Settings(tiers="default", clear=ClearSettings(keep=5, exclude=("Grep", "Glob"), trigger=30_000)))
 
 
 def compare_work(conv: Conversation, prices: PriceTable) -> tuple[float, dict[str, float]]:
@@ -100,6 +106,19 @@ def main() -> None:
         assert replay(part, CLEARING[2], cache=PipelineCache()) == slow
         print(f"  request by request (the replay before), tiers default + clear keep 5, first 500 requests: "
               f"{naive:.2f} s; all {count:,} projected (quadratic): about {naive * (count / 500) ** 2:,.0f} s")
+        t = time.perf_counter()
+        cache = PipelineCache()
+        for s in BUDGETS:
+            prompts = replay(conv, s, cache=cache)
+            outcome(conv, prompts, simulate(prompts, CacheRules()), prices)
+        print(f"three budgets and two clearings by tool name, stepwise: {time.perf_counter() - t:.2f} s")
+        for s in (BUDGETS[1], BUDGETS[4]):
+            t = time.perf_counter()
+            slow = replay_naive(part, s, cache=PipelineCache())
+            naive = time.perf_counter() - t
+            assert replay(part, s, cache=PipelineCache()) == slow
+            print(f"  request by request, {s.label()}, first 500 requests: {naive:.2f} s; all {count:,} "
+                  f"projected (quadratic): about {naive * (count / 500) ** 2:,.0f} s")
         t = time.perf_counter()
         out = subprocess.run([sys.executable, "-m", "ctxview", "report", str(path), "--json", "--compare",
                               ",".join(SETTINGS)], capture_output=True, text=True)

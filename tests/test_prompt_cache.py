@@ -16,7 +16,8 @@ from ctxview import load_session
 from ctxview.compression import compress_tool_message, get_policy
 from ctxview.model import Conversation, Message, Session, Usage
 from ctxview.prices import PriceTable
-from ctxview.prompt_cache import (CacheRules, CachedRequest, Prompt, _Fenwick, min_cacheable_tokens, outcome, replay,
+from ctxview.stepwise_replay import Fenwick as _Fenwick
+from ctxview.prompt_cache import (CacheRules, CachedRequest, Prompt, min_cacheable_tokens, outcome, replay,
                                   replay_naive, simulate)
 from ctxview.report import build_report
 from ctxview.settings import ClearSettings, Settings
@@ -157,7 +158,14 @@ SETTINGS = [Settings(), Settings(tiers="default"), Settings(tiers="aggressive", 
             Settings(tiers="10:full,*:100", embed_ephemeral=False),
             Settings(clear=ClearSettings(keep=2)), Settings(tiers="default", clear=ClearSettings(keep=3, trigger=2000)),
             Settings(tiers="aggressive", keep_recent=3, clear=ClearSettings(keep=1, min_saving=500)),
-            Settings(clear=ClearSettings(keep=0, trigger=100_000))]
+            Settings(clear=ClearSettings(keep=0, trigger=100_000)),
+            # stepped too: clearing that spares tools by name, and budgets (alone, after tiers, after clearing)
+            Settings(clear=ClearSettings(keep=1, exclude=("Read", "read_file", "Bash"))),
+            Settings(tiers="default", clear=ClearSettings(keep=2, exclude=("Grep",), min_saving=200)),
+            Settings(budget=3_000), Settings(budget=800, keep_recent=2), Settings(budget=20_000, keep_recent=0),
+            Settings(tiers="aggressive", keep_recent=3, budget=2_500),
+            Settings(tiers="default", clear=ClearSettings(keep=2, trigger=1_500), budget=4_000),
+            Settings(tiers="swarm-auto", context_window=20_000, budget=6_000)]
 
 
 @pytest.mark.parametrize("path", corpus(), ids=lambda p: Path(p).name)
@@ -238,3 +246,20 @@ def test_recorded_tool_definitions_are_not_counted_twice():
                            {"counter": "chars4"})
         sim = doc["conversations"][0]["cache"]["simulated"]
         assert sim["tokens"] == sum(u.context_tokens for u in usages.values()), metadata
+
+
+def test_budgets_are_stepped_not_replayed_request_by_request():
+    from ctxview.pipeline import PipelineCache
+    from ctxview.stepwise_replay import NotStepwise, StepwiseReplay
+
+    conv = load_session(ROOT / "sample_sessions" / "swarm-demo.ctxview.json").conversations[0]
+    s = Settings(budget=3_000)
+    stepped = [Prompt(*f) for f in StepwiseReplay(conv, s, PipelineCache(), 0, 1.0).run()]
+    assert stepped == replay_naive(conv, s)
+    assert any(p.blocks < q.blocks for p, q in zip(stepped[1:], stepped))  # the budget did drop messages
+    # a user message between a call and its result: the budget's kept part is no suffix; replay falls back
+    path = next(iter(sorted(glob.glob(str(ROOT / "sample_sessions" / "claude-code" / "7b1f3c52-*.jsonl")))))
+    odd = load_session(path).conversations[0]
+    with pytest.raises(NotStepwise):
+        list(StepwiseReplay(odd, s, PipelineCache(), 0, 1.0).run())
+    assert replay(odd, s) == replay_naive(odd, s)
