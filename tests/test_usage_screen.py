@@ -42,6 +42,29 @@ def test_chart_marks_the_window_lines_and_the_compaction():
     assert heights[2] > heights[1] > heights[0] and heights[3] < heights[0]
 
 
+def test_plot_data_numbers_requests_from_one_and_marks_the_window():
+    from ctxview.tui.usage_plot import plot_data
+
+    series = {"points": [{"index": i, "estimate": e, "recorded": r} for i, (e, r) in
+                         enumerate([(100, 150), (200, None), (300, 350), (50, 80)])],
+              "compactions": [3], "marks": [0.6, 0.8, 0.9], "window": 400}
+    data = plot_data(series)
+    assert data.requests == [1, 2, 3, 4] and data.estimate == [100, 200, 300, 50]
+    assert data.recorded == ([1, 3, 4], [150, 350, 80])
+    assert data.marks == [(0.6, 240), (0.8, 320), (0.9, 360)]
+    assert data.compactions == [4]
+    assert plot_data({**series, "window": None}).marks == []
+
+
+def test_nice_ticks_are_round_and_reach_the_top():
+    from ctxview.tui.usage_plot import nice_ticks
+
+    assert nice_ticks(180_000) == [0, 50_000, 100_000, 150_000, 200_000]
+    assert nice_ticks(152, 6) == [0, 50, 100, 150, 200]
+    assert nice_ticks(7) == [0, 2, 4, 6, 8]
+    assert nice_ticks(0) == [0]
+
+
 def test_chart_buckets_more_requests_than_columns():
     series = {"points": [{"index": i, "estimate": i, "recorded": None} for i in range(1000)], "compactions": [],
               "marks": [0.6, 0.8, 0.9], "window": None}
@@ -67,7 +90,13 @@ async def test_usage_screen_shows_totals_cache_and_chart():
         assert "156 requests" in text                     # the session: both sub-agents too
         assert "prompt cache (simulated" in text and "recorded 98%" in text
         assert "what-if: tiers=default:" in text and "cache reads 98% →" in text
-        assert "▼" in text and "compaction" in text
+        from ctxview.tui.usage_plot import ContextPlot
+
+        plot = app.screen.query_one("#usage-plot", ContextPlot)
+        await pilot.pause()
+        drawn = str(plot.render())  # plotext's drawing, as the widget renders it
+        assert "tokens per request" in drawn and "window 200,000" in drawn and "compaction" in drawn
+        assert "estimate as sent" in drawn and "recorded input + cache" in drawn
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, UsageScreen)
@@ -89,7 +118,7 @@ def test_the_inspector_starts_without_pydantic():
                         break
                 assert app.view is not None
         asyncio.run(main())
-        print(" ".join(m for m in ("pydantic", "genai_prices") if m in sys.modules))
+        print(" ".join(m for m in ("pydantic", "genai_prices", "plotext", "textual_plotext") if m in sys.modules))
     """)
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr

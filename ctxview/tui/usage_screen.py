@@ -2,7 +2,8 @@
 
 The figures come from ctxview.report (usage_and_cost, the cache replays, context_series),
 computed in a thread worker when the screen opens: the price table (genai-prices, which brings
-pydantic) is imported then, never at start-up. The chart is report_chart.py's.
+pydantic) is imported then, never at start-up. The chart is a plotext plot (usage_plot.py); `report`
+draws its own text chart (report_chart.py), which `usage_text` still gives with chart=True.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ def _share(value: Any) -> str:
     return "-" if value is None else f"{value:.0%}"
 
 
-def usage_text(name: str, data: dict[str, Any], width: int = 72) -> Text:
-    """The screen's text from the worker's figures."""
+def usage_text(name: str, data: dict[str, Any], width: int = 72, chart: bool = True) -> Text:
+    """The screen's text from the worker's figures (with report_chart's chart, unless chart=False)."""
     bold, dim = Style(bold=True), _DIM
     text = Text(end="")
     text.append("Usage: ", bold)
@@ -69,7 +70,8 @@ def usage_text(name: str, data: dict[str, Any], width: int = 72) -> Text:
             text.append(f": {change} tokens per request, cache reads {_share(base['read_share'])} → "
                         f"{_share(r['read_share'])}, {cost}\n")
     text.append("\ncontext per request\n", bold)
-    text.append_text(context_chart(data["series"], width=width))
+    if chart:
+        text.append_text(context_chart(data["series"], width=width))
     return text
 
 
@@ -89,8 +91,11 @@ class UsageScreen(ModalScreen[None]):
         self.data: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
+        from .usage_plot import ContextPlot  # (plotext: only once the screen opens)
+
         with VerticalScroll(id="usage-body"):
             yield Static(Text("computing usage and the prompt cache…", _DIM), id="usage-text")
+            yield ContextPlot(id="usage-plot")
 
     def on_mount(self) -> None:
         self._compute()
@@ -102,12 +107,14 @@ class UsageScreen(ModalScreen[None]):
         except Exception as exc:  # noqa: BLE001 - shown, never a traceback
             self.app.call_from_thread(self._show, Text(f"usage: {make_visible(' '.join(str(exc).split()))}"))
             return
-        width = max(20, min(110, self.app.size.width or 80) - 20)  # the box, its padding and the axis labels
-        self.app.call_from_thread(self._done, data, usage_text(self.conversation.name, data, width))
+        self.app.call_from_thread(self._done, data, usage_text(self.conversation.name, data, chart=False))
 
     def _done(self, data: dict[str, Any], text: Text) -> None:
+        from .usage_plot import ContextPlot
+
         self.data = data
         self._show(text)
+        self.query_one("#usage-plot", ContextPlot).show(data["series"])
 
     def _show(self, text: Text) -> None:
         self.query_one("#usage-text", Static).update(text)
