@@ -33,16 +33,18 @@ def growth(fn, small, big) -> float:
             break
         calls *= 2
 
-    def best(arg) -> float:
-        times = []
-        for _ in range(3):
-            t = time.perf_counter()
-            for _ in range(calls):
-                fn(arg)
-            times.append(time.perf_counter() - t)
-        return min(times)
+    def once(arg) -> float:
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn(arg)
+        return time.perf_counter() - t
 
-    return best(big) / best(small)
+    # rounds of the two sizes alternate, so that a burst of load elsewhere hits both alike
+    small_times, big_times = [], []
+    for _ in range(3):
+        small_times.append(once(small))
+        big_times.append(once(big))
+    return min(big_times) / min(small_times)
 
 
 OPEN = "<system-reminder>"
@@ -90,8 +92,14 @@ CASES["inspector search, a near-miss at every position"] = (_search, _search_cas
 def test_scan_is_linear(name):
     fn, make = CASES[name]
     small, big = make(6_000), make(60_000)
-    ratio = growth(fn, small, big)
-    assert ratio < LINEAR_RATIO, f"{name}: 10x the input took {ratio:.1f}x the time"
+    # a quadratic scan grows ~100x every time; a linear one measured on a busy machine can miss once:
+    # it is measured again (at most three times) before it fails
+    ratios = []
+    for _ in range(3):
+        ratios.append(growth(fn, small, big))
+        if ratios[-1] < LINEAR_RATIO:
+            break
+    assert ratios[-1] < LINEAR_RATIO, f"{name}: 10x the input took {', '.join(f'{r:.1f}' for r in ratios)}x the time"
 
 
 def test_the_linear_reminder_scan_finds_what_the_regex_finds():
