@@ -81,7 +81,8 @@ def test_malformed_jsonl_line_reports_line_and_column(tmp_path):
     err = exc.value
     assert (err.line, err.column) == (2, 21)
     assert err.expected == "Claude Code transcript"
-    assert one_line(err) == f"{p}:2:21: invalid JSON: expected ',' or '}}' (Claude Code transcript expected)"
+    assert one_line(err) == (f"{p}:2:21: invalid JSON: expected ',' or '}}' (use --lenient to skip bad lines; "
+                             "Claude Code transcript expected)")
 
 
 def test_malformed_line_detected_without_format(tmp_path):

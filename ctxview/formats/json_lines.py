@@ -2,8 +2,11 @@
 
 JSONL is streamed line by line so a multi-GB transcript is never held in memory
 as bytes; a file above STREAM_ABOVE is read in bounded pieces so that one
-endless line fails early. A malformed line is a LoadError with its line number,
-or skipped and counted when lenient.
+endless line fails early. A malformed line is a LoadError with its line number
+and the --lenient hint, or skipped and counted when lenient. A last line with no
+newline that does not parse is one still being written (a live session): it is
+left out and said so, never an error. A reader can go on from where it ended
+(`resume`), reading only what was appended since.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any, BinaryIO, Iterator
 
 import orjson
 
-from .errors import LoadError
+from .errors import LENIENT_HINT, LoadError
 from .inputs import Input
 from .json_decode import BOM, UTF16_BOMS, decode_json
 
@@ -32,7 +35,13 @@ class LineReader:
 
     Blank lines are ignored. A malformed line raises LoadError unless
     `lenient`, in which case it is skipped and counted in `skipped`, and
-    the first few reasons are kept in `skipped_notes`.
+    the first few reasons are kept in `skipped_notes`. A last line still
+    being written is left out either way (`partial`: its size in bytes).
+
+    After a read to the end, `end` is the byte offset just past the last
+    complete line and `line` that line's number; `resume()` sets `start` and
+    `first_line` there, so that the next read (of an `inp` opened anew, the
+    file having grown) yields only the lines appended since, numbered on.
     """
 
     inp: Input
@@ -41,12 +50,19 @@ class LineReader:
     skipped: int = 0
     skipped_notes: list[str] = field(default_factory=list)
     first_error: LoadError | None = None
+    start: int = 0                  # the byte offset the next read starts at
+    first_line: int = 1             # the number of the line at `start`
+    end: int = 0                    # after a read: just past the last complete line
+    line: int = 0                   # after a read: the number of the last complete line
+    partial: int = 0                # after a read: bytes of a last line still being written (0: none)
+    partial_line: int = 0           # and its number
+    unterminated: bool = False      # after a read: the last line parsed but has no newline yet
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
         loads = orjson.loads
         bad_line = self.bad_line
         with self.raw_lines() as lines:
-            lineno = 0
+            lineno = self.first_line - 1
             for raw in lines:
                 lineno += 1
                 try:
@@ -56,23 +72,43 @@ class LineReader:
                     if value is SKIP:
                         continue
                 yield lineno, value
+            self.read_to(lineno)
 
     @contextmanager
     def raw_lines(self) -> Iterator[Iterator[bytes]]:
-        """The input's lines as bytes. Loaders on a hot path iterate these
-        themselves, parse with orjson.loads and hand failures to bad_line()."""
+        """The input's lines as bytes, from `start`. Loaders on a hot path iterate these
+        themselves, number them from `first_line`, parse with orjson.loads, hand failures
+        to bad_line() and, having read them all, call read_to(the last line's number)."""
         f = self.inp.open()
+        self.partial = 0
         try:
+            if self.start:
+                f.seek(self.start)
+                if self.unterminated and f.peek(1)[:1] == b"\n":
+                    f.read(1)  # the newline of the line read last time: not a line of its own
             if self.inp.size <= STREAM_ABOVE:
                 yield iter(f)  # the fast path: no line can be too long to hold
             else:
-                yield _bounded_lines(f, self.inp.name, self.expected)
+                yield _bounded_lines(f, self.inp.name, self.expected, self.first_line - 1)
+            self.end = f.tell() - self.partial
+            self.unterminated = False
+            if self.end > self.start and not self.partial:
+                f.seek(self.end - 1)
+                self.unterminated = f.read(1) != b"\n"
         finally:
             f.close()
 
+    def read_to(self, lineno: int) -> None:
+        """The consumer of raw_lines() read every line, the last numbered `lineno`."""
+        self.line = lineno - 1 if self.partial else lineno
+
+    def resume(self) -> None:
+        """Make the next read start after the last complete line of this one."""
+        self.start, self.first_line = self.end, self.line + 1
+
     def bad_line(self, raw: bytes, lineno: int) -> Any:
-        """A line orjson refused: a blank line or BOM (fine), else a LoadError
-        (or SKIP, counted, when lenient)."""
+        """A line orjson refused: a blank line or BOM (fine), a last line still being
+        written (SKIP, noted in `partial`), else a LoadError (or SKIP, counted, when lenient)."""
         if raw.isspace():
             return SKIP
         name, expected = self.inp.name, self.expected
@@ -94,8 +130,16 @@ class LineReader:
                                 line=lineno, column=nul + 1, expected=expected)
             return decode_json(raw, name, lineno, expected)
         except LoadError as err:
-            if not self.lenient or "longer than" in err.message:
+            if "longer than" in err.message:
                 raise
+            if not raw.endswith(b"\n") and err.message.startswith(_HALF_WRITTEN):
+                # No newline yet: the writer is still at it (the file iterator
+                # yields such a line only at the end of the file).
+                self.partial, self.partial_line = len(raw), lineno
+                return SKIP
+            if not self.lenient:
+                raise LoadError(err.path, err.message, line=err.line, column=err.column, expected=err.expected,
+                                hint=LENIENT_HINT) from None
             self.skipped += 1
             if self.first_error is None:
                 self.first_error = err
@@ -109,19 +153,28 @@ class LineReader:
         noun = "line" if self.skipped == 1 else "lines"
         return f"skipped {self.skipped} malformed {noun} ({'; '.join(self.skipped_notes)})"
 
+    def partial_warning(self) -> str | None:
+        if not self.partial:
+            return None
+        return f"last line still being written (line {self.partial_line:,}, {self.partial:,} bytes): left out"
+
     def warn_skipped(self, warnings: list[str], prefix: str = "") -> None:
-        """Add the skipped_warning to a loader's `warnings`, when lines were skipped."""
-        if self.skipped:
-            warnings.append(prefix + self.skipped_warning())  # type: ignore[operator]
+        """Add to a loader's `warnings` what was left out: a last line still being written, lines skipped."""
+        for note in (self.partial_warning(), self.skipped_warning()):
+            if note:
+                warnings.append(prefix + note)
 
 
 SKIP = object()
 
+# What orjson says of a line cut short (a multi-byte character cut in two included).
+_HALF_WRITTEN = ("invalid JSON", "invalid UTF-8")
 
-def _bounded_lines(f: BinaryIO, name: str, expected: str) -> Iterator[bytes]:
+
+def _bounded_lines(f: BinaryIO, name: str, expected: str, lineno: int = 0) -> Iterator[bytes]:
     """Lines of a big file, read in pieces so that a file that is one endless
-    line (a binary, a sparse file) fails early instead of filling memory."""
-    lineno = 0
+    line (a binary, a sparse file) fails early instead of filling memory.
+    `lineno`: the number of the line before the first one read."""
     chunk = CHUNK_BYTES
     while True:
         raw = f.readline(chunk)
