@@ -17,7 +17,8 @@ from typing import BinaryIO
 
 from .errors import LoadError
 
-__all__ = ["GROWTH_ALLOWANCE", "Input", "MAX_STDIN_BYTES", "READ_BUFFER", "check_path", "open_input", "read_stdin"]
+__all__ = ["GROWTH_ALLOWANCE", "Input", "MAX_STDIN_BYTES", "READ_BUFFER", "check_path", "open_input", "read_at",
+           "read_stdin"]
 
 READ_BUFFER = 1 << 20
 MAX_STDIN_BYTES = 1 << 30         # standard input is held whole: at most 1 GiB
@@ -113,6 +114,19 @@ def _open_regular(name: str, path: Path | None) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def read_at(path: str | os.PathLike, offset: int, size: int) -> bytes:
+    """Up to `size` bytes of the regular file `path` from `offset`, read-only (what a follower
+    compares with what it read before); LoadError when it cannot be read."""
+    name = os.fspath(path)
+    fd = _open_regular(name, None)
+    try:
+        return os.pread(fd, size, offset)
+    except OSError as exc:
+        raise _os_error(name, exc) from None
+    finally:
+        os.close(fd)
 
 
 def check_path(path: str | os.PathLike) -> os.stat_result:

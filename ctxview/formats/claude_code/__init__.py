@@ -24,7 +24,7 @@ from typing import Any
 from ...model import Conversation, Session
 from ..contract import ModuleFormat
 from ..errors import LoadError
-from ..jsonio import Input, load_document
+from ..jsonio import Input, LineReader, load_document
 from ..linking import usage_only_warning
 from .conversation import build, scan_warnings
 from .records import ASSISTANT, KIND, SNIFF_TYPES, is_usage_record, str_or_none
@@ -67,16 +67,23 @@ def records_of(doc: Any, name: str) -> tuple[list, str | None]:
 
 
 def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
-    warnings: list[str] = []
     if layout == "jsonl":
         scan, reader = scan_lines(inp, EXPECTED, lenient)
+        return session_of(inp, scan, reader)
+    if doc is None:
+        doc = load_document(inp, EXPECTED)
+    scan = Scan()
+    scan.run(*records_of(doc, inp.name))
+    return session_of(inp, scan, None)
+
+
+def session_of(inp: Input, scan: Scan, reader: LineReader | None) -> Session:
+    """The session of what `scan` holds, read from JSON lines by `reader` (None: from a document)."""
+    warnings: list[str] = []
+    skipped = 0
+    if reader is not None:
         skipped = reader.skipped
         reader.warn_skipped(warnings)
-    else:
-        if doc is None:
-            doc = load_document(inp, EXPECTED)
-        scan, skipped = Scan(), 0
-        scan.run(*records_of(doc, inp.name))
     if not any(e[KIND] <= ASSISTANT for e in scan.entries):
         raise LoadError(inp.name, "no user or assistant records found", expected=EXPECTED)
     convs, w = build(scan)
@@ -84,8 +91,8 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     warnings.extend(w)
     skipped += scan.malformed + sum(scan.unknown.values())
     subagents: list[Conversation] = []
-    if inp.path is not None and layout == "jsonl":
-        subagents, sub_skipped = subagent_files(inp.path, EXPECTED, lenient, warnings)
+    if inp.path is not None and reader is not None:
+        subagents, sub_skipped = subagent_files(inp.path, EXPECTED, reader.lenient, warnings)
         skipped += sub_skipped
     convs = with_subagents(scan, convs, subagents, inp.path, warnings)
     for conv in convs:
@@ -98,6 +105,33 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         meta["unknown_records"] = dict(scan.unknown)
     return Session(format=FORMAT, source=inp.name, conversations=tuple(convs), metadata=meta,
                    skipped=skipped, warnings=tuple(warnings))
+
+
+class Resumable:
+    """A transcript read so that what is appended to it later is read alone (formats/growing.py):
+    the scan goes on from the reader's last complete line and the session is rebuilt from it.
+    A LoadError from `appended` leaves this spoilt: read the file anew."""
+
+    def __init__(self, inp: Input, lenient: bool) -> None:
+        self.reader = LineReader(inp, EXPECTED, lenient)
+        self.scan = Scan()
+        self.scan.resumable = True
+        self.scan.run_lines(self.reader)
+        self.session = session_of(inp, self.scan, self.reader)
+
+    @property
+    def end(self) -> int:
+        """The byte offset just past the last complete line read."""
+        return self.reader.end
+
+    def appended(self, inp: Input) -> Session:
+        """The session with the lines appended since the last read (`inp`: the file opened anew)."""
+        reader = self.reader
+        reader.inp = inp
+        reader.resume()
+        self.scan.run_lines(reader)
+        self.session = session_of(inp, self.scan, reader)
+        return self.session
 
 
 SESSION_FORMAT = ModuleFormat(FORMAT, "Claude Code transcript (JSONL, or web export {\"loglines\": [...]})", EXPECTED,

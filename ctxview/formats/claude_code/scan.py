@@ -28,6 +28,8 @@ class Scan:
         self.sided = False  # some entry is on a side chain
         self.linked = False  # some message or boundary names a parent
         self._parented: set = set()
+        self._met = False  # the first message line's metadata was taken
+        self.resumable = False  # keep what a scan of appended lines needs (the parents table)
         # Sub-agents seen from the parent: agent id -> its messages as agent_progress lines
         # carried them ([(origin, record)]), the Task call that started it, what it returned.
         self.progress: dict[str, list[tuple[Any, dict]]] = {}
@@ -35,9 +37,11 @@ class Scan:
         self.task_answer: dict[str, tuple[str, Any, Usage | None]] = {}
 
     def run_lines(self, reader: LineReader) -> None:
-        """Scan a JSONL input, parsing each line here (no generator in between: the hot path)."""
+        """Scan a JSONL input, parsing each line here (no generator in between: the hot path).
+        Again with the reader resumed (a file that grew): the lines appended, as if read with the rest."""
         with reader.raw_lines() as lines:
-            self._run(lines, orjson.loads, reader.bad_line, None)
+            last = self._run(lines, orjson.loads, reader.bad_line, None, start=reader.first_line - 1)
+        reader.read_to(last)
 
     def run(self, records: Iterable[Any], pointer: str | None, origins: list | None = None) -> None:
         """Scan parsed records; their origin is `pointer` + index, or the line number when None,
@@ -45,7 +49,7 @@ class Scan:
         self._run(records, None, None, pointer, origins)
 
     def _run(self, items: Iterable[Any], loads: Any, bad_line: Any, pointer: str | None,
-             origins: list | None = None) -> None:
+             origins: list | None = None, start: int = 0) -> int:
         # Speed matters here (one iteration per line of a 100 MB file): names are bound
         # locally and message lines are handled here, every other record in _other_record.
         entries_append = self.entries.append
@@ -53,17 +57,20 @@ class Scan:
         seen_add = seen.add
         unknown = self.unknown
         decode_error = orjson.JSONDecodeError
-        first_meta = True
+        first_meta = not self._met
         last_rec = None
         # Parents that already have a message child. A second one means a branch (a rewind)
         # and the chain must be walked; tool-result lines are siblings by design and don't count.
-        parented = self._parented = set()
+        # A resumed scan (start > 0) goes on with the table of the lines before.
+        parented = self._parented if start else set()
+        self._parented = parented
         parented_add = parented.add
-        self.branched = self.sided = False  # what _other_record finds, joined with these at the end
+        if not start:
+            self.branched = self.sided = False  # what _other_record finds, joined with these at the end
         branched = sided = linked = False
         message_data = self._message_data
         other_record = self._other_record
-        n = 0
+        n = start
         origin: Any = 0
         for rec in items:
             n += 1
@@ -121,13 +128,16 @@ class Scan:
             if first_meta:
                 self._meta(rec)
                 first_meta = False
+                self._met = True
             last_rec = rec
         self.branched = branched or self.branched
         self.sided = sided or self.sided
-        self._parented = set()  # needed only while scanning: let go of its table
+        if not self.resumable:
+            self._parented = set()  # needed only while scanning: let go of its table
         self.linked = self.linked or linked
         if last_rec is not None:
             self._ended(last_rec)
+        return n
 
     def _ended(self, last_rec: dict) -> None:
         if isinstance(last_rec.get("timestamp"), str):

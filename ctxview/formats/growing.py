@@ -1,0 +1,146 @@
+"""A session file that may still be written to: read, then brought up to date with what changed.
+
+`GrowingSession.poll()` compares the file with what was read of it (its stat, its first bytes and the
+bytes just before where reading stopped) and names the change: none, lines appended, rewritten
+(shrunk, replaced, or its bytes already read changed), gone. `refresh()` reads it again: a Claude Code
+transcript only from the end of its last complete line (claude_code.Resumable: the scan goes on and the
+session is rebuilt from it), every other format whole, as JSON documents are written whole. Standard
+input is never followed. Nothing here watches: the caller polls (tui/follow.py, every half second).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..gcpause import paused_gc
+from ..model import Session
+from . import claude_code
+from .errors import LoadError
+from .inputs import check_path, open_input, read_at
+from .json_lines import detect_layout
+from .registry import _within_limits, detect_format, load_session
+
+__all__ = ["APPENDED", "CHANGED", "GONE", "GrowingSession", "RELOAD", "Refresh", "REWRITTEN", "SAME"]
+
+SAME, APPENDED, CHANGED, REWRITTEN, GONE = "same", "appended", "changed", "rewritten", "gone"
+RELOAD = "reload"    # asked for by hand (the inspector's R)
+HEAD_BYTES = 4096    # a file written anew from the start differs here
+MARK_BYTES = 256     # a file rewritten further on differs just before where reading stopped
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """The file as last read."""
+
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    end: int          # where reading stopped: the end of the last complete line (of the file, for a document)
+    head: bytes
+    mark: bytes       # the MARK_BYTES before `end`
+
+
+@dataclass(frozen=True, slots=True)
+class Refresh:
+    """What a refresh read: the session, the change it answered (poll's, or RELOAD), whether the
+    file was read whole (else only the lines appended), and what to tell the user ('' for nothing)."""
+
+    session: Session
+    change: str
+    whole: bool
+    notice: str
+
+
+class GrowingSession:
+    """A session file, read, and read again as it changes. `session` is the last one read."""
+
+    def __init__(self, path: str | os.PathLike, format: str | None = None, lenient: bool = False) -> None:
+        self.path = os.fspath(path)
+        self.format = format
+        self.lenient = lenient
+        self.session: Session | None = None
+        self._resumable: claude_code.Resumable | None = None
+        self._seen: _Seen | None = None
+        self.gone = False
+
+    @property
+    def appends(self) -> bool:
+        """Whether appended lines are read alone (else a change reloads the file whole)."""
+        return self._resumable is not None
+
+    def load(self) -> Session:
+        """Read the file whole (LoadError for bad input, as load_session)."""
+        st = check_path(self.path)  # before reading: what is appended meanwhile is read next time
+        inp = open_input(self.path)
+        self._resumable = None
+        if detect_layout(inp) == "jsonl" and (self.format or detect_format(self.path)) == claude_code.FORMAT:
+            with paused_gc():
+                resumable = claude_code.Resumable(inp, self.lenient)
+            session = _within_limits(inp, resumable.session)
+            self._resumable, end = resumable, resumable.end
+        else:
+            session = load_session(self.path, format=self.format, lenient=self.lenient)
+            end = st.st_size
+        self._remember(st, end)
+        self.session, self.gone = session, False
+        return session
+
+    def _remember(self, st: os.stat_result, end: int) -> None:
+        self._seen = _Seen(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, end,
+                           read_at(self.path, 0, HEAD_BYTES), read_at(self.path, max(end - MARK_BYTES, 0),
+                                                                        min(end, MARK_BYTES)))
+
+    def poll(self) -> str:
+        """How the file changed since it was read: SAME, APPENDED (it grew, what was read unchanged),
+        CHANGED (same size, newer: read whole), REWRITTEN (shrunk, replaced, the bytes read changed)
+        or GONE."""
+        seen = self._seen
+        if seen is None:
+            raise RuntimeError("poll() before load()")
+        try:
+            st = os.stat(self.path)
+            if self.gone or (st.st_dev, st.st_ino) != (seen.dev, seen.ino) or st.st_size < seen.size:
+                return REWRITTEN
+            if st.st_size == seen.size and st.st_mtime_ns == seen.mtime_ns:
+                return SAME
+            if (read_at(self.path, 0, len(seen.head)) != seen.head
+                    or read_at(self.path, seen.end - len(seen.mark), len(seen.mark)) != seen.mark):
+                return REWRITTEN
+        except (OSError, LoadError):
+            return GONE
+        if st.st_size > seen.size:
+            return APPENDED
+        # Touched, or rewritten in place to the same size: a transcript's lines read are the same
+        # (head and mark), a document may hold anything
+        return SAME if self._resumable is not None else CHANGED
+
+    def refresh(self, change: str) -> Refresh:
+        """Read what `change` (poll's, or RELOAD) calls for. A LoadError leaves `session` as it was,
+        and the file is not read again until it changes again (then whole)."""
+        name = self.path
+        if change == GONE:
+            self.gone = True
+            return Refresh(self.session, GONE, False, f"{name} is gone: showing what was read")  # type: ignore[arg-type]
+        try:
+            if change == APPENDED and self._resumable is not None:
+                st = check_path(self.path)
+                inp = open_input(self.path)
+                with paused_gc():
+                    session = _within_limits(inp, self._resumable.appended(inp))
+                self._remember(st, self._resumable.end)
+                self.session, self.gone = session, False
+                return Refresh(session, APPENDED, False, "")
+            session = self.load()
+        except LoadError:
+            self._resumable = None
+            try:
+                st = os.stat(self.path)
+                self._remember(st, st.st_size)  # a bad file is not read again until it changes
+            except (OSError, LoadError):
+                self.gone = True
+            raise
+        notice = {APPENDED: "", REWRITTEN: f"{name} was rewritten or truncated: reloaded whole",
+                  CHANGED: f"{name} changed: reloaded whole"}.get(change, f"{name}: reloaded")
+        return Refresh(session, change, True, notice)
