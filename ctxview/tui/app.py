@@ -34,6 +34,7 @@ from ..model import Conversation, Session
 from ..sanitize import make_visible, sanitize
 from ..view import PreparedView, Settings
 from .controls import ControlsPanel
+from .follow import FOLLOW_INTERVAL, FileChanged, FileFollower, FollowFailed, follow_job, followable
 from .keys import APP_BINDINGS, help_rows, live_bindings, palette_commands
 from .launch import one_line, run_app
 from .messages import (BloatReady, NoteReady, OpeningFailed, SearchDone, SessionLoaded, ViewFailed, ViewReady,
@@ -68,6 +69,7 @@ class CtxviewApp(App[int]):
         *,
         session: Session | None = None,
         overrides: Mapping[str, Any] | None = None,
+        follow_interval: float | None = FOLLOW_INTERVAL,
     ) -> None:
         super().__init__()
         self.path = path
@@ -85,6 +87,10 @@ class CtxviewApp(App[int]):
         self.last_written: str | None = None
         self._cache: Any = None            # PipelineCache, made by the load worker (SessionLoaded brings it)
         self._layouts = Layouts()          # used by one worker at a time (one pipeline run in flight)
+        # The file is followed as it grows (follow.py): polled every follow_interval seconds (None: not).
+        self.follow_interval = follow_interval
+        self.follower = (FileFollower(path, fmt, lenient, self._read_again)  # type: ignore[arg-type]
+                         if follow_interval is not None and session is None and followable(path) else None)
 
     # -- layout -----------------------------------------------------------------
 
@@ -134,7 +140,7 @@ class CtxviewApp(App[int]):
         self.query_one(StatusBar).update(Text(f"loading {make_visible(self._path_label())}…", end=""))
         self.stored_pane.focus()
         opening = Opening(self.path, self._path_label(), self.fmt, self.lenient, self.session, self.agent,
-                          self.given, self.overrides)
+                          self.given, self.overrides, self.follower)
         self.run_job(load_job, opening, self._layouts, self._prepare)
 
     def _path_label(self) -> str:
@@ -160,6 +166,8 @@ class CtxviewApp(App[int]):
     def _session_loaded(self, event: SessionLoaded) -> None:
         self._cache = event.cache
         self._show_stored(event.session, event.conversation, event.settings, event.layout)
+        if self.follower is not None and self.follower.timer is None:
+            self.follower.timer = self.set_interval(self.follow_interval, self.follower.poll)
 
     def _show_stored(self, session: Session, index: int, settings: Settings, pending) -> None:
         """The session is loaded: show the stored side while the first view computes (bench_tui.py times it)."""
@@ -171,6 +179,49 @@ class CtxviewApp(App[int]):
         note = loading_note(session)
         if note:
             self.notify(sanitize(note), title="loaded with warnings", severity="warning", markup=False)
+
+    # -- following the file -------------------------------------------------------
+
+    def _read_again(self, change: str) -> None:
+        self.run_job(follow_job, self.follower, change)
+
+    @on(FileChanged)
+    def _file_changed(self, event: FileChanged) -> None:
+        from ..formats.growing import GONE
+        from ..pipeline import PipelineCache
+
+        if self.follower is not None:
+            self.follower.done()
+        r = event.refresh
+        if r.notice:
+            self.notify(sanitize(r.notice), title="file changed", severity="warning", markup=False)
+        if r.change == GONE:
+            return
+
+        names = [c.name for c in r.session.conversations]
+        shown = self.conversation
+        found = shown is not None and shown.name in names
+        self.session, self._cache = r.session, PipelineCache()
+        self.state.reloaded(names.index(shown.name) if found else 0, len(names), found)  # type: ignore[union-attr]
+        if not found:
+            self.pair.reset()
+        self.recompute()  # the view's rows change when it is ready: _view_ready
+
+    @on(FollowFailed)
+    def _follow_failed(self, event: FollowFailed) -> None:
+        if self.follower is not None:
+            self.follower.done()
+        self.notify(sanitize(event.error), title="cannot read the file again", severity="error", markup=False)
+
+    def action_reload(self) -> None:
+        if self.follower is None:
+            self.notify("nothing to reload: only a file named on the command line is read again", markup=False)
+        else:
+            self.follower.reload()
+
+    def _cursor_at_end(self) -> bool:
+        layout = self.row_layout
+        return layout is not None and len(layout) > 1 and self.cursor >= len(layout) - 1
 
     # -- recompute --------------------------------------------------------------
 
@@ -192,12 +243,17 @@ class CtxviewApp(App[int]):
 
     @on(ViewReady)
     def _view_ready(self, event: ViewReady) -> None:
+        shown = self.state.shown
         if self.state.finished(event.key):
             self.view = event.view
             # The session and views are millions of long-lived, acyclic objects:
             # keep them out of the cyclic GC's full passes (seconds at 100k messages).
             gc.freeze()
+            # a followed file read again: the cursor on the last message follows the new ones
+            follow = shown is not None and shown.generation != event.key.generation and self._cursor_at_end()
             self.pair.show(event.layout)
+            if follow:
+                self.pair.action_cursor_to("last")
         self.recompute()  # the settings changed meanwhile: their run starts now
 
     @on(NoteReady)

@@ -34,6 +34,8 @@ KEYS: list[Binding] = [
     Binding("b", "bloat", "Bloat report", id="ctxview.bloat"),
     Binding("w", "write", "Write prepared messages", id="ctxview.write"),
     Binding("s", "toggle_link", "Link/unlink scrolling", id="ctxview.toggle_link"),
+    Binding("R", "reload", "Reload the file", id="ctxview.reload",
+            tooltip="Reload the file (it is followed as it grows)"),
     Binding("question_mark", "help", "Help", key_display="?", id="ctxview.help"),
     Binding("q", "quit", "Quit", id="ctxview.quit"),
     # Anywhere, even in a text box or a dialog, and while a file loads (Textual's own ctrl+c only

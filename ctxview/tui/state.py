@@ -117,10 +117,12 @@ def same_file(target: str, path: str | None) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ViewKey:
-    """What a view is computed for: the conversation (its index) and the settings."""
+    """What a view is computed for: the conversation (its index), the settings, and the session's
+    generation (each read of a followed file is a new one)."""
 
     conversation: int
     settings: Settings
+    generation: int = 0
 
 
 def next_row(heights: Sequence[int], start: int, predicate: Callable[[int], bool], direction: int = 1,
@@ -209,6 +211,7 @@ class InspectorState:
         self.shown: ViewKey | None = None    # the view on screen
         self.failed: ViewKey | None = None   # the last run that failed while it was wanted
         self.running: ViewKey | None = None  # the pipeline run in flight
+        self.generation = 0                  # the session's: a followed file read again is a new one
         self.search = Search()
 
     # -- opening and switching ------------------------------------------------
@@ -219,6 +222,16 @@ class InspectorState:
         self._set(settings)
         self.running = self.wanted
         return self.running
+
+    def reloaded(self, conversation: int, count: int, found: bool = True) -> None:
+        """The file was read again (followed, or `R`): the same settings want a view of the new session,
+        on `conversation`: the one shown, found again by name, or (`found` False: it is gone) the
+        first, as for its next request."""
+        if not found:
+            self.settings = dataclasses.replace(self.settings, request=None)
+            self.search.hit = None
+        self.conversation, self.conversations = conversation, count
+        self.generation += 1
 
     @property
     def loaded(self) -> bool:
@@ -303,7 +316,7 @@ class InspectorState:
 
     @property
     def wanted(self) -> ViewKey:
-        return ViewKey(self.conversation, self.settings)
+        return ViewKey(self.conversation, self.settings, self.generation)
 
     @property
     def busy(self) -> bool:

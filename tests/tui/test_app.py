@@ -740,6 +740,7 @@ class SlowLoader:
         import threading
 
         import ctxview.formats as formats
+        import ctxview.formats.growing as growing
 
         self.release = threading.Event()
         self.started = threading.Event()
@@ -756,6 +757,7 @@ class SlowLoader:
                 self.done.set()
 
         monkeypatch.setattr(formats, "load_session", load)
+        monkeypatch.setattr(growing, "load_session", load)  # (how a followed file is read)
 
 
 async def wait_for(pilot, condition) -> None:

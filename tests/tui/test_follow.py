@@ -1,0 +1,174 @@
+"""Following the open file through Textual's pilot: appended lines become messages in both panes,
+the cursor stays where it is unless it is on the last message, a truncated file reloads whole with a
+notice, a vanished one keeps what is shown, `R` reloads. The poll interval is made short; the tests
+wait for the poll by pausing, and assert nothing about time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxview.formats import load_session
+from ctxview.tui.app import CtxviewApp
+from ctxview.tui.widgets import Meters
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "sample_sessions" / "claude-code" / "7b1f3c52-9a4e-4d1b-8f57-3e2c9d0a6b18.jsonl"
+LINES = SAMPLE.read_bytes().splitlines(keepends=True)
+SIZE = (140, 40)
+POLL = 0.02
+
+
+def follow_app(path: Path, **kw) -> CtxviewApp:
+    return CtxviewApp(str(path), follow_interval=POLL, **kw)
+
+
+async def wait_until(pilot, condition, what: str) -> None:
+    """Pause (polls and workers run meanwhile) until `condition()`; a bounded number of pauses."""
+    app = pilot.app
+    for _ in range(400):
+        await pilot.pause(POLL)
+        if condition() and not app.busy and not (app.follower and app.follower.reading):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            return
+    raise AssertionError(f"never saw: {what}")
+
+
+def main_count(path: Path) -> int:
+    return len(load_session(path).conversations[0].messages)
+
+
+def notices(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def append(path: Path, lines: list[bytes]) -> None:
+    with path.open("ab") as f:
+        f.write(b"".join(lines))
+
+
+async def test_appended_lines_show_in_both_panes_and_the_cursor_stays(tmp_path):
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(LINES[:40]))
+    app = follow_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        before = main_count(path)
+        await wait_until(pilot, lambda: app.view is not None, "the first view")
+        assert len(app.conversation.messages) == before
+        tokens_before = app.view.tokens_stored
+        meters_before = str(app.query_one(Meters).render())
+        app.set_cursor(3)
+
+        append(path, LINES[40:80])
+        after = main_count(path)
+        assert after > before
+        await wait_until(pilot, lambda: len(app.view.rows) == after, "the appended messages")
+        assert len(app.conversation.messages) == after
+        last = len(app.row_layout) - 1
+        assert app.stored_pane.block(last)[0].text.startswith(f"#{after - 1} ")
+        assert app.prepared_pane.block(last)[0].text.startswith(f"#{after - 1} ")
+        assert app.cursor == 3  # not at the end: stays
+        assert app.view.tokens_stored > tokens_before
+        assert str(app.query_one(Meters).render()) != meters_before
+        assert app.view.settings.request is None and app.view.settings.view == "as-sent"
+
+
+async def test_the_cursor_on_the_last_message_follows(tmp_path):
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(LINES[:40]))
+    app = follow_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.view is not None, "the first view")
+        await pilot.press("end")
+        assert app.cursor == len(app.row_layout) - 1
+        append(path, LINES[40:100])
+        after = main_count(path)
+        await wait_until(pilot, lambda: len(app.view.rows) == after, "the appended messages")
+        assert app.cursor == len(app.row_layout) - 1 == after  # (row 0 is #sys)
+
+
+async def test_a_truncated_file_reloads_whole_with_a_notice(tmp_path):
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(LINES[:100]))
+    app = follow_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.view is not None, "the first view")
+        path.write_bytes(b"".join(LINES[:30]))
+        after = main_count(path)
+        await wait_until(pilot, lambda: len(app.view.rows) == after, "the whole reload")
+        assert f"{path} was rewritten or truncated: reloaded whole" in notices(app)
+        assert app.stored_pane.block(len(app.row_layout) - 1)[0].text.startswith(f"#{after - 1} ")
+
+
+async def test_a_vanished_file_keeps_what_is_shown(tmp_path):
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(LINES[:60]))
+    app = follow_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.view is not None, "the first view")
+        rows = len(app.view.rows)
+        path.unlink()
+        await wait_until(pilot, lambda: f"{path} is gone: showing what was read" in notices(app), "the notice")
+        assert len(app.view.rows) == rows and app.session is not None
+        path.write_bytes(b"".join(LINES[:70]))  # back again: read whole
+        after = main_count(path)
+        await wait_until(pilot, lambda: len(app.view.rows) == after, "the file again")
+
+
+async def test_R_reloads_and_a_bad_line_keeps_the_session(tmp_path):
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(LINES[:60]))
+    app = follow_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.view is not None, "the first view")
+        session = app.session
+        await pilot.press("R")
+        await wait_until(pilot, lambda: app.session is not session, "the reload")
+        assert f"{path}: reloaded" in notices(app)
+
+        rows = len(app.view.rows)
+        append(path, [b"{broken\n"])
+        await wait_until(pilot, lambda: any("use --lenient" in n for n in notices(app)), "the error")
+        assert len(app.view.rows) == rows
+        assert any(n.startswith(f"{path}:61:") for n in notices(app))
+
+
+async def test_a_line_being_written_is_said_on_opening_and_read_once_complete(tmp_path):
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(LINES[:40]) + LINES[40][:50])
+    app = follow_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.view is not None, "the first view")
+        assert any("last line still being written (line 41, 50 bytes): left out" in n for n in notices(app))
+        append(path, [LINES[40][50:], *LINES[41:50]])
+        after = main_count(path)
+        await wait_until(pilot, lambda: len(app.view.rows) == after, "the completed line")
+
+
+async def test_given_sessions_and_the_demo_are_not_followed(tmp_path):
+    app = CtxviewApp(None, follow_interval=POLL)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.view is not None, "the first view")
+        assert app.follower is None
+        await pilot.press("R")
+        await pilot.pause()
+        assert any(n.startswith("nothing to reload") for n in notices(app))
+
+
+def test_a_run_for_the_session_before_a_reload_is_not_wanted():
+    from ctxview.tui.state import InspectorState
+    from ctxview.view import Settings
+
+    state = InspectorState(Settings())
+    first = state.opened(0, 2, Settings())
+    state.reloaded(0, 2)  # the file was read again while the first run was in flight
+    assert state.next_run() is None  # one run at a time
+    assert not state.finished(first)  # its view is of the old session
+    again = state.next_run()
+    assert again is not None and again.generation == first.generation + 1 and again.settings == first.settings
+    assert state.finished(again) and not state.busy
+    state.change(request=3)
+    state.reloaded(1, 3)  # found again, at another index: the same request
+    assert state.wanted.conversation == 1 and state.settings.request == 3
+    state.reloaded(0, 1, found=False)  # gone: the first conversation, as for its next request
+    assert state.wanted.conversation == 0 and state.settings.request is None
