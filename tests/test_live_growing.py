@@ -19,6 +19,15 @@ FIXTURES_CC = sorted(p for p in (ROOT / "tests" / "fixtures" / "samples" / "clau
 CODEX = next((ROOT / "sample_sessions" / "codex").glob("rollout-*.jsonl"))
 
 
+def growing(tmp_path: Path, data: bytes, name: str = "live.jsonl") -> tuple[Path, GrowingSession]:
+    """A file holding `data`, read by a GrowingSession."""
+    path = tmp_path / name
+    path.write_bytes(data)
+    grow = GrowingSession(path)
+    grow.load()
+    return path, grow
+
+
 def same_as_whole(grown, path: Path) -> None:
     whole = load_session(path)
     assert grown.conversations == whole.conversations
@@ -73,10 +82,7 @@ def test_the_line_being_written_is_read_once_complete(tmp_path):
 
 def test_a_complete_line_whose_newline_comes_later(tmp_path):
     lines = SAMPLE_CC.read_bytes().splitlines(keepends=True)
-    path = tmp_path / "live.jsonl"
-    path.write_bytes(b"".join(lines[:20]) + lines[20].rstrip(b"\n"))
-    grow = GrowingSession(path)
-    grow.load()
+    path, grow = growing(tmp_path, b"".join(lines[:20]) + lines[20].rstrip(b"\n"))
     with path.open("ab") as f:
         f.write(b"\n" + b"".join(lines[21:30]))
     s = grow.refresh(grow.poll()).session
@@ -87,10 +93,7 @@ def test_a_complete_line_whose_newline_comes_later(tmp_path):
 
 def test_truncated_rewritten_and_replaced_files_reload_whole(tmp_path):
     lines = SAMPLE_CC.read_bytes().splitlines(keepends=True)
-    path = tmp_path / "live.jsonl"
-    path.write_bytes(b"".join(lines[:60]))
-    grow = GrowingSession(path)
-    grow.load()
+    path, grow = growing(tmp_path, b"".join(lines[:60]))
 
     path.write_bytes(b"".join(lines[:30]))  # truncated
     assert grow.poll() == REWRITTEN
@@ -146,10 +149,7 @@ def test_a_bad_appended_line_is_an_error_and_the_session_stays(tmp_path):
 
 def test_other_formats_read_whole(tmp_path):
     lines = CODEX.read_bytes().splitlines(keepends=True)
-    path = tmp_path / "rollout.jsonl"
-    path.write_bytes(b"".join(lines[:50]))
-    grow = GrowingSession(path)
-    grow.load()
+    path, grow = growing(tmp_path, b"".join(lines[:50]), "rollout.jsonl")
     assert not grow.appends
     with path.open("ab") as f:
         f.write(b"".join(lines[50:90]))

@@ -5,6 +5,7 @@ wait for the poll by pausing, and assert nothing about time."""
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from ctxview.formats import load_session
@@ -34,6 +35,17 @@ async def wait_until(pilot, condition, what: str) -> None:
     raise AssertionError(f"never saw: {what}")
 
 
+@asynccontextmanager
+async def following(tmp_path: Path, data: bytes):
+    """The app on a file holding `data`, its first view on screen: (app, pilot, path)."""
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(data)
+    app = follow_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.view is not None, "the first view")
+        yield app, pilot, path
+
+
 def main_count(path: Path) -> int:
     return len(load_session(path).conversations[0].messages)
 
@@ -48,12 +60,8 @@ def append(path: Path, lines: list[bytes]) -> None:
 
 
 async def test_appended_lines_show_in_both_panes_and_the_cursor_stays(tmp_path):
-    path = tmp_path / "live.jsonl"
-    path.write_bytes(b"".join(LINES[:40]))
-    app = follow_app(path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with following(tmp_path, b"".join(LINES[:40])) as (app, pilot, path):
         before = main_count(path)
-        await wait_until(pilot, lambda: app.view is not None, "the first view")
         assert len(app.conversation.messages) == before
         tokens_before = app.view.tokens_stored
         meters_before = str(app.query_one(Meters).render())
@@ -74,11 +82,7 @@ async def test_appended_lines_show_in_both_panes_and_the_cursor_stays(tmp_path):
 
 
 async def test_the_cursor_on_the_last_message_follows(tmp_path):
-    path = tmp_path / "live.jsonl"
-    path.write_bytes(b"".join(LINES[:40]))
-    app = follow_app(path)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.view is not None, "the first view")
+    async with following(tmp_path, b"".join(LINES[:40])) as (app, pilot, path):
         await pilot.press("end")
         assert app.cursor == len(app.row_layout) - 1
         append(path, LINES[40:100])
@@ -88,11 +92,7 @@ async def test_the_cursor_on_the_last_message_follows(tmp_path):
 
 
 async def test_a_truncated_file_reloads_whole_with_a_notice(tmp_path):
-    path = tmp_path / "live.jsonl"
-    path.write_bytes(b"".join(LINES[:100]))
-    app = follow_app(path)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.view is not None, "the first view")
+    async with following(tmp_path, b"".join(LINES[:100])) as (app, pilot, path):
         path.write_bytes(b"".join(LINES[:30]))
         after = main_count(path)
         await wait_until(pilot, lambda: len(app.view.rows) == after, "the whole reload")
@@ -101,11 +101,7 @@ async def test_a_truncated_file_reloads_whole_with_a_notice(tmp_path):
 
 
 async def test_a_vanished_file_keeps_what_is_shown(tmp_path):
-    path = tmp_path / "live.jsonl"
-    path.write_bytes(b"".join(LINES[:60]))
-    app = follow_app(path)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.view is not None, "the first view")
+    async with following(tmp_path, b"".join(LINES[:60])) as (app, pilot, path):
         rows = len(app.view.rows)
         path.unlink()
         await wait_until(pilot, lambda: f"{path} is gone: showing what was read" in notices(app), "the notice")
@@ -116,11 +112,7 @@ async def test_a_vanished_file_keeps_what_is_shown(tmp_path):
 
 
 async def test_R_reloads_and_a_bad_line_keeps_the_session(tmp_path):
-    path = tmp_path / "live.jsonl"
-    path.write_bytes(b"".join(LINES[:60]))
-    app = follow_app(path)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.view is not None, "the first view")
+    async with following(tmp_path, b"".join(LINES[:60])) as (app, pilot, path):
         session = app.session
         await pilot.press("R")
         await wait_until(pilot, lambda: app.session is not session, "the reload")
@@ -134,11 +126,7 @@ async def test_R_reloads_and_a_bad_line_keeps_the_session(tmp_path):
 
 
 async def test_a_line_being_written_is_said_on_opening_and_read_once_complete(tmp_path):
-    path = tmp_path / "live.jsonl"
-    path.write_bytes(b"".join(LINES[:40]) + LINES[40][:50])
-    app = follow_app(path)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.view is not None, "the first view")
+    async with following(tmp_path, b"".join(LINES[:40]) + LINES[40][:50]) as (app, pilot, path):
         assert any("last line still being written (line 41, 50 bytes): left out" in n for n in notices(app))
         append(path, [LINES[40][50:], *LINES[41:50]])
         after = main_count(path)
