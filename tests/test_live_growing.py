@@ -168,3 +168,20 @@ def test_other_formats_read_whole(tmp_path):
     assert grow.refresh(CHANGED).notice == f"{doc} changed: reloaded whole"
     r = grow.refresh(RELOAD)
     assert r.whole and r.notice == f"{doc}: reloaded"
+
+
+@pytest.mark.parametrize("src", [SAMPLE_CC, FIXTURES_CC[0]], ids=lambda p: p.name)
+def test_line_by_line_and_the_messages_already_read_are_kept(tmp_path, src):
+    """Each line appended alone (a streamed response's lines one at a time among them): the session a
+    whole read gives, with the very Message objects of the lines before, but for a response that grew."""
+    lines = src.read_bytes().splitlines(keepends=True)
+    path, grow = growing(tmp_path, b"".join(lines[:3]))
+    for i in range(3, len(lines)):
+        before = {id(m): m for c in grow.session.conversations for m in c.messages}
+        with path.open("ab") as f:
+            f.write(lines[i])
+        s = grow.refresh(grow.poll()).session
+        same_as_whole(s, path)
+        kept = sum(id(m) in before for c in s.conversations for m in c.messages)
+        # every message but the last one of the conversation the line went to is the one read before
+        assert kept >= len(before) - 1 - len(s.conversations)

@@ -115,7 +115,7 @@ class Resumable:
     def __init__(self, inp: Input, lenient: bool) -> None:
         self.reader = LineReader(inp, EXPECTED, lenient)
         self.scan = Scan()
-        self.scan.resumable = True
+        self.scan.resumable, self.scan.made = True, {}
         self.scan.run_lines(self.reader)
         self.session = session_of(inp, self.scan, self.reader)
 

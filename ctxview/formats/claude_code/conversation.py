@@ -51,8 +51,12 @@ def _assistant_message(parts: list) -> Message:
     )
 
 
-def messages_of(chain: list[tuple]) -> tuple[list[Message], list[dict], int]:
-    """Messages in model order (tool results named after their calls), compaction specs, unlinked count."""
+def messages_of(chain: list[tuple], made: dict | None = None) -> tuple[list[Message], list[dict], int]:
+    """Messages in model order (tool results named after their calls), compaction specs, unlinked count.
+
+    `made` (a resumable scan's, kept across builds): the messages built before, by the id of the entry
+    data they came from, so that a build after lines were appended makes only the new ones (the same
+    Message objects for the rest, which is what the pipeline's caches go by)."""
     out: list[Any] = []            # a Message, or an assistant message's parts (a list) to join at the end
     out_append = out.append
     open_ids: dict[str, list] = {}
@@ -81,27 +85,56 @@ def messages_of(chain: list[tuple]) -> tuple[list[Message], list[dict], int]:
             origin = e[O]
             if type(origin) is not str:
                 origin = "line " + str(origin)
+            if made is not None:
+                found = [names.get(r[0]) for r in results]
+                hit = made.get(id(e[DATA]))
+                if hit is not None and hit[0] is e[DATA] and hit[1] == found:
+                    unlinked += found.count(None)
+                    if hit[3]:
+                        summary_at.add(len(out) + len(hit[2]) - 1)
+                    out.extend(hit[2])
+                    continue
+                start = len(out)
             for tool_use_id, rtext, is_error in results:
                 name = names.get(tool_use_id)
                 if name is None:
                     unlinked += 1
                 out_append(message(role="tool", content=rtext, tool_call_id=tool_use_id, tool_name=name, origin=origin,
                                    id=uuid, meta={"is_error": True} if is_error else {}))
+            summary = False
             if text is not None and (text or not results):
                 injected = bool(flags & 3) or is_reminder_only(text)
                 if flags & 2:
                     summary_at.add(len(out))
+                    summary = True
                 out_append(message(role="user", content=text, injected=injected, origin=origin, id=uuid,
                                    meta={"compact_summary": True} if flags & 2 else {}))
+            if made is not None:
+                made[id(e[DATA])] = (e[DATA], found, out[start:], summary)
         elif kind == BOUNDARY or kind == MICRO:
             boundaries.append((len(out), e))
-    messages = [m if type(m) is not list else _assistant_message(m) for m in out]
+    if made is None:
+        messages = [m if type(m) is not list else _assistant_message(m) for m in out]
+    else:
+        messages = [m if type(m) is not list else _made_assistant(m, made) for m in out]
     specs = [compaction_spec(index, e, messages, summary_at) for index, e in boundaries]
     return messages, specs, unlinked
 
 
-def conversation_of(name: str, chain: list[tuple], warnings: list[str]) -> Conversation:
-    messages, specs, unlinked = messages_of(chain)
+def _made_assistant(parts: list, made: dict) -> Message:
+    """_assistant_message(parts), or the one made before from the same lines (a response's lines may
+    still be coming: a part more is another message)."""
+    key = id(parts[1])
+    hit = made.get(key)
+    if hit is not None and len(hit[0]) == len(parts) and all(a is b for a, b in zip(hit[0], parts)):
+        return hit[1]
+    msg = _assistant_message(parts)
+    made[key] = (parts, msg)
+    return msg
+
+
+def conversation_of(name: str, chain: list[tuple], warnings: list[str], made: dict | None = None) -> Conversation:
+    messages, specs, unlinked = messages_of(chain, made)
     w = unlinked_warning(name, unlinked)
     if w:
         warnings.append(w)
@@ -118,9 +151,10 @@ def build(scan: Scan, name_main: str = "main", all_main: bool = False) -> tuple[
     linked = scan.linked
     convs = []
     if main or not sides:
-        convs.append(conversation_of(name_main, chain_of(main, linked and (scan.branched or bool(sides))), warnings))
+        convs.append(conversation_of(name_main, chain_of(main, linked and (scan.branched or bool(sides))), warnings,
+                                     scan.made))
     for gid, group in sides:
-        convs.append(conversation_of(gid, chain_of(group, linked), warnings))
+        convs.append(conversation_of(gid, chain_of(group, linked), warnings, scan.made))
     return convs, warnings
 
 

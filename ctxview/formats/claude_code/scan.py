@@ -30,6 +30,7 @@ class Scan:
         self._parented: set = set()
         self._met = False  # the first message line's metadata was taken
         self.resumable = False  # keep what a scan of appended lines needs (the parents table)
+        self.made: dict | None = None  # a resumable scan's messages by entry (conversation.messages_of)
         # Sub-agents seen from the parent: agent id -> its messages as agent_progress lines
         # carried them ([(origin, record)]), the Task call that started it, what it returned.
         self.progress: dict[str, list[tuple[Any, dict]]] = {}
