@@ -138,3 +138,13 @@ def test_report_prints_the_warning_and_the_error_names_lenient(tmp_path):
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
     assert out.stderr.startswith(f"ctxview: error: {live}:{CUT + 1}:")
     assert "use --lenient to skip bad lines" in out.stderr
+
+
+def test_the_hint_survives_pickling():
+    import pickle
+
+    err = LoadError("s.jsonl", "invalid JSON: x", line=3, column=4, expected="Codex CLI rollout",
+                    hint="use --lenient to skip bad lines")
+    back = pickle.loads(pickle.dumps(err))
+    assert (back.hint, str(back)) == (err.hint, str(err))
+    assert str(err) == "s.jsonl:3:4: invalid JSON: x (use --lenient to skip bad lines; Codex CLI rollout expected)"
