@@ -57,12 +57,12 @@ def paused_then_frozen() -> Iterator[None]:
 
 
 def open_session(path: str | None, label: str, fmt: str | None, lenient: bool, session: Session | None,
-                 agent: str | None, growing: FileFollower | None = None) -> tuple[Session, int]:
-    """The session (read from `path`, None: the bundled demo, unless given; by `growing` when the
+                 agent: str | None, follower: FileFollower | None = None) -> tuple[Session, int]:
+    """The session (read from `path`, None: the bundled demo, unless given; by `follower` when the
     file is followed) and the index of the conversation to open; LoadFailed naming `label` when
     there is none to show."""
-    if growing is not None:
-        session = growing.load()
+    if follower is not None:
+        session = follower.load()
     if session is None:
         from ..formats import DEMO_PATH, load_session
 
@@ -174,7 +174,7 @@ class Opening:
     agent: str | None
     given: Settings
     overrides: Mapping[str, Any] | None
-    growing: FileFollower | None = None     # the file followed (follow.py), which reads it
+    follower: FileFollower | None = None    # the file followed (follow.py), which reads it
 
 
 def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare) -> None:
@@ -186,7 +186,7 @@ def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare) -
         with paused_then_frozen():
             cache = PipelineCache()
             session, index = open_session(opening.path, opening.label, opening.fmt, opening.lenient,
-                                          opening.session, opening.agent, opening.growing)
+                                          opening.session, opening.agent, opening.follower)
             conversation = session.conversations[index]
             settings = opening_settings(conversation, opening.given, opening.overrides)
             # Show the stored side now; the prepared side follows when the
