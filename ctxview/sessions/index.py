@@ -232,12 +232,13 @@ def _claude_code(row: SessionRow, sample: _Sample) -> None:
             title = _prompt(_text_of(rec["message"].get("content")))
         if row.started and row.project and title:
             break
+    renamed = False
     for rec in _records(sample.tail_lines_backward()):
         if not isinstance(rec, dict):
             continue
         row.updated = row.updated or _iso(rec.get("timestamp"))
-        if rec.get("type") == "custom-title" and isinstance(rec.get("customTitle"), str) and summary is None:
-            summary = _one_line(rec["customTitle"])
+        if rec.get("type") == "custom-title" and isinstance(rec.get("customTitle"), str) and not renamed:
+            summary, renamed = _one_line(rec["customTitle"]), True  # the latest name the user gave
         message = rec.get("message")
         if rec.get("type") == "assistant" and isinstance(message, dict):
             model = message.get("model")
@@ -389,7 +390,18 @@ def _gemini_document(row: SessionRow, doc: dict) -> None:
 
 
 _GEMINI_HEAD = re.compile(rb'^\s*\{\s*"sessionId"\s*:')
-_FIELD = re.compile(rb'"(startTime|lastUpdated|summary)"\s*:\s*"((?:[^"\\]|\\.){0,2000})"')
+_STRING = rb'"((?:[^"\\]|\\.){0,2000})"'
+_FIELD = re.compile(rb'"(startTime|lastUpdated|summary)"\s*:\s*' + _STRING)
+_USER_TEXT = re.compile(rb'"type":\s*"user",\s*"content":\s*(?:\[\s*\{\s*"text":\s*)?' + _STRING)
+_MODEL = re.compile(rb'"model":\s*' + _STRING)
+_INPUT_TOKENS = re.compile(rb'"tokens":\s*\{\s*"input":\s*(\d{1,15})')
+
+
+def _json_string(raw: bytes) -> str | None:
+    try:
+        return orjson.loads(b'"' + raw + b'"')
+    except orjson.JSONDecodeError:
+        return None
 
 
 def _big_document(row: SessionRow, sample: _Sample, head: bytes, tail: bytes) -> None:
@@ -398,11 +410,16 @@ def _big_document(row: SessionRow, sample: _Sample, head: bytes, tail: bytes) ->
         row.format = "gemini"
         for chunk in (head, tail):
             for key, raw in _FIELD.findall(chunk):
-                try:
-                    value = orjson.loads(b'"' + raw + b'"')
-                except orjson.JSONDecodeError:
-                    continue
-                _gemini_meta(row, {key.decode(): value})
+                _gemini_meta(row, {key.decode(): _json_string(raw)})
+        for raw in _USER_TEXT.findall(head):
+            title = _prompt(_json_string(raw))
+            if title and not title.startswith(("/", "?")):
+                row.title = row.title or title
+                break
+        models = _MODEL.findall(tail)
+        row.model = _json_string(models[-1]) if models else None
+        tokens = _INPUT_TOKENS.findall(tail)
+        row.tokens = int(tokens[-1]) if tokens else None
         row.project = _gemini_project(row.path)
         row.messages = round((head.count(b'"type": "user"') + head.count(b'"type":"user"')
                               + head.count(b'"type": "gemini"') + head.count(b'"type":"gemini"')

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Iterator, Mapping
 
-__all__ = ["Place", "any_sessions", "find_files", "known_places"]
+__all__ = ["Place", "any_files", "any_sessions", "find_files", "known_places"]
 
 # Folders a walk of any directory never enters: tools' own trees, and Claude Code's sub-agent
 # transcripts (opened with their session, not on their own).
@@ -63,7 +63,7 @@ def known_places(env: Mapping[str, str] | None = None) -> list[Place]:
 def find_files(root: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> list[str]:
     """Every candidate session file: under `root` (any directory, walked whole), else in the known places."""
     if root is not None:
-        return sorted(_walk(os.fspath(root)))
+        return sorted(_walk(os.path.abspath(root)))
     out: list[str] = []
     for place in known_places(env):
         out.extend(place.files())
@@ -73,6 +73,11 @@ def find_files(root: str | os.PathLike[str] | None = None, env: Mapping[str, str
 def any_sessions(env: Mapping[str, str] | None = None) -> bool:
     """Whether a known place holds a session file (stops at the first: `ctxview` asks it at start)."""
     return any(next(place.files(), None) is not None for place in known_places(env))
+
+
+def any_files(root: str | os.PathLike[str]) -> bool:
+    """Whether `root` holds a candidate session file (stops at the first)."""
+    return next(_walk(os.fspath(root)), None) is not None
 
 
 def _subdirs(folder: str) -> list[str]:
