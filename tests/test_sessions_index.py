@@ -120,6 +120,9 @@ def test_claude_code_summary_and_custom_title_win_over_the_prompt(tmp_path):
     with open(path, "a") as f:
         f.write(json.dumps({"type": "custom-title", "customTitle": "my title", "sessionId": "s"}) + "\n")
     assert index_file(str(path)).title == "my title"
+    alone = path.parent / "renamed-only.jsonl"  # a session of nothing but its name (as /rename leaves it)
+    alone.write_text(json.dumps({"type": "custom-title", "customTitle": "only a name", "sessionId": "s"}) + "\n")
+    assert (index_file(str(alone)).format, index_file(str(alone)).title) == ("claude-code", "only a name")
 
 
 def test_codex_row(tmp_path):

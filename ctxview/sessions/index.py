@@ -444,7 +444,7 @@ def _agent_format(rec: dict) -> str | None:
         return "codex"
     if "sessionId" in rec and "projectHash" in rec:
         return "gemini"
-    if kind in _CLAUDE_TYPES and ("uuid" in rec or "leafUuid" in rec or "messageId" in rec):
+    if kind in _CLAUDE_TYPES and ("uuid" in rec or "leafUuid" in rec or "messageId" in rec or "sessionId" in rec):
         return "claude-code"
     return None
 
