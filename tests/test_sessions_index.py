@@ -147,6 +147,16 @@ def test_gemini_rows(tmp_path, jsonl):
     assert (row.messages, row.messages_estimated) == (1 + 6, False)
 
 
+def test_gemini_records_written_again_count_once(tmp_path):
+    path = write_gemini(tmp_path, "g1", jsonl=True, n=3)
+    lines = path.read_text().splitlines()
+    again = json.loads(lines[2])  # the first gemini message, updated (as gemini-cli appends it again)
+    again["content"] = "updated"
+    with open(path, "a") as f:
+        f.write(json.dumps(again, separators=(",", ":")) + "\n")
+    assert index_file(str(path)).messages == 1 + 6
+
+
 @pytest.mark.parametrize("jsonl", [False, True], ids=["json", "jsonl"])
 def test_gemini_summary_is_the_title(tmp_path, jsonl):
     row = index_file(str(write_gemini(tmp_path, "g1", jsonl=jsonl, summary="Fix the parser")))

@@ -71,18 +71,19 @@ class _Sample:
     """The head and tail of a file (the whole file when it fits), read as complete lines on demand:
     forward from the start, backward from the end."""
 
-    def __init__(self, head: bytes, tail: bytes, size: int) -> None:
+    def __init__(self, head: bytes, tail: bytes, size: int, document: bool = True) -> None:
         self.size, self.head, self.tail = size, head, tail
         self.whole = tail == b"" and len(head) == size
         self.half_written = False
         self.doc: Any = None  # the file as one JSON document, when it fits the read and is one
         if self.whole:
             self._t, self._h_end, self._t_start, self._t_end = head, len(head), 0, len(head)
-            try:
-                self.doc = orjson.loads(head)
-                return
-            except orjson.JSONDecodeError:
-                pass
+            if document:
+                try:
+                    self.doc = orjson.loads(head)
+                    return
+                except orjson.JSONDecodeError:
+                    pass
         else:  # the head's last piece and the tail's first are cut
             self._t, self._h_end = tail, head.rfind(b"\n") + 1
             self._t_start, self._t_end = (tail.find(b"\n") + 1) or len(tail), len(tail)
@@ -252,7 +253,8 @@ def _claude_code(row: SessionRow, sample: _Sample) -> None:
     if row.project is None:
         row.project = decode_claude_project(os.path.basename(os.path.dirname(row.path)))
     row.title = summary or title
-    row.messages, row.messages_estimated = sample.count(b'"type":"user"', b'"type":"assistant"')
+    # (every user, assistant and system line has a uuid; one marker is one pass over the bytes)
+    row.messages, row.messages_estimated = sample.count(b'"uuid":"')
 
 
 def _sum_ints(d: dict, *keys: str) -> int | None:
@@ -373,7 +375,10 @@ def _gemini_lines(row: SessionRow, sample: _Sample) -> None:
     row.updated = max(filter(None, (row.updated, updated)), default=None)
     row.title = summary or row.title or prompt
     row.project = _gemini_project(row.path)
-    row.messages, row.messages_estimated = sample.count(b'"type":"user"', b'"type":"gemini"')
+    if sample.whole:  # a message is written again when it changes (gemini-cli's chatRecordingService): count ids
+        row.messages = len(set(_GEMINI_RECORD_ID.findall(sample.head)))
+    else:
+        row.messages, row.messages_estimated = sample.count(b'\n{"id":"')  # a record's line (after the metadata)
 
 
 def _gemini_document(row: SessionRow, doc: dict) -> None:
@@ -389,6 +394,7 @@ def _gemini_document(row: SessionRow, doc: dict) -> None:
     row.messages = sum(1 for m in messages if isinstance(m, dict) and m.get("type") in ("user", "gemini"))
 
 
+_GEMINI_RECORD_ID = re.compile(rb'\n\{"id":"((?:[^"\\]|\\.){1,200})"')
 _GEMINI_HEAD = re.compile(rb'^\s*\{\s*"sessionId"\s*:')
 _STRING = rb'"((?:[^"\\]|\\.){0,2000})"'
 _FIELD = re.compile(rb'"(startTime|lastUpdated|summary)"\s*:\s*' + _STRING)
@@ -486,7 +492,8 @@ def index_file(path: str, st: os.stat_result | None = None) -> SessionRow:
     except OSError as exc:
         return _problem(path, size, mtime_ns, f"unreadable: {exc.strerror or exc}")
     row = SessionRow(path, None, size_bytes=size, mtime_ns=mtime_ns)
-    sample = _Sample(head, tail, size)
+    # (JSON lines are not tried as one document: the failed parse and its exception cost more than the rest)
+    sample = _Sample(head, tail, size, document=path.endswith(".json") or head.rstrip().count(b"\n") == 0)
     try:
         _fill(row, sample, head, tail)
     except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as exc:  # a shape no branch expected
