@@ -11,7 +11,7 @@ import os
 from ..sanitize import sanitize
 from .index import SessionRow
 
-__all__ = ["COLUMNS", "cells", "human_size", "matches", "table"]
+__all__ = ["COLUMNS", "cells", "filtered", "human_size", "matches", "table"]
 
 # (header, width or 0 for the rest of the line)
 COLUMNS = (("last activity", 16), ("format", 11), ("msgs", 7), ("size", 9), ("tokens", 8), ("model", 18),
@@ -57,6 +57,12 @@ def matches(row: SessionRow, words: list[str]) -> bool:
         return True
     hay = " ".join(filter(None, (row.project, row.title, row.format, row.model, row.path, row.problem))).lower()
     return all(w in hay for w in words)
+
+
+def filtered(rows: list[SessionRow], text: str) -> list[SessionRow]:
+    """The rows a filter keeps (every word of `text`, any case), in order."""
+    words = text.lower().split()
+    return [r for r in rows if matches(r, words)] if words else list(rows)
 
 
 def table(rows: list[SessionRow], width: int = 160) -> str:

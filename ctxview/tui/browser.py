@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 
 from ..sanitize import sanitize
 from ..sessions import SessionRow, build_index
-from ..sessions.columns import COLUMNS, cells, matches
+from ..sessions.columns import COLUMNS, cells, filtered
 
 __all__ = ["BrowserApp"]
 
@@ -43,6 +43,23 @@ class IndexFailed(Message):
         self.error = error
 
 
+class SessionTable(DataTable):
+    """A DataTable that asks for more rows when scrolled near the end of those it holds."""
+
+    class NearEnd(Message):
+        pass
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value >= self.max_scroll_y - 5:
+            self.post_message(self.NearEnd())
+
+
+# The table measures every cell it is given (5,000 rows: seconds), so it holds the rows the filter
+# keeps a batch at a time, the next batch added when the cursor or the scroll nears the end.
+BATCH = 100
+
+
 class BrowserApp(App[str | None]):
     """Pick a session: the app's result is its path (None: the user quit)."""
 
@@ -59,6 +76,8 @@ class BrowserApp(App[str | None]):
         Binding("down", "move(1)", "Down", show=False),
         Binding("pageup", "move(-20)", "Page up", show=False),
         Binding("pagedown", "move(20)", "Page down", show=False),
+        Binding("ctrl+home", "move(-1000000000)", "First", show=False),
+        Binding("ctrl+end", "move(1000000000)", "Last", show=False),
         Binding("enter", "open", "Open", id="ctxview.browser_open"),
         Binding("escape", "escape", "Clear the filter / quit", id="ctxview.browser_escape"),
         Binding("ctrl+c,ctrl+q", "quit", "Quit", priority=True, id="ctxview.browser_quit"),
@@ -77,6 +96,7 @@ class BrowserApp(App[str | None]):
         self.indexing = True
         self._cache = cache
         self._env = env
+        self._made: dict[str, tuple[SessionRow, tuple[Text, ...]]] = {}
 
     def compose(self) -> ComposeResult:
         where = (f"session files under {self.root}" if self.root is not None
@@ -85,7 +105,7 @@ class BrowserApp(App[str | None]):
         yield Input(value=self.filter_text, placeholder="type to filter (project, title, model, format, path)",
                     id="filter")
         yield ProgressBar(id="progress", show_eta=False)
-        table: DataTable = DataTable(id="table", cursor_type="row", zebra_stripes=True)
+        table = SessionTable(id="table", cursor_type="row", zebra_stripes=True)
         yield table
         yield Static(id="status")
         yield Footer()
@@ -141,15 +161,32 @@ class BrowserApp(App[str | None]):
         """Show the rows the filter keeps, the cursor on the selected path where it is still shown."""
         table = self.table
         keep = self.selected
-        words = self.filter_text.lower().split()
-        self.shown = [r for r in self.rows if matches(r, words)]
+        self.shown = filtered(self.rows, self.filter_text)
         table.clear()
-        table.add_rows([tuple(Text(c, no_wrap=True, overflow="ellipsis", end="") for c in cells(r))
-                        for r in self.shown])
         index = next((i for i, r in enumerate(self.shown) if r.path == keep), 0) if keep else 0
+        self._load_rows(index + 1)
         if self.shown:
             table.move_cursor(row=index, animate=False, scroll=True)
         self._status()
+
+    def _load_rows(self, upto: int) -> None:
+        """Add the filtered rows to the table up to row `upto` and a batch beyond."""
+        table = self.table
+        have, want = table.row_count, min(len(self.shown), (upto // BATCH + 1) * BATCH)
+        if want > have:
+            table.add_rows([self._cells(r) for r in self.shown[have:want]])
+
+    def _cells(self, row: SessionRow) -> tuple[Text, ...]:
+        """The row's cells as Text (plain, never markup), made once per row."""
+        made = self._made.get(row.path)
+        if made is None or made[0] is not row:
+            made = self._made[row.path] = (row, tuple(Text(c, no_wrap=True, overflow="ellipsis", end="")
+                                                      for c in cells(row)))
+        return made[1]
+
+    @on(SessionTable.NearEnd)
+    def _near_end(self) -> None:
+        self._load_rows(self.table.row_count)
 
     def _status(self) -> None:
         problems = sum(1 for r in self.shown if r.problem)
@@ -171,6 +208,8 @@ class BrowserApp(App[str | None]):
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         if 0 <= event.cursor_row < len(self.shown):
             self.selected = self.shown[event.cursor_row].path
+            if event.cursor_row >= self.table.row_count - 30:
+                self._load_rows(event.cursor_row + 30)
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -187,8 +226,9 @@ class BrowserApp(App[str | None]):
 
     def action_move(self, delta: int) -> None:
         if self.shown:
-            table = self.table
-            table.move_cursor(row=max(0, min(len(self.shown) - 1, table.cursor_row + delta)), animate=False)
+            target = max(0, min(len(self.shown) - 1, self.table.cursor_row + delta))
+            self._load_rows(target)
+            self.table.move_cursor(row=target, animate=False)
 
     def action_open(self) -> None:
         row = self.current

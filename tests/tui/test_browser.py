@@ -18,6 +18,8 @@ from ctxview.tui.browser import BrowserApp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from test_sessions_index import write_claude, write_codex, write_gemini  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
 SIZE = (160, 30)
 
 
@@ -198,3 +200,27 @@ def test_the_launcher_goes_back_and_forth(monkeypatch):
     assert [b[1]["filter_text"] for b in browsers] == ["", "filter1", "filter2"]
     assert [b[1]["notice"] for b in browsers] == [None, None, "b.jsonl:3: invalid JSON"]
     assert all(b[0] == "/s" for b in browsers) and browsers[1][1]["rows"] == ["row"]
+
+
+async def test_many_rows_are_added_a_batch_at_a_time(tmp_path):
+    import bench_sessions as tree
+    from ctxview.tui.browser import BATCH
+
+    tree.make_tree(tmp_path, BATCH + 50)
+    app = in_home(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await indexed(pilot)
+        assert len(app.shown) == BATCH + 50 and app.table.row_count == BATCH  # the first batch only
+        await pilot.press("ctrl+end")
+        await pilot.pause()
+        assert app.table.row_count == BATCH + 50 and app.current is app.shown[-1]
+        await typed(pilot, "src/app7")  # sessions 7, 44, 81, ... 229 (project i % 37)
+        assert sorted(int(r.title.split(":")[0][5:]) for r in app.shown) == list(range(7, BATCH + 50, 37))
+        assert {r.project for r in app.shown} == {"/home/me/src/app7"}
+        assert app.table.row_count == len(app.shown)
+    rows = app.rows
+    far = rows[BATCH + 20].path  # a row past the first batch: coming back there loads up to it
+    again = BrowserApp(None, rows=rows, selected=far, cache=False, env={"HOME": str(tmp_path)})
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert again.table.cursor_row == BATCH + 20 and again.current.path == far
