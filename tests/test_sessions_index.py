@@ -266,3 +266,18 @@ def test_control_characters_stay_in_the_row_and_are_made_visible_in_the_cells(tm
     shown = " ".join(cells(row))
     assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown
     assert "␛[31mred" in shown and "[bold]not markup[/bold]" in shown and "<U+202E>" in shown
+
+
+def test_a_fifo_or_a_device_is_never_opened(tmp_path):
+    os.mkfifo(tmp_path / "pipe.jsonl")  # opening it would wait for a writer
+    (tmp_path / "zero.jsonl").symlink_to("/dev/zero")  # reading it would never end
+    rows = by_name(build_index(tmp_path, cache=False))
+    assert rows["pipe.jsonl"].problem == "not a regular file"
+    assert rows["zero.jsonl"].problem == "not a regular file"
+    folder = tmp_path / "g" / "proj"
+    os.makedirs(folder / "chats")
+    os.mkfifo(folder / ".project_root")
+    path = write_gemini(tmp_path, "g1", jsonl=True)
+    moved = folder / "chats" / path.name
+    path.rename(moved)
+    assert index_file(str(moved)).project == "proj"  # the folder's name, the FIFO left alone

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from itertools import islice
@@ -113,7 +114,7 @@ class _Sample:
         buf, start, end = self._t, self._t_start, self._t_end
         while end > start:
             nl = buf.rfind(b"\n", start, end)
-            yield buf[nl + 1:end]
+            yield buf[max(nl + 1, start):end]
             end = max(nl, start)
             if nl < 0:
                 break
@@ -122,7 +123,7 @@ class _Sample:
         """Message records, by their markers (`"type":"user"`): counted when the sample is the file,
         else scaled from the head and tail to the file's size."""
         n = sum(self.head.count(m) + self.tail.count(m) for m in markers)
-        if self.whole:
+        if self.whole or not (self.head or self.tail):  # (or cut to nothing since its size was read)
             return n, False
         return round(n * self.size / (len(self.head) + len(self.tail))), True
 
@@ -306,8 +307,11 @@ def _codex(row: SessionRow, sample: _Sample) -> None:
 def _gemini_project(path: str) -> str | None:
     """Gemini CLI's project: the folder `.project_root` in `tmp/<project>/` names, else that folder's name."""
     folder = os.path.dirname(os.path.dirname(path))
+    marker = os.path.join(folder, ".project_root")
     try:
-        with open(os.path.join(folder, ".project_root"), "rb") as f:
+        if not stat.S_ISREG(os.stat(marker).st_mode):
+            raise OSError("not a regular file")
+        with open(marker, "rb") as f:
             root = f.read(4096).decode("utf-8", "replace").strip()
         if root:
             return root
@@ -474,8 +478,8 @@ def _other_format(records: list[Any], lines: bool) -> str | None:
     return best
 
 
-def _problem(path: str, size: int, mtime_ns: int, text: str, fmt: str | None = None) -> SessionRow:
-    return SessionRow(path, fmt, size_bytes=size, mtime_ns=mtime_ns, problem=text)
+def _problem(path: str, size: int, mtime_ns: int, text: str) -> SessionRow:
+    return SessionRow(path, None, size_bytes=size, mtime_ns=mtime_ns, problem=text)
 
 
 def index_file(path: str, st: os.stat_result | None = None) -> SessionRow:
@@ -485,6 +489,8 @@ def index_file(path: str, st: os.stat_result | None = None) -> SessionRow:
     except OSError as exc:
         return _problem(path, 0, 0, f"unreadable: {exc.strerror or exc}")
     size, mtime_ns = st.st_size, st.st_mtime_ns
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the open, a device never end
+        return _problem(path, 0, mtime_ns, "not a regular file")
     if size == 0:
         return _problem(path, 0, mtime_ns, "empty file")
     try:
@@ -496,7 +502,8 @@ def index_file(path: str, st: os.stat_result | None = None) -> SessionRow:
     sample = _Sample(head, tail, size, document=path.endswith(".json") or head.rstrip().count(b"\n") == 0)
     try:
         _fill(row, sample, head, tail)
-    except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as exc:  # a shape no branch expected
+    except (ValueError, TypeError, AttributeError, KeyError, ArithmeticError, RecursionError) as exc:
+        # a shape no branch expected: the row says so, the index goes on
         row.problem = f"could not index: {type(exc).__name__}"
     if sample.half_written and row.format is not None:
         row.problem = "last line incomplete (still being written?)"
