@@ -224,3 +224,27 @@ async def test_many_rows_are_added_a_batch_at_a_time(tmp_path):
     async with again.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert again.table.cursor_row == BATCH + 20 and again.current.path == far
+
+
+async def test_escape_closes_the_search_and_dialogs_before_it_goes_back():
+    from ctxview.formats import DEMO_PATH
+    from ctxview.tui.screens import HelpScreen
+
+    app = CtxviewApp(str(DEMO_PATH), browsing=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        for _ in range(100):
+            await pilot.pause()
+            if app.view is not None:
+                break
+        await pilot.press("slash", "escape")  # the search box closes
+        await pilot.pause()
+        assert not app.went_back and app.is_running
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")  # the help closes
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen) and not app.went_back
+        await pilot.press("escape")  # back to the list
+        await pilot.pause()
+    assert app.went_back
