@@ -1,11 +1,13 @@
 """The `ctxview` command.
 
-    ctxview [FILE] [options]              open the inspector (the bundled demo without FILE)
+    ctxview [FILE|DIR] [options]          open the inspector; with DIR or no FILE, the session browser
+                                          (no FILE and no sessions found: the bundled demo; --demo: always)
     ctxview report FILE [options] [--json]
     ctxview prepare FILE [options] [-o OUT] [--shape openai|anthropic]
+    ctxview sessions [DIR] [--json]       the browser's index, for scripts
 
-A first argument `report` or `prepare` is the subcommand; to open a file of
-that name write `ctxview -- report` or `ctxview ./report`.
+A first argument `report`, `prepare` or `sessions` is the subcommand; to open
+a file of that name write `ctxview -- report` or `ctxview ./report`.
 
 Exit status: 0 success, 2 usage error, 1 unreadable input; errors are one
 line, `ctxview: error: ...`, never a traceback. The TUI (Textual) is imported
@@ -22,10 +24,10 @@ import sys
 from typing import Any, Sequence
 
 from .cli_args import (InputError, UsageError, _open_parser, _prepare_parser, _price_table,  # noqa: F401
-                       _report_parser)
+                       _report_parser, _sessions_parser)
 from .settings import ClearSettings
 
-SUBCOMMANDS = ("report", "prepare")
+SUBCOMMANDS = ("report", "prepare", "sessions")
 EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
 
 
@@ -112,17 +114,55 @@ def _run_open(argv: Sequence[str]) -> int:
     args = _open_parser().parse_args(argv)
     _check_format(args.fmt)
     _check_counter(args.counter)
+    browse: str | None = None
+    if args.demo and args.file is not None:
+        raise UsageError("--demo opens the bundled demo session: give it no FILE")
     if args.file is not None and args.file != "-":
-        _check_file(args.file, hint="--" not in argv)
+        if os.path.isdir(args.file):
+            from .sessions.places import any_files
+
+            if not any_files(args.file):
+                raise InputError(f"{args.file}: no session files (.json, .jsonl) in this directory")
+            browse = args.file
+        else:
+            _check_file(args.file, hint="--" not in argv)
+    elif args.file is None and not args.demo:
+        from .sessions.places import any_sessions  # (the walk only; the index loads with the browser)
+
+        browse = "" if any_sessions() else None
     from .view import Settings
 
     values = {k: v for k, v in _overrides(args).items() if v is not None}
     settings = Settings(**{k: v for k, v in values.items() if k != "request_number"})
     try:
         from .tui.app import run_app
+        from .tui.launch import run_browser
     except ImportError as exc:
         raise InputError(f"the inspector is not available in this installation ({exc})") from None
+    if browse is not None:
+        return run_browser(browse or None, settings, args.fmt, args.lenient, overrides=values)
     return run_app(args.file, settings, args.agent, args.fmt, args.lenient, overrides=values)
+
+
+def _run_sessions(argv: Sequence[str]) -> int:
+    args = _sessions_parser().parse_args(argv)
+    if args.dir is not None and not os.path.isdir(args.dir):
+        raise InputError(f"{args.dir}: {'not a directory' if os.path.exists(args.dir) else 'no such directory'}")
+    from .sessions import build_index
+
+    rows = build_index(args.dir, cache=not args.no_cache)
+    if args.json:
+        from .export import dumps
+
+        _write_stdout(dumps([row.as_json() for row in rows]))
+        return EXIT_OK
+    import shutil
+
+    from .sessions.columns import table
+
+    width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 1000
+    _write_stdout(table(rows, width))
+    return EXIT_OK
 
 
 def _run_report(argv: Sequence[str]) -> int:
@@ -291,6 +331,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_report(argv[1:])
         if argv and argv[0] == "prepare":
             return _run_prepare(argv[1:])
+        if argv and argv[0] == "sessions":
+            return _run_sessions(argv[1:])
         return _run_open(argv)
     except UsageError as exc:
         print(f"ctxview: error: {_one_line(exc)}", file=sys.stderr)

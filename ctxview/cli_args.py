@@ -89,17 +89,33 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 def _open_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ctxview",
-        usage="ctxview [options] [FILE]\n       ctxview report FILE [options] [--json]\n"
-              "       ctxview prepare FILE [options] [-o OUT] [--shape openai|anthropic]",
+        usage="ctxview [options] [FILE|DIR]\n       ctxview report FILE [options] [--json]\n"
+              "       ctxview prepare FILE [options] [-o OUT] [--shape openai|anthropic]\n"
+              "       ctxview sessions [DIR] [--json]",
         description="Inspect what an LLM agent stored and what it sent to the model. "
-                    "Without FILE, opens the bundled SwarmSDK demo session.",
+                    "Without FILE, opens the session browser on the sessions Claude Code, Codex and Gemini CLI "
+                    "keep (the bundled SwarmSDK demo session when there are none); with DIR, the browser on "
+                    "the session files under DIR.",
         epilog="commands: 'report' prints tokens, the context-window gauge and the bloat analysis; "
-               "'prepare' writes the prepared messages as JSON. A file named like a command: "
+               "'prepare' writes the prepared messages as JSON; 'sessions' lists the sessions. A file named like "
+               "a command: "
                "'ctxview -- report' or 'ctxview ./report'.",
     )
     parser.add_argument("--version", action="version", version=f"ctxview {__version__}")
-    parser.add_argument("file", nargs="?", metavar="FILE", help="session file ('-' for stdin)")
+    parser.add_argument("file", nargs="?", metavar="FILE", help="session file ('-' for stdin), or a directory "
+                        "to browse")
+    parser.add_argument("--demo", action="store_true", help="open the bundled demo session")
     _add_common(parser)
+    return parser
+
+
+def _sessions_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ctxview sessions", description="List the sessions (newest first) from each file's head "
+                     "and tail: in DIR, else where Claude Code, Codex and Gemini CLI keep them.")
+    parser.add_argument("dir", nargs="?", metavar="DIR", help="the directory to look in (default: the known places)")
+    parser.add_argument("--json", action="store_true", help="print a JSON list of objects (path, format, project, "
+                        "title, started, updated, messages, size_bytes, model, ...)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the index cache")
     return parser
 
 

@@ -57,7 +57,8 @@ class CtxviewApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "ctxview"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
-    BINDINGS = [*APP_BINDINGS, Binding("u", "usage", "Usage, cost and the prompt cache", show=False, id="ctxview.usage")]
+    BINDINGS = [*APP_BINDINGS, Binding("u", "usage", "Usage, cost and the prompt cache", show=False, id="ctxview.usage"),
+                Binding("escape", "back", "Back to the sessions", id="ctxview.back")]  # (opened from the browser)
 
     def __init__(
         self,
@@ -70,9 +71,12 @@ class CtxviewApp(App[int]):
         session: Session | None = None,
         overrides: Mapping[str, Any] | None = None,
         follow_interval: float | None = FOLLOW_INTERVAL,
+        browsing: bool = False,
     ) -> None:
         super().__init__()
         self.path = path
+        self.browsing = browsing           # opened from the session browser: Escape goes back to it
+        self.went_back = False
         self.given = settings or Settings()
         # What the user gave on the command line; None: the fields of
         # `settings` that differ from the defaults count as given.
@@ -444,8 +448,8 @@ class CtxviewApp(App[int]):
     def live_bindings(self) -> list[tuple[Any, Binding, list[str]]]:
         """The app's and the panes' bindings as they are now (keys.live_bindings)."""
         pair = self.pair
-        return live_bindings(self, ((pair, PanePair.BINDINGS), (pair.stored, MessagePane.BINDINGS),
-                                    (self, self.BINDINGS)))
+        own = [b for b in self.BINDINGS if self.browsing or b.id != "ctxview.back"]  # (Escape: from the browser only)
+        return live_bindings(self, ((pair, PanePair.BINDINGS), (pair.stored, MessagePane.BINDINGS), (self, own)))
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
@@ -457,5 +461,12 @@ class CtxviewApp(App[int]):
         return palette_commands(self, self.live_bindings(), super().get_system_commands(screen))
 
     def action_quit(self) -> None:  # type: ignore[override]
+        self.exit(0)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.browsing if action == "back" else super().check_action(action, parameters)
+
+    def action_back(self) -> None:
+        self.went_back = True
         self.exit(0)
 

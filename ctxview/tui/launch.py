@@ -15,7 +15,7 @@ from ..model import Session
 from ..sanitize import sanitize
 from ..settings import Settings
 
-__all__ = ["LoadFailed", "one_line", "run_app"]
+__all__ = ["LoadFailed", "one_line", "run_app", "run_browser"]
 
 
 class LoadFailed(Exception):
@@ -77,3 +77,30 @@ def run_app(
     if app.return_code not in (None, 0):
         return int(app.return_code or 1)
     return int(result or 0)
+
+
+def run_browser(
+    root: str | None,
+    settings: Settings,
+    fmt: str | None = None,
+    lenient: bool = False,
+    overrides: Mapping[str, Any] | None = None,
+) -> int:
+    """The session browser (browser.py) on `root`, else on the known places: Enter opens the session in
+    the inspector, Escape there comes back to the list where it was; a session that cannot be opened
+    comes back too, with its one line as a notification. The exit status."""
+    from .app import CtxviewApp
+    from .browser import BrowserApp
+
+    rows, filter_text, selected, notice = None, "", None, None
+    while True:
+        browser = BrowserApp(root, rows=rows, filter_text=filter_text, selected=selected, notice=notice)
+        path = browser.run()
+        if not path:
+            return int(browser.return_code or 0)
+        rows, filter_text, selected = browser.rows, browser.filter_text, path
+        app = CtxviewApp(path, settings, fmt=fmt, lenient=lenient, overrides=overrides, browsing=True)
+        result = app.run()
+        notice = app.error
+        if notice is None and not app.went_back:
+            return int(app.return_code or result or 0)

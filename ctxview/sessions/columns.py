@@ -1,0 +1,78 @@
+"""The index's columns as text, for the browser and `ctxview sessions`: one place for both.
+
+Every value that comes from a session (title, project, model, path) is sanitised here
+(sanitize.py), so neither caller can show it raw; none is markup.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..sanitize import sanitize
+from .index import SessionRow
+
+__all__ = ["COLUMNS", "cells", "filtered", "human_size", "matches", "table"]
+
+# (header, width or 0 for the rest of the line)
+COLUMNS = (("last activity", 16), ("format", 11), ("msgs", 7), ("size", 9), ("tokens", 8), ("model", 18),
+           ("project", 24), ("title", 0))
+
+
+def human_size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def _when(iso: str | None) -> str:
+    return iso[:16].replace("T", " ") if iso else "?"
+
+
+def _text(value: str | None) -> str:
+    return " ".join(sanitize(value).split()) if value else ""
+
+
+def _home_short(path: str | None) -> str:
+    if not path:
+        return ""
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if home not in ("", "/") and path.startswith(home + os.sep) else path
+
+
+def cells(row: SessionRow) -> tuple[str, ...]:
+    """The row's cells, in COLUMNS order, safe to print; a problem takes the title's place, marked ⚠."""
+    messages = "" if row.messages is None else f"{'≈' if row.messages_estimated else ''}{row.messages:,}"
+    title = _text(row.title) or _text(os.path.basename(row.path))
+    if row.problem:
+        title = f"⚠ {_text(row.problem)} · {title}"
+    return (_when(row.updated), _text(row.format) or "?", messages, human_size(row.size_bytes),
+            "" if row.tokens is None else f"{row.tokens:,}", _text(row.model), _text(_home_short(row.project)), title)
+
+
+def matches(row: SessionRow, words: list[str]) -> bool:
+    """Whether every word of a filter is in the row's project, title, format, model or path (any case)."""
+    if not words:
+        return True
+    hay = " ".join(filter(None, (row.project, row.title, row.format, row.model, row.path, row.problem))).lower()
+    return all(w in hay for w in words)
+
+
+def filtered(rows: list[SessionRow], text: str) -> list[SessionRow]:
+    """The rows a filter keeps (every word of `text`, any case), in order."""
+    words = text.lower().split()
+    return [r for r in rows if matches(r, words)] if words else list(rows)
+
+
+def table(rows: list[SessionRow], width: int = 160) -> str:
+    """`ctxview sessions`: a header and one line per row, cut to `width` columns, then the count."""
+    def line(values: tuple[str, ...]) -> str:
+        parts = [v if not w else (v if len(v) <= w else v[:w - 1] + "…").ljust(w) for v, (_, w) in zip(values, COLUMNS)]
+        return " ".join(parts).rstrip()[:width]
+
+    out = [line(tuple(h for h, _ in COLUMNS))]
+    out.extend(line(cells(r)) for r in rows)
+    problems = sum(1 for r in rows if r.problem)
+    out.append(f"{len(rows):,} sessions" + (f", {problems:,} with a problem (⚠)" if problems else ""))
+    return "\n".join(out) + "\n"

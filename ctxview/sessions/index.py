@@ -1,0 +1,549 @@
+"""One row per session file, from its first and last 64 KiB: never a full parse.
+
+The head gives the start (first timestamp), the project (Claude Code's `cwd`, Codex's
+session_meta, Gemini CLI's `.project_root`) and the title (a recorded title or summary, else
+the first prompt the user typed, skipping the lines the harness injected); the tail gives the
+last activity, the model and the context of the last request where its usage is recorded.
+Only the lines these need are parsed. The message count is the number of message records
+(lines): counted in a file that fits in the two reads, estimated from them beyond (`≈`).
+
+A file that cannot be read, is empty or half written is still a row, with a `problem`; a
+JSON file that is no session gets `format=None` and is left out of the lists.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, fields
+from datetime import datetime, timezone
+from itertools import islice
+from typing import Any, Iterable, Iterator
+
+import orjson
+
+__all__ = ["HEAD_BYTES", "TAIL_BYTES", "SessionRow", "decode_claude_project", "index_file"]
+
+HEAD_BYTES = TAIL_BYTES = 64 * 1024
+_TITLE_CHARS = 200
+
+
+@dataclass(slots=True)
+class SessionRow:
+    """What the browser lists for one file (times ISO 8601, UTC; text as recorded: sanitise to show)."""
+
+    path: str
+    format: str | None            # "claude-code", "codex", "gemini", another loader's name; None: not a session
+    project: str | None = None
+    title: str | None = None
+    started: str | None = None
+    updated: str | None = None
+    messages: int | None = None
+    messages_estimated: bool = False  # the count is extrapolated from the head and tail
+    size_bytes: int = 0
+    mtime_ns: int = 0
+    model: str | None = None
+    tokens: int | None = None     # the context of the last request with recorded usage
+    problem: str | None = None    # unreadable, empty, half written: shown with a marker
+
+    @property
+    def listed(self) -> bool:
+        return self.format is not None or self.problem is not None
+
+    @property
+    def sort_key(self) -> str:
+        return self.updated or _iso_from_ns(self.mtime_ns) or ""
+
+    def as_list(self) -> list:
+        return [getattr(self, name) for name in ROW_FIELDS]
+
+    def as_json(self) -> dict[str, Any]:
+        """`ctxview sessions --json`'s object (the mtime is in `updated` when nothing else is)."""
+        return {name: getattr(self, name) for name in ROW_FIELDS if name != "mtime_ns"}
+
+
+ROW_FIELDS = tuple(f.name for f in fields(SessionRow))
+
+
+# --- reading -----------------------------------------------------------------------
+
+class _Sample:
+    """The head and tail of a file (the whole file when it fits), read as complete lines on demand:
+    forward from the start, backward from the end."""
+
+    def __init__(self, head: bytes, tail: bytes, size: int, document: bool = True) -> None:
+        self.size, self.head, self.tail = size, head, tail
+        self.whole = tail == b"" and len(head) == size
+        self.half_written = False
+        self.doc: Any = None  # the file as one JSON document, when it fits the read and is one
+        if self.whole:
+            self._t, self._h_end, self._t_start, self._t_end = head, len(head), 0, len(head)
+            if document:
+                try:
+                    self.doc = orjson.loads(head)
+                    return
+                except orjson.JSONDecodeError:
+                    pass
+        else:  # the head's last piece and the tail's first are cut
+            self._t, self._h_end = tail, head.rfind(b"\n") + 1
+            self._t_start, self._t_end = (tail.find(b"\n") + 1) or len(tail), len(tail)
+        buf, end = self._t, self._t_end
+        while end > self._t_start and buf[end - 1] in b" \t\r\n":
+            end -= 1
+        start = max(buf.rfind(b"\n", self._t_start, end) + 1, self._t_start)
+        if buf.startswith(b"{", start):  # no newline after a record: complete, or still being written
+            try:
+                orjson.loads(buf[start:end])
+            except orjson.JSONDecodeError:
+                self.half_written = True
+                self._t_end = start
+                if self.whole:
+                    self._h_end = start
+
+    def head_lines(self) -> Iterator[bytes]:
+        buf, pos, end = self.head, 0, self._h_end
+        while pos < end:
+            nl = buf.find(b"\n", pos, end)
+            if nl < 0:
+                nl = end
+            yield buf[pos:nl]
+            pos = nl + 1
+
+    def tail_lines_backward(self) -> Iterator[bytes]:
+        buf, start, end = self._t, self._t_start, self._t_end
+        while end > start:
+            nl = buf.rfind(b"\n", start, end)
+            yield buf[max(nl + 1, start):end]
+            end = max(nl, start)
+            if nl < 0:
+                break
+
+    def count(self, *markers: bytes) -> tuple[int, bool]:
+        """Message records, by their markers (`"type":"user"`): counted when the sample is the file,
+        else scaled from the head and tail to the file's size."""
+        n = sum(self.head.count(m) + self.tail.count(m) for m in markers)
+        if self.whole or not (self.head or self.tail):  # (or cut to nothing since its size was read)
+            return n, False
+        return round(n * self.size / (len(self.head) + len(self.tail))), True
+
+
+def _read(path: str, size: int) -> tuple[bytes, bytes]:
+    with open(path, "rb") as f:
+        head = f.read(HEAD_BYTES)
+        if size <= HEAD_BYTES + TAIL_BYTES:
+            return head + f.read(), b""
+        f.seek(size - TAIL_BYTES)
+        return head, f.read(TAIL_BYTES)
+
+
+def _records(lines: Iterable[bytes]) -> Iterator[Any]:
+    for line in lines:
+        if line.strip():
+            try:
+                yield orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+
+
+# --- helpers ------------------------------------------------------------------------
+
+def _iso(value: Any) -> str | None:
+    """A recorded timestamp as ISO 8601 UTC (`2026-03-02T09:15:00Z`), or None."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _iso_from_ns(ns: int) -> str | None:
+    if not ns:
+        return None
+    return datetime.fromtimestamp(ns / 1e9, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:_TITLE_CHARS]
+
+
+def _text_of(content: Any) -> str | None:
+    """The text of a message's content: a string, or a list of text parts (None if it holds a tool result)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict):
+                if part.get("type") in ("tool_result", "function_call_output"):
+                    return None
+                text = part.get("text")
+                if isinstance(text, str):
+                    texts.append(text)
+        return "\n".join(texts) if texts else None
+    if isinstance(content, dict) and isinstance(content.get("text"), str):
+        return content["text"]
+    return None
+
+
+# Lines the harness wrote as the user's: slash commands and their output, reminders, caveats,
+# the environment and instructions blocks. None is what the user typed.
+_INJECTED = re.compile(
+    r"\s*(<command-|<local-command-|<system-reminder>|<user-prompt-submit-hook>|<environment_context>|"
+    r"<user_instructions>|<permissions instructions>|<INSTRUCTIONS>|# AGENTS\.md instructions|"
+    r"Caveat: The messages below|\[Request interrupted|This session is being continued from a previous)")
+
+
+def _prompt(text: str | None) -> str | None:
+    if text is None or not text.strip() or _INJECTED.match(text):
+        return None
+    return _one_line(text)
+
+
+def decode_claude_project(folder: str) -> str:
+    """Claude Code's project folder name as the path it stands for, best effort: it writes the
+    path with every `/` (and `.`, `_`, space) as `-`, so `-home-me-src-app` → `/home/me/src/app`."""
+    if folder.startswith("-"):
+        return "/" + folder[1:].replace("-", "/")
+    return folder
+
+
+# --- the formats --------------------------------------------------------------------
+
+def _claude_code(row: SessionRow, sample: _Sample) -> None:
+    title = summary = None
+    for rec in _records(sample.head_lines()):
+        if not isinstance(rec, dict):
+            continue
+        kind = rec.get("type")
+        row.started = row.started or _iso(rec.get("timestamp"))
+        if row.project is None and isinstance(rec.get("cwd"), str):
+            row.project = rec["cwd"]
+        if kind == "summary" and isinstance(rec.get("summary"), str):
+            summary = summary or _one_line(rec["summary"])
+        elif kind == "custom-title" and isinstance(rec.get("customTitle"), str):
+            summary = _one_line(rec["customTitle"])
+        elif (kind == "user" and title is None and not rec.get("isMeta") and not rec.get("isCompactSummary")
+              and isinstance(rec.get("message"), dict)):
+            title = _prompt(_text_of(rec["message"].get("content")))
+        if row.started and row.project and title:
+            break
+    renamed = False
+    for rec in _records(sample.tail_lines_backward()):
+        if not isinstance(rec, dict):
+            continue
+        row.updated = row.updated or _iso(rec.get("timestamp"))
+        if rec.get("type") == "custom-title" and isinstance(rec.get("customTitle"), str) and not renamed:
+            summary, renamed = _one_line(rec["customTitle"]), True  # the latest name the user gave
+        message = rec.get("message")
+        if rec.get("type") == "assistant" and isinstance(message, dict):
+            model = message.get("model")
+            if row.model is None and isinstance(model, str) and model != "<synthetic>":
+                row.model = model
+            usage = message.get("usage")
+            if row.tokens is None and isinstance(usage, dict):
+                row.tokens = _sum_ints(usage, "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        if row.updated and row.model and row.tokens is not None:
+            break
+    if row.project is None:
+        row.project = decode_claude_project(os.path.basename(os.path.dirname(row.path)))
+    row.title = summary or title
+    # (every user, assistant and system line has a uuid; one marker is one pass over the bytes)
+    row.messages, row.messages_estimated = sample.count(b'"uuid":"')
+
+
+def _sum_ints(d: dict, *keys: str) -> int | None:
+    values = [d.get(k) for k in keys]
+    ints = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    return sum(ints) if ints else None
+
+
+def _codex(row: SessionRow, sample: _Sample) -> None:
+    typed = prompt = None
+    for rec in _records(sample.head_lines()):
+        if not isinstance(rec, dict) or not isinstance(rec.get("payload"), dict):
+            continue
+        payload, kind = rec["payload"], rec.get("type")
+        if kind == "session_meta":
+            row.started = _iso(payload.get("timestamp")) or _iso(rec.get("timestamp"))
+            if isinstance(payload.get("cwd"), str):
+                row.project = payload["cwd"]
+        else:
+            row.started = row.started or _iso(rec.get("timestamp"))
+        if kind == "turn_context" and isinstance(payload.get("model"), str):
+            row.model = payload["model"]
+        elif kind == "event_msg" and payload.get("type") == "user_message" and typed is None:
+            typed = _prompt(payload.get("message") if isinstance(payload.get("message"), str) else None)
+        elif (kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "user"
+              and prompt is None):
+            prompt = _prompt(_text_of(payload.get("content")))
+        if typed and row.project and row.model:
+            break
+    row.title = typed or prompt
+    for rec in _records(sample.tail_lines_backward()):
+        if not isinstance(rec, dict) or not isinstance(rec.get("payload"), dict):
+            continue
+        payload, kind = rec["payload"], rec.get("type")
+        row.updated = row.updated or _iso(rec.get("timestamp"))
+        if kind == "turn_context" and isinstance(payload.get("model"), str):
+            row.model = payload["model"]  # the latest turn's model
+            break
+        if kind == "event_msg" and payload.get("type") == "token_count" and row.tokens is None:
+            info = payload.get("info")
+            last = info.get("last_token_usage") if isinstance(info, dict) else None
+            if isinstance(last, dict):
+                row.tokens = _sum_ints(last, "input_tokens")
+        if row.updated and row.tokens is not None and row.model:
+            break
+    row.messages, row.messages_estimated = sample.count(b'"type":"response_item"')
+
+
+def _gemini_project(path: str) -> str | None:
+    """Gemini CLI's project: the folder `.project_root` in `tmp/<project>/` names, else that folder's name."""
+    folder = os.path.dirname(os.path.dirname(path))
+    marker = os.path.join(folder, ".project_root")
+    try:
+        if not stat.S_ISREG(os.stat(marker).st_mode):
+            raise OSError("not a regular file")
+        with open(marker, "rb") as f:
+            root = f.read(4096).decode("utf-8", "replace").strip()
+        if root:
+            return root
+    except OSError:
+        pass
+    return os.path.basename(folder) or None
+
+
+def _gemini_message(row: SessionRow, msg: Any, first: bool) -> str | None:
+    """Read one Gemini CLI message record into `row`; the user's prompt when it is one."""
+    if not isinstance(msg, dict):
+        return None
+    if msg.get("type") == "gemini":
+        if isinstance(msg.get("model"), str):
+            row.model = msg["model"]
+        tokens = msg.get("tokens")
+        if isinstance(tokens, dict) and isinstance(tokens.get("input"), int):
+            row.tokens = tokens["input"]
+    if first and msg.get("type") == "user":
+        text = _text_of(msg.get("content"))
+        if text is not None and not text.lstrip().startswith(("/", "?")):  # slash commands, as gemini-cli skips
+            return _prompt(text)
+    return None
+
+
+def _gemini_meta(row: SessionRow, meta: dict) -> None:
+    row.started = row.started or _iso(meta.get("startTime"))
+    row.updated = _iso(meta.get("lastUpdated")) or row.updated
+    if isinstance(meta.get("summary"), str) and meta["summary"].strip():
+        row.title = _one_line(meta["summary"])
+
+
+def _gemini_lines(row: SessionRow, sample: _Sample) -> None:
+    """Newer Gemini CLI: a metadata line, message records (rewritten by id), `$set` updates, `$rewindTo`."""
+    prompt = None
+    for rec in _records(sample.head_lines()):
+        if not isinstance(rec, dict):
+            continue
+        if "sessionId" in rec and "projectHash" in rec:
+            _gemini_meta(row, rec)
+        elif isinstance(rec.get("id"), str):
+            row.started = row.started or _iso(rec.get("timestamp"))
+            prompt = _gemini_message(row, rec, True)
+            if prompt:
+                break
+    model, tokens, updated, summary = None, None, None, None
+    for rec in _records(sample.tail_lines_backward()):  # the latest record of each kind wins
+        if not isinstance(rec, dict):
+            continue
+        meta = rec.get("$set")
+        if isinstance(meta, dict):
+            updated = updated or _iso(meta.get("lastUpdated"))
+            if summary is None and isinstance(meta.get("summary"), str) and meta["summary"].strip():
+                summary = _one_line(meta["summary"])
+        elif isinstance(rec.get("id"), str):
+            updated = updated or _iso(rec.get("timestamp"))
+            if rec.get("type") == "gemini":
+                if model is None and isinstance(rec.get("model"), str):
+                    model = rec["model"]
+                if tokens is None and isinstance(rec.get("tokens"), dict) and isinstance(rec["tokens"].get("input"), int):
+                    tokens = rec["tokens"]["input"]
+        if updated and model and tokens is not None:  # (a summary, when there is one, is in the last lines)
+            break
+    row.model, row.tokens = model or row.model, tokens if tokens is not None else row.tokens
+    row.updated = max(filter(None, (row.updated, updated)), default=None)
+    row.title = summary or row.title or prompt
+    row.project = _gemini_project(row.path)
+    if sample.whole:  # a message is written again when it changes (gemini-cli's chatRecordingService): count ids
+        row.messages = len(set(_GEMINI_RECORD_ID.findall(sample.head)))
+    else:
+        row.messages, row.messages_estimated = sample.count(b'\n{"id":"')  # a record's line (after the metadata)
+
+
+def _gemini_document(row: SessionRow, doc: dict) -> None:
+    """Older Gemini CLI: one JSON document, {sessionId, projectHash, startTime, lastUpdated, messages, summary}."""
+    _gemini_meta(row, doc)
+    messages = doc.get("messages") if isinstance(doc.get("messages"), list) else []
+    prompt = None
+    for msg in messages:
+        found = _gemini_message(row, msg, prompt is None)
+        prompt = prompt or found
+    row.title = row.title or prompt
+    row.project = _gemini_project(row.path)
+    row.messages = sum(1 for m in messages if isinstance(m, dict) and m.get("type") in ("user", "gemini"))
+
+
+_GEMINI_RECORD_ID = re.compile(rb'\n\{"id":"((?:[^"\\]|\\.){1,200})"')
+_GEMINI_HEAD = re.compile(rb'^\s*\{\s*"sessionId"\s*:')
+_STRING = rb'"((?:[^"\\]|\\.){0,2000})"'
+_FIELD = re.compile(rb'"(startTime|lastUpdated|summary)"\s*:\s*' + _STRING)
+_USER_TEXT = re.compile(rb'"type":\s*"user",\s*"content":\s*(?:\[\s*\{\s*"text":\s*)?' + _STRING)
+_MODEL = re.compile(rb'"model":\s*' + _STRING)
+_INPUT_TOKENS = re.compile(rb'"tokens":\s*\{\s*"input":\s*(\d{1,15})')
+
+
+def _json_string(raw: bytes) -> str | None:
+    try:
+        return orjson.loads(b'"' + raw + b'"')
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _big_document(row: SessionRow, sample: _Sample, head: bytes, tail: bytes) -> None:
+    """A JSON document larger than the two reads: Gemini CLI's fields found by pattern, or a ctxview file."""
+    if _GEMINI_HEAD.match(head):
+        row.format = "gemini"
+        for chunk in (head, tail):
+            for key, raw in _FIELD.findall(chunk):
+                _gemini_meta(row, {key.decode(): _json_string(raw)})
+        for raw in _USER_TEXT.findall(head):
+            title = _prompt(_json_string(raw))
+            if title and not title.startswith(("/", "?")):
+                row.title = row.title or title
+                break
+        models = _MODEL.findall(tail)
+        row.model = _json_string(models[-1]) if models else None
+        tokens = _INPUT_TOKENS.findall(tail)
+        row.tokens = int(tokens[-1]) if tokens else None
+        row.project = _gemini_project(row.path)
+        row.messages = round((head.count(b'"type": "user"') + head.count(b'"type":"user"')
+                              + head.count(b'"type": "gemini"') + head.count(b'"type":"gemini"')
+                              + tail.count(b'"type": "user"') + tail.count(b'"type":"user"')
+                              + tail.count(b'"type": "gemini"') + tail.count(b'"type":"gemini"'))
+                             * sample.size / (len(head) + len(tail)))
+        row.messages_estimated = True
+    elif re.search(rb'"format"\s*:\s*"ctxview"', head[:4096]):
+        row.format = "ctxview"
+
+
+# --- sniffing -----------------------------------------------------------------------
+
+_CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+_CLAUDE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-history-snapshot", "custom-title"})
+
+
+def _agent_format(rec: dict) -> str | None:
+    """Which of the three agents wrote this record, if one did."""
+    kind = rec.get("type")
+    if kind in _CODEX_TYPES and isinstance(rec.get("payload"), dict):
+        return "codex"
+    if "sessionId" in rec and "projectHash" in rec:
+        return "gemini"
+    if kind in _CLAUDE_TYPES and ("uuid" in rec or "leafUuid" in rec or "messageId" in rec or "sessionId" in rec):
+        return "claude-code"
+    return None
+
+
+def _jsonl_format(records: list[dict]) -> str | None:
+    return next(filter(None, map(_agent_format, records)), None) or _other_format(records, lines=True)
+
+
+def _other_format(records: list[Any], lines: bool) -> str | None:
+    """The name another loader gives these records (or this document), by the loaders' own sniffers."""
+    from ..formats.registry import REGISTERED  # only for files none of the three agents wrote
+
+    best, votes = None, 0
+    for fmt in sorted(REGISTERED, key=lambda f: -f.specificity):
+        try:
+            n = sum(1 for r in records if fmt.sniff_record(r)) if lines else int(fmt.sniff_document(records[0]))
+        except Exception:  # noqa: BLE001 - a sniffer never raises; a file never stops the index
+            n = 0
+        if n > votes:
+            best, votes = fmt.name, n
+    return best
+
+
+def _problem(path: str, size: int, mtime_ns: int, text: str) -> SessionRow:
+    return SessionRow(path, None, size_bytes=size, mtime_ns=mtime_ns, problem=text)
+
+
+def index_file(path: str, st: os.stat_result | None = None) -> SessionRow:
+    """The row of one file (never raises for what the file holds or whether it can be read)."""
+    try:
+        st = st or os.stat(path)
+    except OSError as exc:
+        return _problem(path, 0, 0, f"unreadable: {exc.strerror or exc}")
+    size, mtime_ns = st.st_size, st.st_mtime_ns
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the open, a device never end
+        return _problem(path, 0, mtime_ns, "not a regular file")
+    if size == 0:
+        return _problem(path, 0, mtime_ns, "empty file")
+    try:
+        head, tail = _read(path, size)
+    except OSError as exc:
+        return _problem(path, size, mtime_ns, f"unreadable: {exc.strerror or exc}")
+    row = SessionRow(path, None, size_bytes=size, mtime_ns=mtime_ns)
+    # (JSON lines are not tried as one document: the failed parse and its exception cost more than the rest)
+    sample = _Sample(head, tail, size, document=path.endswith(".json") or head.rstrip().count(b"\n") == 0)
+    try:
+        _fill(row, sample, head, tail)
+    except (ValueError, TypeError, AttributeError, KeyError, ArithmeticError, RecursionError) as exc:
+        # a shape no branch expected: the row says so, the index goes on
+        row.problem = f"could not index: {type(exc).__name__}"
+    if sample.half_written and row.format is not None:
+        row.problem = "last line incomplete (still being written?)"
+    row.updated = row.updated or _iso_from_ns(mtime_ns)
+    return row
+
+
+def _fill(row: SessionRow, sample: _Sample, head: bytes, tail: bytes) -> None:
+    first = next((line for line in sample.head_lines() if line.strip()), b"")  # (a big document's opening)
+    doc = sample.doc  # one JSON document (possibly pretty-printed over many lines)
+    if doc is not None and (not isinstance(doc, dict) or b"\n" in head.strip() or row.path.endswith(".json")):
+        if isinstance(doc, dict) and "sessionId" in doc and isinstance(doc.get("messages"), list):
+            row.format = "gemini"
+            _gemini_document(row, doc)
+        else:
+            row.format = _other_format([doc], lines=False)
+            if isinstance(doc, dict) and isinstance(doc.get("title"), str):
+                row.title = _one_line(doc["title"])
+        return
+    records = []
+    for rec in _records(islice(sample.head_lines(), 50)):
+        if isinstance(rec, dict):
+            records.append(rec)
+            if _agent_format(rec):
+                break
+    if not records:
+        if not sample.whole and first.lstrip().startswith((b"{", b"[")):
+            _big_document(row, sample, head, tail)
+            return
+        if row.path.endswith(".jsonl") or sample.half_written:
+            row.format, row.problem = "?", "no complete JSON line (half written?)"
+        elif _GEMINI_HEAD.match(head):
+            row.format, row.problem = "gemini", "not valid JSON (half written?)"
+        return
+    row.format = _jsonl_format(records)
+    if row.format == "claude-code":
+        _claude_code(row, sample)
+    elif row.format == "codex":
+        _codex(row, sample)
+    elif row.format == "gemini":
+        _gemini_lines(row, sample)
+    elif row.format is not None:  # another loader's lines: what a message is, only its loader knows
+        row.started = next(filter(None, (_iso(r.get("timestamp")) for r in records)), None)
