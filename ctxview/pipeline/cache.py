@@ -127,6 +127,9 @@ class PipelineCache:
         self.sent: dict[tuple, Any] = {}
         self.offsets: dict[int, tuple[Conversation, int]] = {}
         self.sent_views: dict[int, tuple[PreparedView, PreparedView]] = {}
+        # (id(a), id(b)) -> (a, b, positions): the only rows of b that may differ from a's, for the
+        # last few pairs a keep_recent delta made (either way round): see delta.rows_changed
+        self.steps: dict[tuple[int, int], tuple[PreparedView, PreparedView, range]] = {}
 
     def clear(self) -> None:
         """Forget everything, the memo tables of the modules the pipeline calls included."""

@@ -13,6 +13,7 @@ from ..model import Conversation, Message
 from ..settings import Settings
 from ..tokens import TokenCounter
 from ..view import PreparedView, Row, Rows
+from . import limits
 from .embedding import embedded
 from .reference import whole_context_stages
 from .row_keys import by_index
@@ -52,7 +53,9 @@ def prepare_keep_recent_delta(
     old, k = prev.settings.keep_recent, settings.keep_recent
     lo, hi = max(n - max(k, old), 0), max(n - min(k, old), 0)
     if lo == hi:
-        return dataclasses.replace(prev, settings=settings, stats=dict(prev.stats)), prev_saved
+        same = dataclasses.replace(prev, settings=settings, stats=dict(prev.stats))
+        note_step(cache, prev, same, range(0))
+        return same, prev_saved
     step = _Step(conversation, settings, counter, cache, prev, prev_saved, n, lo, hi)
     rows: list[Row] = []
     prepared: list[Message] = []
@@ -62,7 +65,31 @@ def prepare_keep_recent_delta(
             return None  # the step changes more than these rows: the full path
         rows.append(done[0])
         prepared.append(done[1])
-    return step.view(rows, prepared)
+    done = step.view(rows, prepared)
+    if done is not None:
+        note_step(cache, prev, done[0], range(lo, hi))
+    return done
+
+
+def note_step(cache: PipelineCache, a: PreparedView, b: PreparedView, positions: range) -> None:
+    """Remember that b's rows are a's but at `positions` (both ways round, for the last few pairs)."""
+    steps = cache.steps
+    if len(steps) >= 2 * limits.KEPT:
+        steps.clear()
+    steps[id(a), id(b)] = (a, b, positions)
+    steps[id(b), id(a)] = (b, a, positions)
+
+
+def rows_changed(cache: PipelineCache, old: PreparedView, new: PreparedView) -> range | None:
+    """The positions of `new`'s rows that may differ from `old`'s, when the pipeline knows: none
+    when they are one view, those between the two keep_recent boundaries when a keep_recent delta
+    made one from the other (this cache, the last few such steps); else None (compare them all)."""
+    if old is new:
+        return range(0)
+    hit = cache.steps.get((id(old), id(new)))
+    if hit is not None and hit[0] is old and hit[1] is new:
+        return hit[2]
+    return None
 
 
 def _is_a_keep_recent_step(prev: PreparedView, settings: Settings, counter: TokenCounter,

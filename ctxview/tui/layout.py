@@ -9,16 +9,14 @@ thread; expanded rows get their wrapped heights from the renderer.
 
 from __future__ import annotations
 
-from array import array
-from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import Any, Mapping
 
 from ..model import ContextEvent, Message, content_text
 from ..system_block import tools_text
 from ..view import PreparedView, Row, Rows, row_columns
+from .row_heights import RowHeights, RowTops
 
 __all__ = ["NO_MARKS", "PREVIEW_LINES", "TOOL_CALL_PREVIEW", "HeadedRows", "Layout", "Marks", "SystemRow",
            "collapsed_height", "display_text", "removed_runs", "stored_heights_of", "system_row"]
@@ -192,10 +190,16 @@ def _stored_rows(messages: tuple[Message, ...]) -> Rows:
 
 @dataclass(slots=True, weakref_slot=True)  # (a worker holds the previous one weakly: see CtxviewApp._compute)
 class Layout:
-    """Block heights and their prefix sums for one PreparedView, its #sys row first.
+    """Block heights and the line each block starts on, for one PreparedView, its #sys row first.
 
     Positions are the panes' rows: 0 is the #sys row (`head`), position i + 1 is the view's row i
-    (`rows` and `columns` read them so, without copying the view's)."""
+    (`rows` and `columns` read them so, without copying the view's).
+
+    The heights as shown (`lines`: folds and expanded rows applied) are a RowHeights, changed a
+    row at a time: `reflow` sets only the rows whose fold or expansion changed, and a layout built
+    from the one on screen with the rows the pipeline changed (`build(..., changed=...)`) takes
+    that one's heights over when it is shown (`settle`), re-measuring those rows alone.
+    """
 
     view: PreparedView
     base_heights: list[int]
@@ -205,49 +209,37 @@ class Layout:
     expanded: dict[int, int] = field(default_factory=dict)   # row -> expanded height
     folded: set[int] = field(default_factory=set)            # first rows of folded removed runs
     is_pending: bool = False                                 # stored side only; prepared side computing
-    heights: list[int] = field(default_factory=list)
-    offsets: Sequence[int] = field(default_factory=list)     # offsets[i] = first line of row i
+    lines: RowHeights | None = None                          # the heights as shown
+    # what `lines` holds beyond base_heights: the folds and expanded heights applied
+    shown_folds: set[int] = field(default_factory=set)
+    shown_expanded: dict[int, int] = field(default_factory=dict)
+    # (build with `changed`) the layout whose heights this one takes over, and the new base heights
+    takes_over: tuple[Layout, dict[int, int], list[int] | None] | None = None
+    handed_on: bool = False                                  # its heights now belong to a newer layout
 
     @classmethod
     def build(cls, view: PreparedView, previous: Layout | None = None,
               stored_heights: list[int] | None = None, head: Row | None = None,
-              marks: Marks = NO_MARKS) -> Layout:
+              marks: Marks = NO_MARKS, changed: Sequence[int] | None = None) -> Layout:
         """Heights for every row.
 
         Cheap on a recompute: a row whose stored and prepared messages are
         the same objects at the same position in `previous` keeps its height, and
         `stored_heights` (see `stored_heights_of`) spares re-reading the
-        stored texts, which are most of the data.
+        stored texts, which are most of the data. With `changed` (the view's rows
+        that may differ from `previous.view`'s, from pipeline.rows_changed), only
+        those are measured: the layout takes `previous`'s heights over when shown
+        (`settle`; until then `previous` is untouched, it may still be on screen).
         """
-        height = collapsed_height
         head = head if head is not None else system_row(view.system_prompt, view.system_tokens, "", view.tools)
-        # the rows' messages, read from columns: a view's changed rows are made only when shown
-        indices, stored_col, prepared_col = row_columns(view.rows)
-        heights: list[int] = [head_height(head)]
-        append = heights.append
-        # (a pending layout's rows are never the pipeline's: nothing to reuse there)
-        if previous is not None and not previous.is_pending:
-            _, old_stored, old_prepared = row_columns(previous.view.rows)
-            old_heights = previous.base_heights
-        else:
-            old_stored, old_prepared, old_heights = (), (), [0]
-        n_old = len(old_heights) - 1
-        n_stored = len(stored_heights) if stored_heights is not None else 0
-        for i, prepared in enumerate(prepared_col):
-            stored = stored_col[i]
-            # a block's height follows from its two messages alone
-            if i < n_old and old_prepared[i] is prepared and old_stored[i] is stored:
-                append(old_heights[i + 1])
-                continue
-            index = indices[i]
-            if index is not None and index < n_stored and stored is not None:
-                hs = stored_heights[index]  # type: ignore[index]
-            else:
-                hs = height(stored)
-            hp = hs if prepared is stored else height(prepared)
-            append(hs if hs > hp else hp)
-        layout = cls(view=view, base_heights=heights, runs=removed_runs(stored_col, prepared_col, 1), head=head,
-                     marks=marks)
+        if changed is not None and previous is not None and not previous.is_pending:
+            update = _measured(view, previous.view, changed, stored_heights)
+            if update is not None:
+                update[0] = head_height(head)
+                return cls(view=view, base_heights=previous.base_heights, runs=previous.runs, head=head,
+                           marks=marks, takes_over=(previous, update, stored_heights))
+        layout = cls(view=view, base_heights=_all_heights(view, head, previous, stored_heights),
+                     runs=removed_runs(*row_columns(view.rows)[1:], 1), head=head, marks=marks)
         layout.reflow()
         return layout
 
@@ -261,6 +253,28 @@ class Layout:
                      is_pending=True)
         layout.reflow()
         return layout
+
+    def settle(self) -> None:
+        """(UI thread, when shown) Take the heights of the layout this one was built from over,
+        with the changed rows' new heights; that layout must not be shown again."""
+        pending = self.takes_over
+        if pending is None:
+            return
+        self.takes_over = None
+        previous, update, stored_heights = pending
+        if previous.handed_on or previous.takes_over is not None or previous.lines is None:
+            # (not expected: the app shows each layout built from the one on screen) measure them all
+            self.base_heights = _all_heights(self.view, self.head, None, stored_heights)
+            self.runs = removed_runs(*row_columns(self.view.rows)[1:], 1)
+            self.reflow()
+            return
+        previous.handed_on = True
+        base, lines = previous.base_heights, previous.lines
+        self.base_heights, self.lines = base, lines
+        self.shown_folds, self.shown_expanded = previous.shown_folds, previous.shown_expanded
+        for position, height in update.items():
+            base[position] = height
+            lines.set(position, self._shown_height(position, self.shown_folds, self.shown_expanded))
 
     def row(self, position: int) -> Row:
         """The row at `position` (0: the #sys row)."""
@@ -276,25 +290,53 @@ class Layout:
         _, stored, prepared = row_columns(self.view.rows)
         return _Headed(self.head.stored, stored), _Headed(self.head.prepared, prepared)
 
+    @property
+    def heights(self) -> list[int]:
+        """Each row's height as shown (read only: `reflow` changes it)."""
+        return self._lines().heights
+
+    @property
+    def offsets(self) -> RowTops:
+        """offsets[i]: the first line of row i; offsets[-1]: the total."""
+        return self._lines().tops
+
+    def _lines(self) -> RowHeights:
+        if self.lines is None or self.takes_over is not None:
+            self.settle()
+            self.reflow()
+        return self.lines  # type: ignore[return-value]
+
     def reflow(self) -> None:
-        """Recompute heights and prefix sums after an expand/collapse or (un)fold.
+        """Apply `folded` and `expanded` to the heights shown, after an expand/collapse or (un)fold:
+        only the rows whose fold or expansion changed are set.
 
         A folded run of removed rows is one line on both sides (its first
         row); the others get height 0, so the sides stay aligned.
         """
-        heights = list(self.base_heights)
-        for row, height in self.expanded.items():
-            if 0 <= row < len(heights):
-                heights[row] = height
-        for start in self.folded:
-            run = self.runs.get(start)
-            if run is None or run[0] != start:
-                continue
-            heights[start] = 1
-            heights[start + 1:start + run[1]] = [0] * (run[1] - 1)
-        self.heights = heights
-        # machine integers: 100k line numbers as Python ints would be ~3 MB more per layout
-        self.offsets = array("q", accumulate(heights, initial=0))
+        self.settle()
+        runs, n = self.runs, len(self.base_heights)
+        folds = {start for start in self.folded if (run := runs.get(start)) is not None and run[0] == start}
+        expanded = {row: height for row, height in self.expanded.items() if 0 <= row < n}
+        lines = self.lines
+        if lines is None:
+            self.lines = RowHeights([self._shown_height(row, folds, expanded) for row in range(n)]
+                                    if folds or expanded else list(self.base_heights))
+        else:
+            touched: set[int] = set()
+            for start in folds ^ self.shown_folds:
+                touched.update(range(start, start + runs[start][1]))
+            shown = self.shown_expanded
+            touched.update(row for row in shown.keys() | expanded.keys() if shown.get(row) != expanded.get(row))
+            for row in touched:
+                lines.set(row, self._shown_height(row, folds, expanded))
+        self.shown_folds, self.shown_expanded = folds, expanded
+
+    def _shown_height(self, row: int, folds: set[int], expanded: dict[int, int]) -> int:
+        run = self.runs.get(row)
+        if run is not None and run[0] in folds:
+            return 1 if row == run[0] else 0
+        height = expanded.get(row)
+        return self.base_heights[row] if height is None else height
 
     def fold_runs(self, min_length: int, keep_open: set[int]) -> None:
         """Fold every removed run of at least `min_length` rows not in `keep_open`."""
@@ -310,11 +352,11 @@ class Layout:
         return None
 
     def visible(self, row: int) -> bool:
-        return self.heights[row] > 0
+        return self._lines().heights[row] > 0
 
     @property
     def total_lines(self) -> int:
-        return self.offsets[-1] if self.offsets else 0
+        return self._lines().total
 
     def __len__(self) -> int:
         return len(self.base_heights)
@@ -323,7 +365,65 @@ class Layout:
         """The row whose block holds line y (clamped to the rows there are)."""
         if not self.base_heights:
             return -1
-        return min(max(bisect_right(self.offsets, y) - 1, 0), len(self.base_heights) - 1)
+        return self._lines().row_at(y)
 
     def row_top(self, row: int) -> int:
-        return self.offsets[row]
+        return self._lines().top(row)
+
+
+def _all_heights(view: PreparedView, head: Row, previous: Layout | None,
+                 stored_heights: list[int] | None) -> list[int]:
+    """Every position's base height: the #sys row's, then each row's (the taller side), reusing
+    `previous`'s where a row has the same two messages at the same position."""
+    height = collapsed_height
+    # the rows' messages, read from columns: a view's changed rows are made only when shown
+    indices, stored_col, prepared_col = row_columns(view.rows)
+    heights: list[int] = [head_height(head)]
+    append = heights.append
+    # (a pending layout's rows are never the pipeline's: nothing to reuse there)
+    # (nor in one that has not taken its heights over yet: its base_heights are not its own)
+    if previous is not None and not previous.is_pending and previous.takes_over is None:
+        _, old_stored, old_prepared = row_columns(previous.view.rows)
+        old_heights = previous.base_heights
+    else:
+        old_stored, old_prepared, old_heights = (), (), [0]
+    n_old = len(old_heights) - 1
+    n_stored = len(stored_heights) if stored_heights is not None else 0
+    for i, prepared in enumerate(prepared_col):
+        stored = stored_col[i]
+        # a block's height follows from its two messages alone
+        if i < n_old and old_prepared[i] is prepared and old_stored[i] is stored:
+            append(old_heights[i + 1])
+            continue
+        index = indices[i]
+        if index is not None and index < n_stored and stored is not None:
+            hs = stored_heights[index]  # type: ignore[index]
+        else:
+            hs = height(stored)
+        hp = hs if prepared is stored else height(prepared)
+        append(hs if hs > hp else hp)
+    return heights
+
+
+def _measured(view: PreparedView, old: PreparedView, changed: Sequence[int],
+              stored_heights: list[int] | None) -> dict[int, int] | None:
+    """The base heights of the rows at `changed` (view row numbers) by position, when nothing else
+    about the rows differs from `old`'s (same number, a row removed where it was): else None."""
+    indices, stored_col, prepared_col = row_columns(view.rows)
+    _, old_stored, old_prepared = row_columns(old.rows)
+    if len(prepared_col) != len(old_prepared):
+        return None
+    n_stored = len(stored_heights) if stored_heights is not None else 0
+    update: dict[int, int] = {}
+    for i in changed:
+        stored, prepared = stored_col[i], prepared_col[i]
+        if stored is not old_stored[i] or (prepared is None) != (old_prepared[i] is None):
+            return None  # the removed runs would change
+        index = indices[i]
+        if index is not None and index < n_stored and stored is not None:
+            hs = stored_heights[index]  # type: ignore[index]
+        else:
+            hs = collapsed_height(stored)
+        hp = hs if prepared is stored else collapsed_height(prepared)
+        update[i + 1] = hs if hs > hp else hp
+    return update

@@ -99,6 +99,7 @@ class PanePair(Vertical):
     def show(self, layout: Layout) -> None:
         """Draw `layout` (a new view, or the pending stored-only one), keeping the cursor,
         the expanded rows that still exist and the unfolded runs."""
+        layout.settle()  # (a layout built from the one on screen takes its heights over now)
         self.row_layout = layout
         if self.cursor >= len(layout):
             self.cursor = max(len(layout) - 1, 0)

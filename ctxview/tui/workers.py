@@ -137,7 +137,10 @@ class Layouts:
                               system_row(conversation.system_prompt, 0, "not in file: the system prompt and tools",
                                          tool_definitions(conversation)))
 
-    def build(self, conversation: Conversation, view: PreparedView, previous: Layout | None = None) -> Layout:
+    def build(self, conversation: Conversation, view: PreparedView, previous: Layout | None = None,
+              cache: Any = None) -> Layout:
+        """The view's Layout; from `previous` (the one on screen), measuring only the rows the
+        pipeline says changed where `cache` (the PipelineCache that made both views) knows them."""
         self._for(conversation)
         if self._marks is None:
             self._marks = conversation_marks(conversation)
@@ -146,7 +149,12 @@ class Layouts:
         else:
             note, tokens = self._notes.get(view.settings.counter, (FITTING, 0))
             head = system_row(None, tokens, note)
-        return Layout.build(view, previous, self._heights, head, self._marks)
+        changed = None
+        if previous is not None and cache is not None and not previous.is_pending:
+            from ..pipeline.delta import rows_changed
+
+            changed = rows_changed(cache, previous.view, view)
+        return Layout.build(view, previous, self._heights, head, self._marks, changed)
 
     def fit_note(self, post: Post, conversation: Conversation, view: PreparedView, cache: Any) -> None:
         """Where the view has no system prompt and its note is not fitted yet: fit it and post NoteReady."""
@@ -211,7 +219,7 @@ def compute_job(post: Post, key: ViewKey, conversation: Conversation, cache: Any
         with paused_then_frozen():  # as in load_job
             with layouts.lock:
                 view = prepare(conversation, key.settings, cache)
-            layout = layouts.build(conversation, view, previous() if previous is not None else None)
+            layout = layouts.build(conversation, view, previous() if previous is not None else None, cache)
     except Exception as exc:  # noqa: BLE001 - shown on screen, never a traceback
         post(ViewFailed(key, one_line(exc)))
         return

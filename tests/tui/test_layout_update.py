@@ -1,0 +1,79 @@
+"""A layout updated from the one on screen (only the rows a keep_recent delta changed re-measured)
+equals one built from scratch for the same view."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sessions import tool_session
+
+from ctxview.pipeline import PipelineCache, prepare
+from ctxview.pipeline.delta import rows_changed
+from ctxview.tui.layout import Layout
+from ctxview.tui.workers import Layouts
+from ctxview.view import ClearSettings, Settings
+
+CONV = tool_session(pairs=14)
+SETTINGS = (Settings(tiers="default"), Settings(tiers="aggressive"), Settings(),
+            Settings(tiers="default", clear=ClearSettings(keep=2, min_saving=0)))
+
+
+def shown(layout: Layout) -> tuple:
+    return layout.base_heights, layout.heights, list(layout.offsets), layout.runs, layout.total_lines
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(SETTINGS), st.lists(st.integers(0, 60), min_size=1, max_size=8),
+       st.sets(st.integers(0, 60), max_size=3))
+def test_updated_layout_equals_a_fresh_one(base, keeps, expand):
+    cache, layouts = PipelineCache(), Layouts()
+    view = prepare(CONV, base, cache=cache)
+    layout = layouts.build(CONV, view)
+    known = updated = 0
+    for k in keeps:
+        new_view = prepare(CONV, Settings(**{**vars_of(base), "keep_recent": k}), cache=cache)
+        known += rows_changed(cache, layout.view, new_view) is not None
+        new = layouts.build(CONV, new_view, layout, cache)
+        took_over = new.takes_over is not None
+        updated += took_over
+        new.settle()
+        # as PanePair.show: the same rows expanded (their heights as the pair would measure them)
+        new.expanded = {r: 7 + r % 5 for r in expand if r < len(new)}
+        new.reflow()
+        fresh = Layouts().build(CONV, new_view)
+        fresh.expanded = dict(new.expanded)
+        fresh.reflow()
+        assert shown(new) == shown(fresh)
+        assert [new.row_at(y) for y in range(new.total_lines + 2)] == [fresh.row_at(y) for y in range(fresh.total_lines + 2)]
+        assert layout.handed_on == took_over
+        layout = new
+    assert updated == known  # every step the pipeline named the changed rows of went the fast way
+
+
+def vars_of(s: Settings) -> dict:
+    return {f: getattr(s, f) for f in s.__dataclass_fields__}
+
+
+def test_the_update_path_is_taken_for_a_keep_recent_step():
+    cache, layouts = PipelineCache(), Layouts()
+    first = layouts.build(CONV, prepare(CONV, Settings(tiers="default"), cache=cache))
+    view = prepare(CONV, Settings(tiers="default", keep_recent=3), cache=cache)
+    assert rows_changed(cache, first.view, view) == range(len(view.rows) - 10, len(view.rows) - 3)
+    new = layouts.build(CONV, view, first, cache)
+    assert new.takes_over is not None  # built from `first`, which still holds its own heights
+    before = list(first.heights)
+    assert first.heights == before and not first.handed_on
+    new.settle()
+    assert first.handed_on and new.lines is first.lines  # the same tree, updated
+    fresh = Layouts().build(CONV, view)
+    assert shown(new) == shown(fresh)
+
+
+def test_an_unknown_pair_is_measured_in_full():
+    cache, layouts = PipelineCache(), Layouts()
+    first = layouts.build(CONV, prepare(CONV, Settings(tiers="default"), cache=cache))
+    other = prepare(CONV, Settings(tiers="aggressive"), cache=cache)  # the full path: no step noted
+    assert rows_changed(cache, first.view, other) is None
+    new = layouts.build(CONV, other, first, cache)
+    assert new.takes_over is None and not first.handed_on
+    assert shown(new) == shown(Layouts().build(CONV, other))
