@@ -159,6 +159,17 @@ def one_round(conv: Conversation) -> tuple[PipelineCache, object]:
     timed(cache, "keep_recent 11 → 10", lambda: prepare(conv, base, cache=cache))
     timed(cache, "keep_recent 10 → 25 (new value)", lambda: prepare(conv, DefaultTiers(keep_recent=25), cache=cache))
     timed(cache, "keep_recent 25 → 10", lambda: prepare(conv, base, cache=cache))
+    # (a delta's cost follows the rows between the two boundaries: 1 row above, 50 here)
+    timed(cache, "keep_recent 10 → 60 (new value)", lambda: prepare(conv, DefaultTiers(keep_recent=60), cache=cache))
+    timed(cache, "keep_recent 60 → 10", lambda: prepare(conv, base, cache=cache))
+    timed(cache, "keep_recent 10 → 11 again (memo emptied)",
+          lambda: prepare(conv, DefaultTiers(keep_recent=11), cache=cache))
+    timed(cache, "keep_recent 11 → 10 again (memo emptied)", lambda: prepare(conv, base, cache=cache))
+    as_sent = Settings()
+    timed(cache, "as sent (tiers=off), first time", lambda: prepare(conv, as_sent, cache=cache))
+    timed(cache, "as sent, keep_recent 10 → 11", lambda: prepare(conv, Settings(keep_recent=11), cache=cache))
+    timed(cache, "as sent, keep_recent 11 → 60", lambda: prepare(conv, Settings(keep_recent=60), cache=cache))
+    timed(cache, "back to the default tiers", lambda: prepare(conv, base, cache=cache))
     timed(cache, "tiers default → aggressive (first time)",
           lambda: prepare(conv, DefaultTiers(tiers="aggressive"), cache=cache))
     timed(cache, "tiers → light (first time)", lambda: prepare(conv, DefaultTiers(tiers="light"), cache=cache))

@@ -23,6 +23,7 @@ from ._slots import slot_builder
 from .gcpause import paused_gc
 from .identity_table import IdentityTable
 from .model import Content, Message
+from .spliced import Spliced
 # (the tiers and the tool names have modules of their own; their names are served from here too)
 from .tiers import (DEFAULT_HINT, DEFAULT_MARKER, DEFAULT_POLICY, DEFAULT_RERUNNABLE_TOOLS, DEFAULT_TIERS,
                     PRESETS, CompressionPolicy, Tier, describe_tier, format_tiers, get_policy, parse_tiers,
@@ -258,12 +259,12 @@ def compress_tool_results_between(
     end = min(stop, len(messages) - keep_recent)
     if not policy.enabled or end <= start:
         return part
-    out = list(messages)
+    out = Spliced(messages, {})  # (written in start..end only: a copy of the rest would be O(n))
     plan = _plan(policy)
     names = _LINKS.get(id(messages)) if type(messages) is tuple else None
     names = names[1] if names is not None and names[0] is messages else None
-    _compress_into(out, end, plan, names, start)
-    return out[start:stop]
+    _compress_into(out, end, plan, names, start)  # type: ignore[arg-type]
+    return list(out[start:stop])
 
 
 # {id(messages tuple): (messages, {call id: tool name})}

@@ -336,3 +336,92 @@ def test_row_key_fields_are_named_and_the_predicates_read_them():
     assert not cleared_by_index(compressed + ("cleared", 40, False, False, 3))  # not a tool result
     assert gone_by_index((7, "removed", 40, 12, 300)) and gone_by_index(compressed + ("dropped", 5000, 300))
     assert not gone_by_index(compressed + ("cleared", 40, False, True, 3, "dropped", 5000, 300))
+
+
+# --- keep_recent steps applied as a delta (pipeline/delta.py) ---------------------------------------
+
+from test_pipeline_reference import assert_same_view, conversations  # noqa: E402
+
+from ctxview.pipeline import prepare_reference  # noqa: E402
+from ctxview.pipeline.delta import rows_changed  # noqa: E402
+from ctxview.spliced import Spliced, spliced  # noqa: E402
+from ctxview.tokens import CharsCounter, SwarmEstimate  # noqa: E402
+
+STEP_BASES = [Settings(), Settings(tiers="default"), Settings(tiers="aggressive"), Settings(tiers="5:full,15:300,*:50"),
+              Settings(tiers="default", embed_ephemeral=False), Settings(tiers="light", tool_name_from="tool_call"),
+              Settings(tiers="default", clear=ClearSettings(keep=1, min_saving=0)),
+              Settings(tiers="default", clear=ClearSettings(keep=2, min_saving=300, exclude=("Read",)))]
+
+
+@settings(max_examples=150, deadline=None)
+@given(conversations(), st.sampled_from(STEP_BASES), st.lists(st.integers(0, 40), min_size=1, max_size=8),
+       st.sampled_from([SwarmEstimate(), CharsCounter()]), st.booleans())
+def test_keep_recent_steps_equal_a_fresh_reference(conv, base, keeps, counter, at_a_request):
+    import dataclasses
+
+    requests = [i for i, m in enumerate(conv.messages) if m.role == "assistant"]
+    if at_a_request and requests:
+        base = dataclasses.replace(base, request=requests[len(requests) // 2])
+    cache = PipelineCache()
+    previous = prepare(conv, base, counter=counter, cache=cache)
+    for k in keeps:
+        chosen = dataclasses.replace(base, keep_recent=k)
+        view = prepare(conv, chosen, counter=counter, cache=cache)
+        assert_same_view(view, prepare_reference(conv, chosen, counter=counter))
+        changed = rows_changed(cache, previous, view)
+        if changed is not None:  # the rows outside those named are the previous view's own
+            rows, old = list(view.rows), list(previous.rows)
+            assert len(rows) == len(old)
+            assert all(rows[i] == old[i] for i in range(len(rows)) if i not in changed)
+        previous = view
+
+
+def test_a_keep_recent_step_takes_the_delta_and_names_its_rows():
+    from test_pipeline_reference import BODIES
+
+    from ctxview.model import Conversation
+
+    msgs = [Message("user", "go")]
+    for i in range(40):
+        msgs += [Message("assistant", f"step {i}", tool_calls=(ToolCall(f"c{i}", "Read"),)),
+                 Message("tool", BODIES[i % 3], tool_call_id=f"c{i}")]
+    conv = Conversation("main", tuple(msgs))
+    cache = PipelineCache()
+    first = start = prepare(conv, Settings(tiers="default"), cache=cache)
+    n = len(conv.messages)
+    for k, rows in ((11, range(n - 11, n - 10)), (60, range(max(n - 60, 0), n - 11)), (10, range(max(n - 60, 0), n - 10))):
+        view = prepare(conv, Settings(tiers="default", keep_recent=k), cache=cache)
+        assert rows_changed(cache, first, view) == rows
+        # a new value: the previous view's sequences with those rows replaced, not copied; 10: remembered
+        assert type(view.prepared) is Spliced if k != 10 else view is start
+        assert_same_view(view, prepare_reference(conv, Settings(tiers="default", keep_recent=k)))
+        first = view
+
+
+@given(st.lists(st.integers(), max_size=40), st.lists(st.tuples(st.integers(0, 50), st.lists(st.integers(), max_size=5)),
+                                                     max_size=6))
+def test_spliced_reads_as_the_copy_it_replaces(items, steps):
+    plain: tuple = tuple(items)
+    fast = plain
+    for lo, part in steps:
+        lo = min(lo, len(plain))
+        part = part[:len(plain) - lo]
+        plain = plain[:lo] + tuple(part) + plain[lo + len(part):]
+        fast = spliced(fast, lo, part)
+        assert fast == plain and plain == fast and tuple(fast) == plain and list(fast) == list(plain)
+        assert len(fast) == len(plain) and [fast[i] for i in range(-len(plain), len(plain))] == list(plain * 2)
+        assert fast[1:-1:2] == plain[1:-1:2] and hash(fast) == hash(plain) and fast + (0,) == plain + (0,)
+        assert fast != list(plain) or not plain  # a tuple's equality: not equal to a list
+    if plain:
+        fast = fast if type(fast) is Spliced else Spliced(fast, {})
+        fast[-1] = "x"
+        assert fast[len(plain) - 1] == "x" and tuple(fast) == plain[:-1] + ("x",)
+
+
+def test_a_big_patch_is_folded_into_a_copy():
+    base = tuple(range(40_000))
+    big = spliced(base, 0, ["a"] * 6_000)
+    assert type(big) is tuple and big == ("a",) * 6_000 + base[6_000:]
+    assert type(spliced(list(base), 0, ["a"] * 6_000, list)) is list
+    small = spliced(spliced(base, 0, ["a"]), 5, ["b"])
+    assert type(small) is Spliced and small.base is base and small.patch == {0: "a", 5: "b"}

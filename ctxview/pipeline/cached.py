@@ -39,7 +39,7 @@ from . import limits
 from . import changes as made
 from . import sent_history
 from .cache import _TEXT_ONLY_COUNTERS, PipelineCache
-from .delta import prepare_keep_recent_delta
+from .delta import note_recalled_step, prepare_keep_recent_delta
 from .embedding import embed_ephemeral_into
 from ..model import request_indices
 from .row_keys import Specs
@@ -82,10 +82,12 @@ def _prepare_stored(conversation: Conversation, settings: Settings, counter: Tok
     except TypeError:  # unhashable settings (a list where a tuple belongs): no memo
         key, hit = None, None
     base_key = (id(conversation), counter.name)
+    base = cache.last.get(base_key)
     if hit is not None and hit[0] is conversation and hit[1] is summarizer:
+        if base is not None and base[0] is conversation:
+            note_recalled_step(cache, base[1], hit[2], counter)
         cache.last[base_key] = (conversation, hit[2], hit[3])  # the base of the next delta
         return hit[2]
-    base = cache.last.get(base_key)
     with paused_gc():
         done = None
         if base is not None and base[0] is conversation:

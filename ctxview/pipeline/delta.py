@@ -17,6 +17,7 @@ from . import limits
 from .embedding import embedded
 from .reference import whole_context_stages
 from .row_keys import by_index
+from ..spliced import spliced
 from .rows import new_row
 
 if TYPE_CHECKING:
@@ -78,6 +79,19 @@ def note_step(cache: PipelineCache, a: PreparedView, b: PreparedView, positions:
         steps.clear()
     steps[id(a), id(b)] = (a, b, positions)
     steps[id(b), id(a)] = (b, a, positions)
+
+
+def note_recalled_step(cache: PipelineCache, prev: PreparedView, view: PreparedView, counter: TokenCounter) -> None:
+    """`view`, remembered, is recalled after `prev`: when the two differ in keep_recent alone and
+    the delta would apply with no clearing (it then never falls back), the rows that differ are
+    the delta's (the delta equals the full path), so note them."""
+    settings = view.settings
+    if (prev is view or settings.clear is not None or len(prev.rows) != len(view.rows)
+            or not _is_a_keep_recent_step(prev, settings, counter, None)):
+        return
+    n = len(view.rows)
+    old, k = prev.settings.keep_recent, settings.keep_recent
+    note_step(cache, prev, view, range(max(n - max(k, old), 0), max(n - min(k, old), 0)))
 
 
 def rows_changed(cache: PipelineCache, old: PreparedView, new: PreparedView) -> range | None:
@@ -204,10 +218,11 @@ class _Step:
         stats = dict(prev.stats)
         stats["compressed"] += self.delta_compressed
         # (no message is removed or inserted here: the rows' prepared column is the prepared tuple)
-        new_prepared = prev.prepared[:lo] + tuple(prepared) + prev.prepared[hi:]
+        # The previous view's sequences with lo..hi replaced, not copied: O(hi - lo), see spliced.py
+        new_prepared = spliced(prev.prepared, lo, prepared)
         items = prev.rows.entries() if isinstance(prev.rows, Rows) else list(prev.rows)
         view = dataclasses.replace(
-            prev, settings=self.settings, rows=Rows(items[:lo] + rows + items[hi:], range(self.n), self.msgs,
+            prev, settings=self.settings, rows=Rows(spliced(items, lo, rows, list), range(self.n), self.msgs,
                                                     new_prepared),
             prepared=new_prepared, tokens_prepared=prev.tokens_prepared + self.delta_tokens, stats=stats)
         return view, self.saved
