@@ -19,7 +19,7 @@ from ..view import PreparedView, Row, Rows, row_columns
 from .row_heights import RowHeights, RowTops
 
 __all__ = ["NO_MARKS", "PREVIEW_LINES", "TOOL_CALL_PREVIEW", "HeadedRows", "Layout", "Marks", "SystemRow",
-           "collapsed_height", "display_text", "removed_runs", "stored_heights_of", "system_row"]
+           "block_height", "collapsed_height", "tallest_collapsed", "display_text", "removed_runs", "stored_heights_of", "system_row"]
 
 PREVIEW_LINES = 3       # body lines a collapsed message shows
 TOOL_CALL_PREVIEW = 2   # tool calls a collapsed assistant message lists
@@ -55,6 +55,25 @@ def collapsed_height(message: Message | None) -> int:
     elif not lines:
         height += 1  # "(empty)"
     return height
+
+
+def tallest_collapsed(message: Message) -> int:
+    """The most lines `message` can take collapsed, whatever its text: header, a full preview and
+    its "more" line, the thinking line, the tool calls (collapsed_height never exceeds it)."""
+    calls = len(message.tool_calls)
+    return (2 + PREVIEW_LINES + (1 if message.thinking else 0)
+            + (calls if calls <= TOOL_CALL_PREVIEW else TOOL_CALL_PREVIEW + 1))
+
+
+def block_height(stored_height: int, stored: Message | None, prepared: Message | None) -> int:
+    """A row's collapsed height, the taller side's: `stored_height` (stored's), or prepared's when
+    it can be taller. A cut tool result is measured only when the stored one is not already as
+    tall as the cut one could be (tallest_collapsed): most are (their preview is full), and
+    counting the lines of 50k cut texts was most of the first layout at 100k messages."""
+    if prepared is stored or (prepared is not None and stored_height >= tallest_collapsed(prepared)):
+        return stored_height
+    hp = collapsed_height(prepared)
+    return stored_height if stored_height > hp else hp
 
 
 def stored_heights_of(messages: tuple[Message, ...]) -> list[int]:
@@ -375,7 +394,7 @@ def _all_heights(view: PreparedView, head: Row, previous: Layout | None,
                  stored_heights: list[int] | None) -> list[int]:
     """Every position's base height: the #sys row's, then each row's (the taller side), reusing
     `previous`'s where a row has the same two messages at the same position."""
-    height = collapsed_height
+    height, block = collapsed_height, block_height
     # the rows' messages, read from columns: a view's changed rows are made only when shown
     indices, stored_col, prepared_col = row_columns(view.rows)
     heights: list[int] = [head_height(head)]
@@ -400,8 +419,7 @@ def _all_heights(view: PreparedView, head: Row, previous: Layout | None,
             hs = stored_heights[index]  # type: ignore[index]
         else:
             hs = height(stored)
-        hp = hs if prepared is stored else height(prepared)
-        append(hs if hs > hp else hp)
+        append(block(hs, stored, prepared))
     return heights
 
 
@@ -424,6 +442,5 @@ def _measured(view: PreparedView, old: PreparedView, changed: Sequence[int],
             hs = stored_heights[index]  # type: ignore[index]
         else:
             hs = collapsed_height(stored)
-        hp = hs if prepared is stored else collapsed_height(prepared)
-        update[i + 1] = hs if hs > hp else hp
+        update[i + 1] = block_height(hs, stored, prepared)
     return update

@@ -77,3 +77,21 @@ def test_an_unknown_pair_is_measured_in_full():
     new = layouts.build(CONV, other, first, cache)
     assert new.takes_over is None and not first.handed_on
     assert shown(new) == shown(Layouts().build(CONV, other))
+
+
+from ctxview.model import Message, ToolCall  # noqa: E402
+from ctxview.tui.layout import block_height, collapsed_height, tallest_collapsed  # noqa: E402
+
+MESSAGES = st.builds(
+    lambda role, text, thinking, calls: Message(role, text, thinking=thinking,
+                                                tool_calls=tuple(ToolCall(f"c{i}", "Read") for i in range(calls))),
+    st.sampled_from(["user", "assistant", "tool"]), st.text(alphabet="ab\n", max_size=12),
+    st.sampled_from([None, "", "hmm"]), st.integers(0, 4))
+
+
+@given(MESSAGES, st.none() | MESSAGES)
+def test_block_height_is_the_taller_side(stored, prepared):
+    assert collapsed_height(stored) <= tallest_collapsed(stored)
+    simple = max(collapsed_height(stored), collapsed_height(prepared))
+    assert block_height(collapsed_height(stored), stored, prepared) == simple
+    assert block_height(collapsed_height(stored), stored, stored) == collapsed_height(stored)
