@@ -80,6 +80,7 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
         self.search = ""
         self._styles: PaneStyles | None = None
         self._blocks: LRUCache[tuple, tuple[object, list[Strip]]] = LRUCache(maxsize=512)
+        self._frame: tuple[int, Style] | None = None   # (width, base style) while a frame renders
 
     # -- state from the app -------------------------------------------------
 
@@ -106,7 +107,8 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
 
     @property
     def text_width(self) -> int:
-        return max(self.scrollable_content_region.width - GUTTER, 1)
+        frame = self._frame
+        return max((frame[0] if frame is not None else self.scrollable_content_region.width) - GUTTER, 1)
 
     def _update_virtual_size(self) -> None:
         lines = self.row_layout.total_lines if self.row_layout else 0
@@ -215,9 +217,18 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
         pad = base + line_style if line_style is not None else base
         return Strip(segments, text.cell_len).crop_extend(0, width, pad)
 
+    def render_lines(self, crop):  # type: ignore[no-untyped-def]
+        # What every line of the frame reads, read once: Textual computes the content region and
+        # rich_style anew on each access (with them per line they were most of a repaint).
+        self._frame = (self.scrollable_content_region.width, self.rich_style)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame = None
+
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
-        base = self.rich_style
+        frame = self._frame
+        width, base = frame if frame is not None else (self.scrollable_content_region.width, self.rich_style)
         layout = self.row_layout
         line_y = self.scroll_offset.y + y
         if layout is None or line_y >= layout.total_lines or not len(layout):
