@@ -6,11 +6,12 @@ Writes a session of N messages (default 100,000) with benchmarks/make_session.py
 then runs the app headless (`App.run_test`) and prints:
 
 - first screen: from creating the app to the first frame with both sides,
-  loading included (target ≤ 3 s); also when the stored side alone is first on
+  loading included (target ≤ 1.5 s at 100k messages, 6 s at 500k); also when the stored side alone is first on
   screen (it shows while the first pipeline run computes the prepared side);
 - keep_recent change: from the key press to the last frame written with the
-  recomputed view (target ≤ 100 ms), several presses; the pipeline's own
-  recompute is part of it;
+  recomputed view (target ≤ 50 ms at 100k messages, 100 ms at 500k), several
+  presses; the pipeline's own recompute is part of it (a keep_recent step
+  updates the layout's rows it changed, see tui/layout.py);
 - scroll to end: from the End key to the frame showing the last message
   (target ≤ 100 ms);
 - tier preset change: `t` to a preset the pipeline has not run yet, from the
@@ -105,7 +106,7 @@ async def run(path: Path, presses: int) -> dict:
     app = TimedApp(str(path), Settings(tiers="default"))
     figures: dict = {}
     async with app.run_test(size=(160, 45)) as pilot:
-        await wait_applied(app, pilot)
+        await wait_applied(app, pilot, timeout=600.0)  # (500k messages on a busy box: minutes)
         figures["first_screen"] = app.paints[-1] - t0
         figures["first_screen_cpu"] = time.process_time() - c0
         if TimedApp.stored_shown is not None:
@@ -192,18 +193,21 @@ def main(argv: list[str] | None = None) -> int:
         figures = asyncio.run(run(path, args.presses))
 
     mb = 1024 * 1024
+    # issue 16's targets: the first full screen within 1.5 s at 100k messages (quiet box), 6 s at 500k;
+    # the keep_recent repaint within 50 ms at 100k, 100 ms at 500k
+    screen_target, repaint_target = (1500, 50) if figures["rows"] <= 100_000 else (6000, 100)
     unique = ", every content unique" if args.unique_contents else ""
     print(f"file: {size / mb:.1f} MB ({args.format}{unique}), {figures['rows']:,} rows, {figures['lines']:,} pane lines")
     if "stored_side" in figures:
         print(f"stored side on screen (loading included): {figures['stored_side'] * 1000:.0f} ms")
     print(f"first screen with both sides (loading included): {figures['first_screen'] * 1000:.0f} ms"
           f" (process CPU {figures['first_screen_cpu'] * 1000:.0f} ms; wall time grows when the box is busy)"
-          "   target ≤ 3000 ms")
+          f"   target ≤ {screen_target} ms")
     for label, what in (("keep_recent_new", "to a value not computed yet"),
                         ("keep_recent_seen", "back to a value computed before")):
         kr = figures[label]
         print(f"keep_recent change {what}, repainted: median {statistics.median(kr) * 1000:.0f} ms, "
-              f"max {max(kr) * 1000:.0f} ms over {len(kr)} presses   target ≤ 100 ms")
+              f"max {max(kr) * 1000:.0f} ms over {len(kr)} presses   target ≤ {repaint_target} ms")
     for key, t in figures["scroll"]:
         print(f"scroll {key}: {t * 1000:.0f} ms   target ≤ 100 ms")
     print(f"at the end after End: {figures['at_end']}")

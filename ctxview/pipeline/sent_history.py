@@ -20,6 +20,7 @@ from ..settings import Settings
 from ..tokens import TokenCounter
 from ..view import PreparedView, Row, Rows, row_columns
 from . import changes as made
+from .delta import note_step
 from .reference import harness_events
 from . import limits
 
@@ -57,6 +58,7 @@ class SentHistory:
         """`inner` (the view of the history as sent) with its rows named by stored index."""
         hit = cache.sent_views.get(id(inner))
         if hit is not None and hit[0] is inner and hit[1].settings == settings:
+            self._note_steps(cache, inner, hit[1])
             return hit[1]
         data = cache.data(self.original)
         msgs = self.original.messages
@@ -80,7 +82,19 @@ class SentHistory:
         if len(cache.sent_views) >= limits.KEPT:
             cache.sent_views.pop(next(iter(cache.sent_views)))
         cache.sent_views[id(inner)] = (inner, view)
+        self._note_steps(cache, inner, view)
         return view
+
+    def _note_steps(self, cache: PipelineCache, inner: PreparedView, view: PreparedView) -> None:
+        """The rows a keep_recent delta changed in `inner`, named in `view` (stored positions): for
+        each view of this history mapped before that the delta's step joins to `inner`."""
+        start = self.start
+        for a, b, positions in list(cache.steps.values()):
+            if b is not inner:
+                continue
+            mapped = cache.sent_views.get(id(a))
+            if mapped is not None and mapped[0] is a and len(mapped[1].rows) == len(view.rows):
+                note_step(cache, mapped[1], view, range(positions.start + start, positions.stop + start))
 
 
 class _Rows:

@@ -95,3 +95,27 @@ def test_block_height_is_the_taller_side(stored, prepared):
     simple = max(collapsed_height(stored), collapsed_height(prepared))
     assert block_height(collapsed_height(stored), stored, prepared) == simple
     assert block_height(collapsed_height(stored), stored, stored) == collapsed_height(stored)
+
+
+def test_as_sent_after_a_compaction_the_steps_are_named_in_stored_positions():
+    from pathlib import Path
+
+    from ctxview.formats import load_session
+
+    path = Path(__file__).parents[2] / "sample_sessions" / "claude-code" / "7b1f3c52-9a4e-4d1b-8f57-3e2c9d0a6b18.jsonl"
+    conv = load_session(str(path)).conversations[0]
+    cache, layouts = PipelineCache(), Layouts()
+    view = prepare(conv, Settings(tiers="default", keep_recent=10), cache=cache)
+    assert view.stats["compacted"] > 0  # stage 0 mapped the history as sent back to stored positions
+    layout = layouts.build(conv, view)
+    for k in (3, 12, 10, 0, 12):
+        new_view = prepare(conv, Settings(tiers="default", keep_recent=k), cache=cache)
+        changed = rows_changed(cache, layout.view, new_view)
+        assert changed is not None and changed.start >= view.stats["compacted"]
+        rows, old = list(new_view.rows), list(layout.view.rows)
+        assert all(rows[i] == old[i] for i in range(len(rows)) if i not in changed)
+        new = layouts.build(conv, new_view, layout, cache)
+        assert new.takes_over is not None
+        new.settle()
+        assert shown(new) == shown(Layouts().build(conv, new_view))
+        layout = new
