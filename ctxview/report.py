@@ -10,6 +10,7 @@ import dataclasses
 from typing import Any, Mapping, Sequence
 
 from .bloat import analyze_context_bloat
+from .gcpause import paused_gc
 from .model import Conversation, Session
 from .harness import rewrite_events, sent_tokens
 from .pipeline import PipelineCache, prepare
@@ -21,7 +22,7 @@ from .usage import UsageTotals, recorded_requests
 from .view import PreparedView, Row
 from .windows import WARNING_MARKS, gauge_level
 
-__all__ = ["build_report", "conversation_report", "settings_for"]
+__all__ = ["build_report", "conversation_bloat", "conversation_report", "settings_for"]
 
 def compactions(conversation: Conversation) -> list[dict[str, Any]]:
     """The rewrites the harness recorded (compactions, microcompactions, SwarmSDK compressions)."""
@@ -68,15 +69,7 @@ def conversation_report(
     every request under; `series`: add `"context_series"` (the usage chart's data)."""
     cache = cache or PipelineCache()
     view = prepare(conversation, settings, cache=cache)
-    counter = cache.counter(conversation, settings.counter)
-    msgs = conversation.messages
-    stored_counts, _ = cache.stored_counts(cache.data(conversation), counter)
-    bloat = analyze_context_bloat(
-        msgs, threshold, view.context_window, counter,
-        ephemeral=conversation.ephemeral if settings.embed_ephemeral else None,
-        system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent, counts=stored_counts,
-        measure=lambda m: cache.count(counter, m),  # compressed messages were counted by prepare already
-    )
+    bloat = conversation_bloat(conversation, settings, view.context_window, cache, threshold)
     calibration = as_sent_calibration(conversation, settings, cache)
     share = view.window_share
     requests = view.requests
@@ -120,6 +113,21 @@ def conversation_report(
     if rows:
         out["rows"] = [_row_dict(r) for r in view.rows]
     return out
+
+
+def conversation_bloat(conversation: Conversation, settings: Settings, context_window: int | None,
+                       cache: PipelineCache, threshold: float = 0.7):
+    """The bloat analysis of the stored messages (the report's `"bloat"`, the inspector's `b`), with
+    the pipeline cache's counts: what prepare counted already is not counted again."""
+    counter = cache.counter(conversation, settings.counter)
+    stored_counts, _ = cache.stored_counts(cache.data(conversation), counter)
+    return analyze_context_bloat(
+        conversation.messages, threshold, context_window, counter,
+        ephemeral=conversation.ephemeral if settings.embed_ephemeral else None,
+        system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent, counts=stored_counts,
+        measure=lambda m: cache.count(counter, m),
+        measure_cleared=lambda m: cache.count_cleared(counter, m), blank=cache.blanked,
+    )
 
 
 # --- usage and cost ---------------------------------------------------------------
@@ -306,6 +314,13 @@ def build_report(
     prices = prices or PriceTable()
     # A request number names a request of one conversation: the one asked for, else the first.
     others = {k: v for k, v in (overrides or {}).items() if k != "request_number"}
+    with paused_gc():  # (see gcpause: the collector would walk the whole session, again and again)
+        return _build_report(session, overrides, others, conversations, cache, threshold, rows, prices, cache_ttl,
+                             compare, series)
+
+
+def _build_report(session, overrides, others, conversations, cache, threshold, rows, prices, cache_ttl, compare,
+                  series) -> dict[str, Any]:
     return {
         "format": session.format,
         "source": session.source,
