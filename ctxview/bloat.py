@@ -24,7 +24,7 @@ from .budget import fit_to_budget, plan_summary
 from .clearing import plan_clearing, tool_name_of
 from .compression import DEFAULT_POLICY, compress_tool_results
 from .gcpause import paused_gc
-from .grouping import units
+from .grouping import unit_runs
 from .model import Message
 from .tokens import SwarmEstimate, TokenCounter
 from .settings import ClearSettings
@@ -227,30 +227,34 @@ class _Tally:
                     calls[c.id] = c
         self.by_role: dict[str, int] = defaultdict(int)
         self.by_tool: dict[str, int] = defaultdict(int)
-        self.stored_reminders = self.tool_tokens = 0
         self.same_call: dict[tuple, list[int]] = defaultdict(list)
         self.same_text: dict[str, list[int]] = defaultdict(list)
         self.stale: list[dict] = []
         repeats: list[tuple[str, Mapping[str, Any], int]] = []  # (tool, arguments, index) of linked results
+        # (names bound locally: one iteration per message of 100k)
+        by_role, by_tool, same_text, stale, names = self.by_role, self.by_tool, self.same_text, self.stale, self.names
+        stored = tool_tokens = 0
         n = len(messages)
         for i, m in enumerate(messages):
-            self.by_role[m.role] += per[i]
-            text = m.content if type(m.content) is str else m.text
+            role, tokens, content = m.role, per[i], m.content
+            by_role[role] += tokens
+            text = content if type(content) is str else m.text
             if "<system-reminder>" in text:
-                self.stored_reminders += sum(counter.count(b) for b in reminders.extract(text))
-            if m.role != "tool":
+                stored += sum(counter.count(b) for b in reminders.extract(text))
+            if role != "tool":
                 continue
-            self.tool_tokens += per[i]
-            name = tool_name_of(m, self.names) or "unknown"
-            self.by_tool[name] += per[i]
+            tool_tokens += tokens
+            name = tool_name_of(m, names) or "unknown"
+            by_tool[name] += tokens
             call = calls.get(m.tool_call_id or "")
             if call is not None and call.arguments:
                 repeats.append((call.name, call.arguments, i))
             if text:
-                self.same_text[text].append(i)
+                same_text[text].append(i)
             age = n - i
-            if age > stale_age and per[i] >= stale_tokens:
-                self.stale.append({"index": i, "tool": name, "tokens": per[i], "age": age})
+            if age > stale_age and tokens >= stale_tokens:
+                stale.append({"index": i, "tool": name, "tokens": tokens, "age": age})
+        self.stored_reminders, self.tool_tokens = stored, tool_tokens
         for (name, _, i), key in zip(repeats, args_keys([args for _, args, _ in repeats])):
             self.same_call[(name, key)].append(i)
 
@@ -278,7 +282,7 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
                      measure_cleared: Callable[[Message], int], blank) -> list[Recommendation]:
     """What each setting would save, most first (`room`: tokens the messages may take, when bloated)."""
     n = len(messages)
-    all_units = units(messages)  # (summarising and fitting both keep a call with its results)
+    all_units = unit_runs(messages)  # (summarising and fitting both keep a call with its results)
     recs: list[Recommendation] = []
     compressed = compress_tool_results(messages, keep_recent, DEFAULT_POLICY)
     saved = sum(per[i] - measure(c) for i, c in enumerate(compressed) if c is not messages[i])
