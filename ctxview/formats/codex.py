@@ -206,7 +206,7 @@ def _add_lines(r: _Rollout, reader: LineReader) -> None:
     iteration per line of a 100 MB file). An agent_reasoning event is skipped without a call:
     _event has nothing to do with it, and it is one line in ten."""
     loads, decode_error, bad_line, add = orjson.loads, orjson.JSONDecodeError, reader.bad_line, r.add
-    lineno = 0
+    lineno = reader.first_line - 1
     with reader.raw_lines() as lines:
         for raw in lines:
             lineno += 1
@@ -221,6 +221,7 @@ def _add_lines(r: _Rollout, reader: LineReader) -> None:
                 if type(payload) is dict and payload.get("type") == "agent_reasoning":
                     continue
             add(f"line {lineno}", rec)
+    reader.read_to(lineno)
 
 
 def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
