@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .compression import DEFAULT_MARKER
 from .grouping import units
@@ -315,7 +315,7 @@ def extractive_summary(messages: Sequence[Message], *, max_requests: int = 10, m
     counts, files touched and errors seen, each drawn from the messages as they are."""
     requests: list[str] = []   # the first max_requests (those shown); the others are only counted
     more_requests = 0
-    cap = max_requests if max_requests >= 0 else len(messages)
+    cap = max(max_requests, 0)
     tools: Counter[str] = Counter()
     files: dict[str, None] = {}
     errors: list[str] = []
@@ -340,13 +340,19 @@ def extractive_summary(messages: Sequence[Message], *, max_requests: int = 10, m
             m = _ERROR_RE.search(msg.text)
             if m:
                 errors.append(_first_line(m.group(0)))
+    return summary_text(requests, more_requests, tools, files, errors)
+
+
+def summary_text(requests: Sequence[str], more_requests: int, tools: Counter[str], files: Mapping[str, None],
+                 errors: Sequence[str]) -> str:
+    """The checkpoint's text: the requests shown and how many more there were, tools with counts,
+    files touched (the first 20), errors seen."""
     lines: list[str] = []
-    total = len(requests) + more_requests
-    if total:
+    if requests or more_requests:
         lines.append("User requests:")
-        lines.extend(f"- {r}" for r in requests[:max_requests])
-        if total > max_requests:
-            lines.append(f"- … and {total - max_requests} more")
+        lines.extend(f"- {r}" for r in requests)
+        if more_requests:
+            lines.append(f"- … and {more_requests} more")
     if tools:
         lines.append("Tools used: " + ", ".join(f"{name} ×{n}" for name, n in tools.most_common()))
     if files:

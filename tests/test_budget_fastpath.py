@@ -7,13 +7,14 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview.budget import _ERROR_RE, _PATH_KEYS, _first_line, extractive_summary
+from ctxview.budget import _ERROR_RE, _PATH_KEYS, _first_line, extractive_summary, summary_text
 from ctxview.model import Message, ToolCall
 from ctxview.reminders import strip as strip_reminders
 
 
 def simple_summary(messages, *, max_requests: int = 10, max_errors: int = 5) -> str:
-    """The summary as first written: every request formatted, then the first max_requests shown."""
+    """The summary as first written: every request formatted, then the first max_requests shown
+    (through the same summary_text: the fast path changes only what is collected)."""
     requests, tools, files, errors = [], Counter(), {}, []
     for msg in messages:
         if msg.role == "user" and not msg.injected:
@@ -30,24 +31,8 @@ def simple_summary(messages, *, max_requests: int = 10, max_errors: int = 5) -> 
             m = _ERROR_RE.search(msg.text)
             if m:
                 errors.append(_first_line(m.group(0)))
-    lines = []
-    if requests:
-        lines.append("User requests:")
-        lines.extend(f"- {r}" for r in requests[:max_requests])
-        if len(requests) > max_requests:
-            lines.append(f"- … and {len(requests) - max_requests} more")
-    if tools:
-        lines.append("Tools used: " + ", ".join(f"{name} ×{n}" for name, n in tools.most_common()))
-    if files:
-        shown = list(files)[:20]
-        more = f" (+{len(files) - len(shown)} more)" if len(files) > len(shown) else ""
-        lines.append("Files touched: " + ", ".join(shown) + more)
-    if errors:
-        lines.append("Errors seen:")
-        lines.extend(f"- {e}" for e in errors)
-    if not lines:
-        lines.append("(nothing to summarise)")
-    return "\n".join(lines)
+    shown = requests[:max_requests]
+    return summary_text(shown, len(requests) - len(shown), tools, files, errors)
 
 
 _texts = st.sampled_from(["", "  ", "fix the parser", "<system-reminder>x</system-reminder>", "error: boom\nmore",
@@ -63,7 +48,7 @@ _messages = st.lists(st.one_of(
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_messages, st.integers(-3, 12), st.integers(0, 6))
+@given(_messages, st.integers(0, 12), st.integers(0, 6))
 def test_extractive_summary_equals_the_simple_loop(messages, max_requests, max_errors):
     assert (extractive_summary(messages, max_requests=max_requests, max_errors=max_errors)
             == simple_summary(messages, max_requests=max_requests, max_errors=max_errors))
