@@ -12,15 +12,19 @@ that setting over the messages.
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
+
+import orjson
 
 from . import reminders
 from .budget import fit_to_budget, plan_summary
 from .clearing import plan_clearing, tool_name_of
 from .compression import DEFAULT_POLICY, compress_tool_results
 from .gcpause import paused_gc
+from .grouping import unit_runs
 from .model import Message
 from .tokens import SwarmEstimate, TokenCounter
 from .settings import ClearSettings
@@ -86,10 +90,47 @@ class BloatReport:
 
 
 def _args_key(args: Mapping[str, Any]) -> str:
+    """The arguments as canonical JSON: equal for calls whose arguments are equal (it only groups)."""
     try:
         return json.dumps(dict(args), sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return repr(args)
+
+
+# objects, datetimes and subclasses of str, int, dict... raise instead of being written orjson's way
+_ORJSON_KEY = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+               | orjson.OPT_PASSTHROUGH_SUBCLASS)
+
+
+def _has_non_finite(value: Any) -> bool:
+    if type(value) is float:
+        return not math.isfinite(value)
+    if type(value) is dict:
+        return any(_has_non_finite(v) for v in value.values())
+    if type(value) in (list, tuple):
+        return any(_has_non_finite(v) for v in value)
+    return False
+
+
+def args_keys(arguments: Sequence[Mapping[str, Any]]) -> list[bytes] | list[str]:
+    """The key of each call's arguments, grouping them as _args_key does. When every one is made of
+    plain JSON values (what the loaders give) the keys are orjson's canonical text, several times
+    faster; if any is not (orjson raises for a non-str key, an int past 64 bits, an object, a
+    subclass; writes NaN and infinities as null, as it does None) every key is _args_key's, so that
+    the two kinds never mix (tests/test_bloat_fastpath.py holds them equal)."""
+    dumps, option = orjson.dumps, _ORJSON_KEY
+    keys = []
+    try:
+        for args in arguments:
+            key = dumps(args, option=option)
+            if b"null" in key and _has_non_finite(args):
+                break
+            keys.append(key)
+        else:
+            return keys
+    except TypeError:
+        pass
+    return [_args_key(args) for args in arguments]
 
 
 def analyze_context_bloat(
@@ -106,23 +147,27 @@ def analyze_context_bloat(
     stale_tokens: int = 1000,
     counts: Sequence[int] | None = None,
     measure: Callable[[Message], int] | None = None,
+    measure_cleared: Callable[[Message], int] | None = None,
+    blank: Callable[[Message, str], Message] | None = None,
 ) -> BloatReport:
     """Analyse `messages` (see the module docstring).
 
     bloated: total tokens ≥ threshold × context_window; with no window known,
     tool results taking more than `threshold` of all tokens. `counts` (tokens
-    per message) and `measure` (tokens of any message, e.g. through a cache)
-    may be passed in by a caller that has them.
+    per message), `measure` (tokens of any message, e.g. through a cache),
+    and for the clearing measured, `measure_cleared` (tokens of a cleared
+    result) and `blank` (a result with its content replaced), may be passed
+    in by a caller that has them.
     """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], not {threshold}")
     with paused_gc():
         return _analyze(messages, threshold, context_window, counter or SwarmEstimate(), ephemeral, system_prompt,
-                        keep_recent, largest, stale_age, stale_tokens, counts, measure)
+                        keep_recent, largest, stale_age, stale_tokens, counts, measure, measure_cleared, blank)
 
 
 def _analyze(messages, threshold, context_window, counter, ephemeral, system_prompt, keep_recent, largest,
-             stale_age, stale_tokens, counts, measure) -> BloatReport:
+             stale_age, stale_tokens, counts, measure, measure_cleared=None, blank=None) -> BloatReport:
     measure = measure or counter.count_message
     per = list(counts) if counts is not None else [measure(m) for m in messages]
     n = len(messages)
@@ -147,7 +192,8 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
         bloated = total > 0 and tally.tool_tokens > threshold * total
     recs = _recommendations(messages, per, counter, measure, keep_recent, repeated, tally.stale,
                             threshold * context_window - system_tokens - eph_tokens
-                            if context_window and bloated else None, threshold, context_window)
+                            if context_window and bloated else None, threshold, context_window,
+                            measure_cleared or measure, blank)
     return BloatReport(
         total_tokens=total,
         bloated=bloated,
@@ -181,29 +227,36 @@ class _Tally:
                     calls[c.id] = c
         self.by_role: dict[str, int] = defaultdict(int)
         self.by_tool: dict[str, int] = defaultdict(int)
-        self.stored_reminders = self.tool_tokens = 0
         self.same_call: dict[tuple, list[int]] = defaultdict(list)
         self.same_text: dict[str, list[int]] = defaultdict(list)
         self.stale: list[dict] = []
+        repeats: list[tuple[str, Mapping[str, Any], int]] = []  # (tool, arguments, index) of linked results
+        # (names bound locally: one iteration per message of 100k)
+        by_role, by_tool, same_text, stale, names = self.by_role, self.by_tool, self.same_text, self.stale, self.names
+        stored = tool_tokens = 0
         n = len(messages)
         for i, m in enumerate(messages):
-            self.by_role[m.role] += per[i]
-            text = m.text
+            role, tokens, content = m.role, per[i], m.content
+            by_role[role] += tokens
+            text = content if type(content) is str else m.text
             if "<system-reminder>" in text:
-                self.stored_reminders += sum(counter.count(b) for b in reminders.extract(text))
-            if m.role != "tool":
+                stored += sum(counter.count(b) for b in reminders.extract(text))
+            if role != "tool":
                 continue
-            self.tool_tokens += per[i]
-            name = tool_name_of(m, self.names) or "unknown"
-            self.by_tool[name] += per[i]
+            tool_tokens += tokens
+            name = tool_name_of(m, names) or "unknown"
+            by_tool[name] += tokens
             call = calls.get(m.tool_call_id or "")
             if call is not None and call.arguments:
-                self.same_call[(call.name, _args_key(call.arguments))].append(i)
+                repeats.append((call.name, call.arguments, i))
             if text:
-                self.same_text[text].append(i)
+                same_text[text].append(i)
             age = n - i
-            if age > stale_age and per[i] >= stale_tokens:
-                self.stale.append({"index": i, "tool": name, "tokens": per[i], "age": age})
+            if age > stale_age and tokens >= stale_tokens:
+                stale.append({"index": i, "tool": name, "tokens": tokens, "age": age})
+        self.stored_reminders, self.tool_tokens = stored, tool_tokens
+        for (name, _, i), key in zip(repeats, args_keys([args for _, args, _ in repeats])):
+            self.same_call[(name, key)].append(i)
 
     def repeated_groups(self) -> list[dict]:
         """Groups of two or more results of the same call or text, most wasted tokens first."""
@@ -225,9 +278,11 @@ class _Tally:
 
 
 def _recommendations(messages, per, counter, measure, keep_recent: int, repeated: list, stale: list,
-                     room: float | None, threshold: float, context_window: int | None) -> list[Recommendation]:
+                     room: float | None, threshold: float, context_window: int | None,
+                     measure_cleared: Callable[[Message], int], blank) -> list[Recommendation]:
     """What each setting would save, most first (`room`: tokens the messages may take, when bloated)."""
     n = len(messages)
+    all_units = unit_runs(messages)  # (summarising and fitting both keep a call with its results)
     recs: list[Recommendation] = []
     compressed = compress_tool_results(messages, keep_recent, DEFAULT_POLICY)
     saved = sum(per[i] - measure(c) for i, c in enumerate(compressed) if c is not messages[i])
@@ -235,7 +290,7 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
         recs.append(Recommendation(
             "compress old tool results by age", f"--tiers default --keep-recent {keep_recent}", saved,
             "SwarmSDK's tiers: ages 11-20 → 1000 chars, 21-40 → 500, 41-60 → 200, older → 100"))
-    clearing = plan_clearing(messages, ClearSettings(), counter, counts=per, measure=measure)
+    clearing = plan_clearing(messages, ClearSettings(), counter, counts=per, measure=measure_cleared, blank=blank)
     if clearing.saved_tokens > 0:
         waste = sum(r["wasted_tokens"] for r in repeated)
         recs.append(Recommendation(
@@ -245,7 +300,7 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
     if n - keep_recent > 1:
         # exactly what --old-messages llm does: same boundary (moved to keep calls
         # with their results), same offline checkpoint
-        summary = plan_summary(messages, n - keep_recent, "llm")
+        summary = plan_summary(messages, n - keep_recent, "llm", unit_list=all_units)
         if summary.removed and summary.inserted is not None:
             saving = sum(per[i] for i in summary.removed) - measure(summary.inserted)
             if saving > 0:
@@ -253,7 +308,7 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
                     "summarise old messages into one checkpoint", "--old-messages llm", saving,
                     f"the {len(summary.removed):,} messages before index {summary.boundary}"))
     if room is not None and context_window:
-        fit = fit_to_budget(messages, max(int(room), 0), keep_recent, counts=per)
+        fit = fit_to_budget(messages, max(int(room), 0), keep_recent, counts=per, unit_list=all_units)
         if fit.dropped:
             recs.append(Recommendation(
                 f"drop the oldest messages to stay under {threshold:.0%} of the window",

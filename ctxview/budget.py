@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .compression import DEFAULT_MARKER
 from .grouping import units
@@ -313,31 +313,46 @@ def _first_line(text: str, limit: int = 160) -> str:
 def extractive_summary(messages: Sequence[Message], *, max_requests: int = 10, max_errors: int = 5) -> str:
     """A checkpoint built without a model: the user's requests, tools used with
     counts, files touched and errors seen, each drawn from the messages as they are."""
-    requests: list[str] = []
+    requests: list[str] = []   # the first max_requests (those shown); the others are only counted
+    more_requests = 0
+    cap = max(max_requests, 0)
     tools: Counter[str] = Counter()
     files: dict[str, None] = {}
     errors: list[str] = []
     for msg in messages:
-        if msg.role == "user" and not msg.injected:
+        role = msg.role
+        if role == "user" and not msg.injected:
             text = strip_reminders(msg.text) or ""
             if text.strip():
-                requests.append(_first_line(text))
+                if len(requests) < cap:
+                    requests.append(_first_line(text))
+                else:
+                    more_requests += 1
         for call in msg.tool_calls:
             tools[call.name or "?"] += 1
-            for key in _PATH_KEYS:
-                value = call.arguments.get(key) if hasattr(call.arguments, "get") else None
-                if isinstance(value, str) and value:
-                    files.setdefault(value, None)
-        if msg.role == "tool" and len(errors) < max_errors:
+            get = getattr(call.arguments, "get", None)
+            if get is not None:
+                for key in _PATH_KEYS:
+                    value = get(key)
+                    if isinstance(value, str) and value:
+                        files.setdefault(value, None)
+        if role == "tool" and len(errors) < max_errors:
             m = _ERROR_RE.search(msg.text)
             if m:
                 errors.append(_first_line(m.group(0)))
+    return summary_text(requests, more_requests, tools, files, errors)
+
+
+def summary_text(requests: Sequence[str], more_requests: int, tools: Counter[str], files: Mapping[str, None],
+                 errors: Sequence[str]) -> str:
+    """The checkpoint's text: the requests shown and how many more there were, tools with counts,
+    files touched (the first 20), errors seen."""
     lines: list[str] = []
-    if requests:
+    if requests or more_requests:
         lines.append("User requests:")
-        lines.extend(f"- {r}" for r in requests[:max_requests])
-        if len(requests) > max_requests:
-            lines.append(f"- … and {len(requests) - max_requests} more")
+        lines.extend(f"- {r}" for r in requests)
+        if more_requests:
+            lines.append(f"- … and {more_requests} more")
     if tools:
         lines.append("Tools used: " + ", ".join(f"{name} ×{n}" for name, n in tools.most_common()))
     if files:

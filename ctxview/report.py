@@ -10,6 +10,7 @@ import dataclasses
 from typing import Any, Mapping, Sequence
 
 from .bloat import analyze_context_bloat
+from .gcpause import paused_gc
 from .model import Conversation, Session
 from .harness import rewrite_events, sent_tokens
 from .pipeline import PipelineCache, prepare
@@ -21,7 +22,7 @@ from .usage import UsageTotals, recorded_requests
 from .view import PreparedView, Row
 from .windows import WARNING_MARKS, gauge_level
 
-__all__ = ["build_report", "conversation_report", "settings_for"]
+__all__ = ["build_report", "conversation_bloat", "conversation_report", "settings_for"]
 
 def compactions(conversation: Conversation) -> list[dict[str, Any]]:
     """The rewrites the harness recorded (compactions, microcompactions, SwarmSDK compressions)."""
@@ -61,22 +62,16 @@ def conversation_report(
     cache_ttl: str = "5m",
     compare: Sequence[tuple[str, Settings]] = (),
     series: bool = False,
+    usage_memo: dict | None = None,
 ) -> dict[str, Any]:
     """One conversation's entry of the report document; `rows`: add one entry per message (and per
     recorded request); `prices`: the price table for its cost (None: genai-prices' own);
     `cache_ttl`: the prompt cache's lifetime ("5m", "1h"); `compare`: (label, settings) to replay
-    every request under; `series`: add `"context_series"` (the usage chart's data)."""
+    every request under; `series`: add `"context_series"` (the usage chart's data); `usage_memo`: see
+    _usage_cost."""
     cache = cache or PipelineCache()
     view = prepare(conversation, settings, cache=cache)
-    counter = cache.counter(conversation, settings.counter)
-    msgs = conversation.messages
-    stored_counts, _ = cache.stored_counts(cache.data(conversation), counter)
-    bloat = analyze_context_bloat(
-        msgs, threshold, view.context_window, counter,
-        ephemeral=conversation.ephemeral if settings.embed_ephemeral else None,
-        system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent, counts=stored_counts,
-        measure=lambda m: cache.count(counter, m),  # compressed messages were counted by prepare already
-    )
+    bloat = conversation_bloat(conversation, settings, view.context_window, cache, threshold)
     calibration = as_sent_calibration(conversation, settings, cache)
     share = view.window_share
     requests = view.requests
@@ -110,8 +105,8 @@ def conversation_report(
         "bloat": bloat.to_dict(),
     }
     prices = prices or PriceTable()
-    out.update(usage_and_cost(conversation, prices, per_request=rows))
-    replays = _CacheReplays(conversation, settings, calibration, prices, cache, cache_ttl)
+    out.update(usage_and_cost(conversation, prices, per_request=rows, memo=usage_memo))
+    replays = _CacheReplays(conversation, settings, calibration, prices, cache, cache_ttl, usage_memo)
     out["cache"] = replays.cache_section()
     if compare:
         out["compare"] = replays.compare(compare)
@@ -122,19 +117,43 @@ def conversation_report(
     return out
 
 
+def conversation_bloat(conversation: Conversation, settings: Settings, context_window: int | None,
+                       cache: PipelineCache, threshold: float = 0.7):
+    """The bloat analysis of the stored messages (the report's `"bloat"`, the inspector's `b`), with
+    the pipeline cache's counts: what prepare counted already is not counted again."""
+    counter = cache.counter(conversation, settings.counter)
+    stored_counts, _ = cache.stored_counts(cache.data(conversation), counter)
+    return analyze_context_bloat(
+        conversation.messages, threshold, context_window, counter,
+        ephemeral=conversation.ephemeral if settings.embed_ephemeral else None,
+        system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent, counts=stored_counts,
+        measure=lambda m: cache.count(counter, m),
+        measure_cleared=lambda m: cache.count_cleared(counter, m), blank=cache.blanked,
+    )
+
+
 # --- usage and cost ---------------------------------------------------------------
 
-def _usage_cost(conversation: Conversation, prices: PriceTable) -> tuple[UsageTotals, CostTotal, list]:
+def _usage_cost(conversation: Conversation, prices: PriceTable,
+                memo: dict | None = None) -> tuple[UsageTotals, CostTotal, list]:
+    """The recorded usage, its cost and the recorded requests. `memo` (a dict a caller keeps for
+    one price table) holds them by conversation: a report asks three times for each."""
+    hit = memo.get(id(conversation)) if memo is not None else None
+    if hit is not None and hit[0] is conversation:
+        return hit[1]
     calls = list(recorded_requests(conversation))
     totals = UsageTotals.of(r.usage for r in calls)
     cost = cost_of(((r.usage, r.model, r.timestamp) for r in calls), prices)
+    if memo is not None:
+        memo[id(conversation)] = (conversation, (totals, cost, calls))
     return totals, cost, calls
 
 
-def usage_and_cost(conversation: Conversation, prices: PriceTable, *, per_request: bool = False) -> dict[str, Any]:
+def usage_and_cost(conversation: Conversation, prices: PriceTable, *, per_request: bool = False,
+                   memo: dict | None = None) -> dict[str, Any]:
     """`"usage"` (recorded, summed once per request) and `"cost"` of one conversation; with
     `per_request`, `"usage_by_request"` too."""
-    totals, cost, calls = _usage_cost(conversation, prices)
+    totals, cost, calls = _usage_cost(conversation, prices, memo)
     out: dict[str, Any] = {"usage": totals.to_dict(), "cost": cost.to_dict()}
     if per_request:
         out["usage_by_request"] = [
@@ -144,11 +163,11 @@ def usage_and_cost(conversation: Conversation, prices: PriceTable, *, per_reques
     return out
 
 
-def session_usage_and_cost(session: Session, prices: PriceTable) -> dict[str, Any]:
+def session_usage_and_cost(session: Session, prices: PriceTable, memo: dict | None = None) -> dict[str, Any]:
     """The session's `"usage"` and `"cost"`: every conversation, sub-agents and side chains included."""
     totals, cost = UsageTotals(), CostTotal(None, 0)
     for c in session.conversations:
-        t, k, _ = _usage_cost(c, prices)
+        t, k, _ = _usage_cost(c, prices, memo)
         totals, cost = totals + t, cost + k
     return {"usage": totals.to_dict(), "cost": cost.to_dict()}
 
@@ -197,7 +216,7 @@ class _CacheReplays:
     either: the first recorded request's cache read is taken as the system block already cached."""
 
     def __init__(self, conversation: Conversation, settings: Settings, calibration: Any, prices: PriceTable,
-                 cache: PipelineCache, ttl: str) -> None:
+                 cache: PipelineCache, ttl: str, usage_memo: dict | None = None) -> None:
         self.conversation, self.prices, self.cache, self.ttl = conversation, prices, cache, ttl
         slope = calibration.slope
         self.calibrated = slope is not None and slope > 0
@@ -210,10 +229,8 @@ class _CacheReplays:
         fitted = (calibration.overhead or 0) - self.scale * extra
         self.overhead = max(int(round(fitted)), 0) if self.calibrated else 0
         self.rules = CacheRules(ttl=TTL_SECONDS[ttl], minimum=min_cacheable_tokens(conversation.model))
-        calls = list(recorded_requests(conversation))
+        self.recorded, self.recorded_cost, calls = _usage_cost(conversation, prices, usage_memo)
         self.warm = calls[0].usage.cache_read_tokens if calls else 0
-        self.recorded = UsageTotals.of(r.usage for r in calls)
-        self.recorded_cost = cost_of(((r.usage, r.model, r.timestamp) for r in calls), prices)
         self.as_sent = Settings(counter=settings.counter, context_window=settings.context_window,
                                 embed_ephemeral=settings.embed_ephemeral)
 
@@ -306,14 +323,22 @@ def build_report(
     prices = prices or PriceTable()
     # A request number names a request of one conversation: the one asked for, else the first.
     others = {k: v for k, v in (overrides or {}).items() if k != "request_number"}
+    with paused_gc():  # (see gcpause: the collector would walk the whole session, again and again)
+        return _build_report(session, overrides, others, conversations, cache, threshold, rows, prices, cache_ttl,
+                             compare, series)
+
+
+def _build_report(session, overrides, others, conversations, cache, threshold, rows, prices, cache_ttl, compare,
+                  series) -> dict[str, Any]:
+    memo: dict = {}  # each conversation's recorded usage and cost, worked out once
     return {
         "format": session.format,
         "source": session.source,
         "conversations": [
             conversation_report(c, settings_for(c, overrides if k == 0 else others), cache=cache,
                                 threshold=threshold, rows=rows, prices=prices, cache_ttl=cache_ttl,
-                                compare=_compare_settings(others, compare), series=series)
+                                compare=_compare_settings(others, compare), series=series, usage_memo=memo)
             for k, c in enumerate(conversations)
         ],
-        **session_usage_and_cost(session, prices),
+        **session_usage_and_cost(session, prices, memo),
     }

@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
+
 from ..model import Conversation, Message, Session
 from .contract import ModuleFormat
 from .errors import LoadError
-from .jsonio import Input, LineReader, load_document
+from .jsonio import SKIP, Input, LineReader, load_document
 from .linking import compaction_events, link_tool_results, unlinked_warning, usage_only_warning
 from .builders import message, openai_usage
 from .responses import ResponsesBuilder
@@ -95,7 +97,8 @@ class _Rollout:
         self.context_window: int | None = None
         self.specs: list[dict] = []
         self.last_total: Any = None
-        self.event_texts: list[Message] = []   # fallback for rollouts without response items
+        # fallback for rollouts without response items: (role, text, origin), made messages only then
+        self.event_texts: list[tuple[str, str, str]] = []
         self.unknown: dict[str, int] = {}
         self.malformed = 0
         self.policy: dict | None = None        # this turn's turn_context.truncation_policy
@@ -177,9 +180,9 @@ class _Rollout:
                 self.usage_only.append(message(role="assistant", content="", model_id=self.b.model, usage=usage,
                                                origin=origin))
         elif etype == "user_message" and isinstance(p.get("message"), str):
-            self.event_texts.append(message(role="user", content=p["message"], origin=origin))
+            self.event_texts.append(("user", p["message"], origin))
         elif etype == "agent_message" and isinstance(p.get("message"), str):
-            self.event_texts.append(message(role="assistant", content=p["message"], origin=origin))
+            self.event_texts.append(("assistant", p["message"], origin))
 
     def _compacted(self, p: dict, origin: str) -> None:
         b = self.b
@@ -198,14 +201,36 @@ class _Rollout:
                            "trigger": p.get("trigger") if isinstance(p.get("trigger"), str) else None})
 
 
+def _add_lines(r: _Rollout, reader: LineReader) -> None:
+    """Every line of a JSONL rollout given to r.add, parsed here (no generator in between: one
+    iteration per line of a 100 MB file). An agent_reasoning event is skipped without a call:
+    _event has nothing to do with it, and it is one line in ten."""
+    loads, decode_error, bad_line, add = orjson.loads, orjson.JSONDecodeError, reader.bad_line, r.add
+    lineno = reader.first_line - 1
+    with reader.raw_lines() as lines:
+        for raw in lines:
+            lineno += 1
+            try:
+                rec = loads(raw)
+            except decode_error:
+                rec = bad_line(raw, lineno)
+                if rec is SKIP:
+                    continue
+            if type(rec) is dict and rec.get("type") == "event_msg":
+                payload = rec.get("payload")
+                if type(payload) is dict and payload.get("type") == "agent_reasoning":
+                    continue
+            add(f"line {lineno}", rec)
+    reader.read_to(lineno)
+
+
 def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
     r = _Rollout()
     skipped = 0
     warnings: list[str] = []
     if layout == "jsonl":
         reader = LineReader(inp, EXPECTED, lenient)
-        for lineno, rec in reader:
-            r.add(f"line {lineno}", rec)
+        _add_lines(r, reader)
         skipped = reader.skipped
         reader.warn_skipped(warnings)
     else:
@@ -218,7 +243,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     r.b.flush()
     messages = r.b.messages
     if not messages and r.event_texts:
-        messages = r.event_texts
+        messages = [message(role=role, content=text, origin=origin) for role, text, origin in r.event_texts]
         warnings.append("no response items: messages rebuilt from UI events (tool calls not recorded)")
     if not messages and r.usage_only:
         messages = r.usage_only

@@ -17,7 +17,7 @@ from .blocks import binary_placeholder
 from .builders import message, swarm_message_usage, tool_call_from
 from .contract import ModuleFormat
 from .errors import LoadError
-from .jsonio import Input, document_only
+from .jsonio import Input, document_only, parse_in_pieces
 from .linking import last_model, link_tool_results, unlinked_warning
 
 FORMAT = "swarm-snapshot"
@@ -97,7 +97,9 @@ def swarm_message(d: Any, origin: str, name: str, expected: str = EXPECTED) -> M
                    usage=swarm_message_usage(d), origin=origin)
 
 
-def _conversation(name: str, data: Any, base: str, file: str, warnings: list[str]) -> Conversation:
+def _conversation(name: str, data: Any, base: str, file: str, warnings: list[str],
+                  built: dict[str, list[Message]] | None = None) -> Conversation:
+    """`built`: messages read a piece at a time (load_in_pieces), by the marker standing in their place."""
     if not isinstance(data, Mapping):
         raise LoadError(file, f"{base}: expected an object with a conversation", expected=EXPECTED)
     key = "conversation" if "conversation" in data else "messages"
@@ -106,7 +108,12 @@ def _conversation(name: str, data: Any, base: str, file: str, warnings: list[str
         raw = []
     if not isinstance(raw, list):
         raise LoadError(file, f"{base}/{key}: expected a list of messages", expected=EXPECTED)
-    messages = [swarm_message(m, f"{base}/{key}/{i}", file) for i, m in enumerate(raw)]
+    if built and key == "conversation" and len(raw) == 1 and type(raw[0]) is str and raw[0] in built:
+        messages = built.pop(raw[0])
+        for i, m in enumerate(messages):  # (made a moment ago and held by nothing else: named in place)
+            object.__setattr__(m, "origin", f"{base}/{key}/{i}")
+    else:
+        messages = [swarm_message(m, f"{base}/{key}/{i}", file) for i, m in enumerate(raw)]
     messages, unlinked = link_tool_results(messages)
     w = unlinked_warning(name, unlinked)
     if w:
@@ -123,7 +130,52 @@ def _conversation(name: str, data: Any, base: str, file: str, warnings: list[str
     )
 
 
-def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
+# Snapshots from this size on are read a piece at a time (load_in_pieces).
+PIECES_ABOVE = 8 << 20
+_CONVERSATION_DEPTH = 3  # /agents/<name>/conversation: inside the document, "agents", an agent
+
+
+def load_in_pieces(inp: Input) -> Session | None:
+    """A big snapshot, read one piece of its conversation lists at a time (json_pieces, as
+    ctxview's own files are): each piece's parsed objects become Messages and are dropped,
+    so the file's bytes, the whole parsed document and the Messages never coexist. None
+    when the file is not a snapshot shaped so (or a message in it is bad): then it is read
+    whole, which gives the same session or names the error."""
+    if inp.size < PIECES_ABOVE:
+        return None
+    pieces: list[list[Message]] = []
+
+    def take(k: int, first: int, items: list) -> None:
+        while len(pieces) <= k:  # (an empty list gives no piece)
+            pieces.append([])
+        # (origins are given once the agent's name is known, in _conversation)
+        pieces[k].extend(swarm_message(m, "", inp.name) for m in items)
+
+    try:
+        split = parse_in_pieces(inp, "conversation", _CONVERSATION_DEPTH, take)
+    except LoadError:
+        return None
+    if split is None:
+        return None
+    doc, markers = split
+    if not sniff_document(doc):
+        return None
+    pieces += [[] for _ in range(len(markers) - len(pieces))]
+    # Every marker must stand where an agent's or a delegation instance's conversation belongs.
+    found = 0
+    for group in ("agents", "delegation_instances"):
+        items = doc.get(group)
+        for data in (items.values() if type(items) is dict else ()):
+            raw = data.get("conversation") if type(data) is dict else None
+            if type(raw) is list and len(raw) == 1 and raw[0] in markers[found:found + 1]:
+                found += 1
+    if found != len(markers):
+        return None
+    return load(inp, "json", doc=doc, built=dict(zip(markers, pieces)))
+
+
+def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None,
+         built: dict[str, list[Message]] | None = None) -> Session:
     doc = document_only(inp, layout, doc, "a SwarmSDK snapshot", EXPECTED)
     if not isinstance(doc, dict) or not isinstance(doc.get("agents", {}), dict):
         raise LoadError(inp.name, "expected an object with \"agents\"", expected=EXPECTED)
@@ -134,7 +186,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         if not isinstance(items, dict):
             raise LoadError(inp.name, f"/{group}: expected an object keyed by agent name", expected=EXPECTED)
         for name, data in items.items():
-            convs.append(_conversation(str(name), data, pointer(group, name), inp.name, warnings))
+            convs.append(_conversation(str(name), data, pointer(group, name), inp.name, warnings, built))
     if not convs:
         raise LoadError(inp.name, "the snapshot holds no agents", expected=EXPECTED)
     meta: dict[str, Any] = {}
@@ -153,4 +205,4 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
 
 
 SESSION_FORMAT = ModuleFormat(FORMAT, "SwarmSDK snapshot JSON (1.x, 2.x)", EXPECTED, 60, load,
-                              sniff_document=sniff_document)
+                              sniff_document=sniff_document, load_in_pieces=load_in_pieces)

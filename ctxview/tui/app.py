@@ -407,7 +407,7 @@ class CtxviewApp(App[int]):
         if conv is None or self._cache is None:
             return
         window = self.view.context_window if self.view is not None else conv.context_window
-        self.run_job(bloat_job, conv, self.settings, window, self._cache)
+        self.run_job(bloat_job, conv, self.settings, window, self._cache, self._layouts.lock)
 
     def action_usage(self) -> None:
         if self.conversation is not None and self._cache is not None:

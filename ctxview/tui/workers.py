@@ -228,20 +228,15 @@ def compute_job(post: Post, key: ViewKey, conversation: Conversation, cache: Any
 
 
 def bloat_job(post: Post, conversation: Conversation, settings: Settings, context_window: int | None,
-              cache: Any) -> None:
-    """The bloat report (`b`), as text to show."""
+              cache: Any, lock: threading.Lock) -> None:
+    """The bloat report (`b`), as text to show; under `lock` (Layouts.lock): it counts through the
+    pipeline's cache."""
     try:
-        from ..bloat import analyze_context_bloat
+        from ..report import conversation_bloat
         from .screens import bloat_text
 
-        report = analyze_context_bloat(
-            conversation.messages,
-            context_window=context_window,
-            counter=cache.counter(conversation, settings.counter),
-            ephemeral=conversation.ephemeral if settings.embed_ephemeral else None,
-            system_prompt=conversation.system_prompt,
-            keep_recent=settings.keep_recent,
-        )
+        with lock:
+            report = conversation_bloat(conversation, settings, context_window, cache)
         post(BloatReady(bloat_text(report, conversation.name)))
     except Exception as exc:  # noqa: BLE001
         post(WorkFailed("bloat report", one_line(exc)))
