@@ -58,11 +58,26 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         raise LoadError(inp.name, "expected an object with a \"messages\" list", expected=EXPECTED)
     if system is not None and not isinstance(system, str):
         system = result_text(system)
+    out = request_messages(inp.name, msgs, base, model)
+    if not out:
+        raise LoadError(inp.name, "the message list is empty", expected=EXPECTED)
+    out, unlinked = link_tool_results(out)
+    warnings = [w for w in (unlinked_warning("main", unlinked),) if w]
+    conv = Conversation(name="main", messages=tuple(out), system_prompt=system, model=model or last_model(out),
+                        metadata=recorded_tools(doc))
+    meta = {k: doc[k] for k in ("model", "max_tokens") if isinstance(doc, dict) and k in doc}
+    return Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata=meta, warnings=tuple(warnings))
+
+
+def request_messages(name: str, msgs: list, base: str, model: str | None, *, line: int | None = None,
+                     expected: str = EXPECTED) -> list[Message]:
+    """A request body's `messages` as ctxview's messages (tool results split out of their user
+    turns, origins `base/i`); LoadError naming `name` (and `line`) for an item that is not a message."""
     out: list[Message] = []
     for i, m in enumerate(msgs):
         origin = f"{base}/{i}"
         if not isinstance(m, Mapping) or not isinstance(m.get("role"), str):
-            raise LoadError(inp.name, f"{origin}: expected a message object with a role", expected=EXPECTED)
+            raise LoadError(name, f"{origin}: expected a message object with a role", line=line, expected=expected)
         role, content = m["role"], m.get("content")
         if role == "assistant":
             texts, thinking, calls = anthropic_assistant(content)
@@ -72,21 +87,14 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
                                meta={"thinking_blocks": tuple(thinking)} if thinking else {}))
         else:
             results, texts = anthropic_user(content)
-            for k, (tid, text, is_error) in enumerate(results):
+            for tid, text, is_error in results:
                 out.append(message(role="tool", content=text, tool_call_id=tid, origin=origin,
                                    meta={"is_error": True} if is_error else {}))
             text = join_texts(texts)
             if text is not None or not results:
                 text = text or ""
                 out.append(message(role=role, content=text, origin=origin, injected=is_reminder_only(text)))
-    if not out:
-        raise LoadError(inp.name, "the message list is empty", expected=EXPECTED)
-    out, unlinked = link_tool_results(out)
-    warnings = [w for w in (unlinked_warning("main", unlinked),) if w]
-    conv = Conversation(name="main", messages=tuple(out), system_prompt=system, model=model or last_model(out),
-                        metadata=recorded_tools(doc))
-    meta = {k: doc[k] for k in ("model", "max_tokens") if isinstance(doc, dict) and k in doc}
-    return Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata=meta, warnings=tuple(warnings))
+    return out
 
 
 SESSION_FORMAT = ModuleFormat(FORMAT, "Anthropic Messages request", EXPECTED, 20, load,
