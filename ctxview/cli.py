@@ -87,6 +87,23 @@ def _check_file(name: str, hint: bool = True) -> None:
         raise InputError(f"{name}: file is empty")
 
 
+def _load_trace(path: str | None):
+    """(name, requests) of the claude-trace log `--trace` names, or None; InputError for bad input."""
+    if path is None:
+        return None
+    from .formats import LoadError
+    from .formats.claude_trace import trace_requests
+
+    try:
+        _check_file(path, hint=False)
+    except InputError as exc:
+        raise InputError(f"--trace {exc}") from None
+    try:
+        return path, trace_requests(path)
+    except LoadError as exc:
+        raise InputError(f"--trace {exc}") from None
+
+
 def _load(args: argparse.Namespace):
     from .formats import LoadError, load_session
 
@@ -130,6 +147,9 @@ def _run_open(argv: Sequence[str]) -> int:
         from .sessions.places import any_sessions  # (the walk only; the index loads with the browser)
 
         browse = "" if any_sessions() else None
+    if args.trace is not None and (browse is not None or args.file is None):
+        raise UsageError("--trace compares one session file with its log: give it FILE")
+    trace = _load_trace(args.trace)  # before the app takes the screen: its errors are one line
     from .view import Settings
 
     values = {k: v for k, v in _overrides(args).items() if v is not None}
@@ -141,7 +161,8 @@ def _run_open(argv: Sequence[str]) -> int:
         raise InputError(f"the inspector is not available in this installation ({exc})") from None
     if browse is not None:
         return run_browser(browse or None, settings, args.fmt, args.lenient, overrides=values)
-    return run_app(args.file, settings, args.agent, args.fmt, args.lenient, overrides=values)
+    extra = {"trace": trace} if trace is not None else {}
+    return run_app(args.file, settings, args.agent, args.fmt, args.lenient, overrides=values, **extra)
 
 
 def _run_sessions(argv: Sequence[str]) -> int:
@@ -168,12 +189,14 @@ def _run_sessions(argv: Sequence[str]) -> int:
 def _run_report(argv: Sequence[str]) -> int:
     args = _report_parser().parse_args(argv)
     session = _load(args)
+    trace = _load_trace(args.trace)
     from .report import build_report
 
     try:
         data = build_report(session, _overrides(args), agent=args.agent, rows=args.messages,
                             prices=_price_table(args), cache_ttl=args.cache_ttl, compare=args.compare,
-                            series=not args.json and sys.stdout.isatty())  # the chart: on a terminal only
+                            series=not args.json and sys.stdout.isatty(),  # the chart: on a terminal only
+                            trace=trace)
     except ValueError as exc:  # e.g. a conversation's own settings are invalid
         raise InputError(f"{args.file}: {exc}") from None
     if args.json:

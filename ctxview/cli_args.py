@@ -86,6 +86,12 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="clear old tool results, keeping the N most recent (Anthropic's clear_tool_uses)")
 
 
+def _add_trace(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trace", metavar="LOG",
+                        help="a claude-trace log of the same session: compare each request as ctxview "
+                             "reconstructs it (as sent) with the body really sent")
+
+
 def _open_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ctxview",
@@ -106,6 +112,7 @@ def _open_parser() -> argparse.ArgumentParser:
                         "to browse")
     parser.add_argument("--demo", action="store_true", help="open the bundled demo session")
     _add_common(parser)
+    _add_trace(parser)
     return parser
 
 
@@ -124,6 +131,7 @@ def _report_parser() -> argparse.ArgumentParser:
                      "gauge and the bloat analysis, per conversation.")
     parser.add_argument("file", metavar="FILE", help="session file ('-' for stdin)")
     _add_common(parser)
+    _add_trace(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--messages", action="store_true",
                         help="also list every message: tokens stored and prepared, and what changed")

@@ -17,6 +17,8 @@ from .pipeline import PipelineCache, prepare
 from .prices import CostTotal, PriceTable, cost_of
 from .prompt_cache import TTL_SECONDS, CacheRules, min_cacheable_tokens, outcome, replay, simulate
 from .tokens import calibrate
+from .trace_compare import compare as compare_with_trace
+from .formats.claude_trace import TraceRequest
 from .settings import Settings, request_index, settings_for, settings_from  # noqa: F401 (settings_for: its old home)
 from .usage import UsageTotals, recorded_requests
 from .view import PreparedView, Row
@@ -314,18 +316,23 @@ def build_report(
     cache_ttl: str = "5m",
     compare: Sequence[tuple[str, Mapping[str, Any]]] = (),
     series: bool = False,
+    trace: tuple[str, Sequence[TraceRequest]] | None = None,
 ) -> dict[str, Any]:
     """The whole report document; `agent` keeps only that conversation (KeyError if absent);
     `rows` adds one entry per message to each conversation. The session's `"usage"` and `"cost"`
-    are over all its conversations, whichever `agent` is shown."""
+    are over all its conversations, whichever `agent` is shown. `trace` (a claude-trace log's name
+    and requests) adds `"trace"`: each request's as-sent reconstruction against what was sent."""
     conversations = [session.conversation(agent)] if agent is not None else list(session.conversations)
     cache = PipelineCache()
     prices = prices or PriceTable()
     # A request number names a request of one conversation: the one asked for, else the first.
     others = {k: v for k, v in (overrides or {}).items() if k != "request_number"}
     with paused_gc():  # (see gcpause: the collector would walk the whole session, again and again)
-        return _build_report(session, overrides, others, conversations, cache, threshold, rows, prices, cache_ttl,
-                             compare, series)
+        doc = _build_report(session, overrides, others, conversations, cache, threshold, rows, prices, cache_ttl,
+                            compare, series)
+        if trace is not None:
+            doc["trace"] = compare_with_trace(session, trace[1], trace[0]).to_dict()
+    return doc
 
 
 def _build_report(session, overrides, others, conversations, cache, threshold, rows, prices, cache_ttl, compare,

@@ -157,6 +157,46 @@ def _document_sections(data: dict[str, Any]) -> list[tuple]:
     if "usage" in data:
         out.append(("title", "session: every conversation, sub-agents included"))
         out.extend(_usage_table(data["usage"], data["cost"], "Recorded usage"))
+    if "trace" in data:
+        out.extend(_trace_sections(data["trace"]))
+    return out
+
+
+_DETAILS_SHOWN = 3  # differences listed per request (the count says how many more; --json has them all)
+
+
+def _trace_sections(trace: dict[str, Any]) -> list[tuple]:
+    """The transcript's as-sent reconstruction against the trace's request bodies, request by request."""
+    reqs = trace["requests"]
+    out: list[tuple] = [("title", f"trace: what was really sent ({trace['trace']})"),
+                        ("line", f"{trace['requests_matching']:,} of {trace['requests_compared']:,} requests "
+                                 "reconstructed exactly as sent (view: as sent)", 0)]
+    out.extend(("line", f"not in the transcript (every request): {n}", 0) for n in trace["not_in_transcript"])
+    if reqs:
+        rows = []
+        for r in reqs:
+            first = r["differences"][0] if r["differences"] else None
+            where = "" if first is None else (f"#{first['stored_index']}" if first["stored_index"] is not None
+                                              else f"#{first['sent_index']} as sent")
+            rows.append((r["request"], r["conversation"], r["trace_line"], r["matched_by"],
+                         "✓ matches" if r["matches"] else f"✗ {len(r['differences'])} difference(s)", where))
+        out.append(("table", "Requests against the trace", ("request", "conversation", "trace line", "matched by",
+                                                            "as sent", "first difference"), rows))
+    for r in reqs:
+        for d in r["differences"][:_DETAILS_SHOWN]:
+            out.append(("line", f"request {r['request']} ({r['conversation']}), message #{d['sent_index']} as sent, "
+                                f"{d['kind']}: {d['detail']}", 1))
+        if len(r["differences"]) > _DETAILS_SHOWN:
+            out.append(("line", f"request {r['request']}: {len(r['differences']) - _DETAILS_SHOWN} more difference(s) "
+                                "(see --json)", 1))
+    if trace["unmatched_trace_lines"]:
+        lines = ", ".join(map(str, trace["unmatched_trace_lines"][:20]))
+        more = "…" if len(trace["unmatched_trace_lines"]) > 20 else ""
+        out.append(("line", f"trace requests with no request in the transcript (side calls, sub-agents not in this "
+                            f"file): lines {lines}{more}", 0))
+    if trace["unmatched_requests"]:
+        out.append(("line", f"{len(trace['unmatched_requests']):,} transcript request(s) with no request in the trace",
+                    1))
     return out
 
 

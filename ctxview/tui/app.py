@@ -58,7 +58,9 @@ class CtxviewApp(App[int]):
     TITLE = "ctxview"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     BINDINGS = [*APP_BINDINGS, Binding("u", "usage", "Usage, cost and the prompt cache", show=False, id="ctxview.usage"),
-                Binding("escape", "back", "Back to the sessions", id="ctxview.back")]  # (opened from the browser)
+                Binding("escape", "back", "Back to the sessions", id="ctxview.back"),  # (opened from the browser)
+                Binding("T", "trace", "Trace: this request against what was really sent", show=False,
+                        id="ctxview.trace")]
 
     def __init__(
         self,
@@ -72,8 +74,11 @@ class CtxviewApp(App[int]):
         overrides: Mapping[str, Any] | None = None,
         follow_interval: float | None = FOLLOW_INTERVAL,
         browsing: bool = False,
+        trace: tuple[str, Any] | None = None,
     ) -> None:
         super().__init__()
+        self._trace_log = trace            # (name, requests) of --trace LOG; matched once the session loads
+        self.trace: Any = None             # trace_view.TraceCheck
         self.path = path
         self.browsing = browsing           # opened from the session browser: Escape goes back to it
         self.went_back = False
@@ -176,6 +181,10 @@ class CtxviewApp(App[int]):
     def _show_stored(self, session: Session, index: int, settings: Settings, pending) -> None:
         """The session is loaded: show the stored side while the first view computes (bench_tui.py times it)."""
         self.session = session
+        if self._trace_log is not None and self.trace is None:
+            from .trace_view import TraceCheck
+
+            self.trace = TraceCheck(self._trace_log[0], session, self._trace_log[1])
         self.state.opened(index, len(session.conversations), settings)
         self.pair.show(pending)
         self.query_one("#body").loading = False
@@ -206,6 +215,10 @@ class CtxviewApp(App[int]):
         shown = self.conversation
         found = shown is not None and shown.name in names
         self.session, self._cache = r.session, PipelineCache()
+        if self._trace_log is not None:  # matched anew: the transcript's requests changed (the log is read once)
+            from .trace_view import TraceCheck
+
+            self.trace = TraceCheck(self._trace_log[0], r.session, self._trace_log[1])
         self.state.reloaded(names.index(shown.name) if found else 0, len(names), found)  # type: ignore[union-attr]
         if not found:
             self.pair.reset()
@@ -291,7 +304,8 @@ class CtxviewApp(App[int]):
         self.query_one(StatusBar).update(status_text(
             self.settings.keep_recent, tiers_label(self.settings), view, request=request, linked=self.linked,
             cursor=self.cursor, rows=len(layout) if layout else 0, busy=self.state.busy or self.state.search.running,
-            search=self.search_term, what_if=self.settings.view == "what-if"))
+            search=self.search_term, what_if=self.settings.view == "what-if",
+            trace=self.trace.mark(conv, self.settings.request) if self.trace is not None and conv is not None else None))
         self.query_one(ControlsPanel).sync(self.settings, request)
 
     # -- settings ----------------------------------------------------------------
@@ -415,6 +429,12 @@ class CtxviewApp(App[int]):
 
             self.push_screen(UsageScreen(self.session, self.conversation, self.settings, self._cache))
 
+    def action_trace(self) -> None:
+        if self.trace is None:
+            self.notify("open the session with --trace LOG (a claude-trace log) to compare", markup=False)
+        elif self.conversation is not None:
+            self.push_screen(BloatScreen(self.trace.text(self.conversation, self.settings.request)))
+
     @on(BloatReady)
     def _bloat_ready(self, event: BloatReady) -> None:
         self.push_screen(BloatScreen(event.report))
@@ -448,7 +468,8 @@ class CtxviewApp(App[int]):
     def live_bindings(self) -> list[tuple[Any, Binding, list[str]]]:
         """The app's and the panes' bindings as they are now (keys.live_bindings)."""
         pair = self.pair
-        own = [b for b in self.BINDINGS if self.browsing or b.id != "ctxview.back"]  # (Escape: from the browser only)
+        own = [b for b in self.BINDINGS if (self.browsing or b.id != "ctxview.back")  # (Escape: from the browser only)
+               and (self.trace is not None or b.id != "ctxview.trace")]             # (T: with --trace)
         return live_bindings(self, ((pair, PanePair.BINDINGS), (pair.stored, MessagePane.BINDINGS), (self, own)))
 
     def action_help(self) -> None:

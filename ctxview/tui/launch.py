@@ -51,6 +51,7 @@ def run_app(
     fmt: str | None = None,
     lenient: bool = False,
     overrides: Mapping[str, Any] | None = None,
+    trace: tuple[str, Any] | None = None,
 ) -> int:
     """Open the inspector; the exit status (1 with one line on stderr if opening failed).
 
@@ -69,7 +70,8 @@ def run_app(
             print(f"ctxview: error: {sanitize(one_line(exc))}", file=sys.stderr)
             return 1
         path = "<stdin>"
-    app = CtxviewApp(path, settings, agent=agent, fmt=fmt, lenient=lenient, session=session, overrides=overrides)
+    app = CtxviewApp(path, settings, agent=agent, fmt=fmt, lenient=lenient, session=session, overrides=overrides,
+                     trace=trace)
     result = app.run()
     if app.error is not None:
         print(f"ctxview: error: {sanitize(app.error)}", file=sys.stderr)

@@ -122,12 +122,16 @@ def status_text(
     busy: bool = False,
     search: str = "",
     what_if: bool = False,
+    trace: Text | None = None,
 ) -> Text:
-    """The status bar line: which view (as sent, what-if), then always keep_recent, the tier
-    preset and stored → prepared."""
+    """The status bar line: which view (as sent, what-if), the request against the trace (with
+    --trace), then always keep_recent, the tier preset and stored → prepared."""
     text = Text(end="", no_wrap=True, overflow="ellipsis")
     text.append_text(view_name("what-if" if what_if else "as sent"))
     text.append(" · ")
+    if trace is not None:
+        text.append_text(trace)
+        text.append(" · ")
     text.append(f"keep_recent={settings_keep_recent}", Style(bold=True))
     text.append(" · ")
     text.append(f"tiers={_safe(tiers)}", Style(bold=True))
