@@ -12,6 +12,8 @@ rewrote it, and the file says where:
   Codex sends it cut to the turn's `truncation_policy` (its history.rs
   truncates what it records into the history, not what it writes to the
   rollout), with Codex's own "…N chars truncated…" marker;
+- a **resend** (a claude-trace log, which records every request body): from
+  its index on, the messages it holds are sent as it gives them;
 - a **compression** (SwarmSDK's `context_compression` event): SwarmSDK's
   `auto_compress_on_threshold` cut the old tool results of the history as it
   then was (`compress_tool_results(messages, keep_recent: 10)`, default
@@ -42,7 +44,7 @@ __all__ = ["MICROCOMPACT_PLACEHOLDER", "SWARM_COMPRESSION_SHARE", "SWARM_KEEP_RE
 MICROCOMPACT_PLACEHOLDER = "[Old tool result content cleared]"
 SWARM_COMPRESSION_SHARE = 0.6  # SwarmSDK's Context::COMPRESSION_THRESHOLD (60%)
 SWARM_KEEP_RECENT = 10         # trigger_automatic_compression's keep_recent
-_KINDS = ("compaction", "microcompaction", "compression")
+_KINDS = ("compaction", "microcompaction", "compression", "resent")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +53,7 @@ class Rewrite:
 
     index: int
     message: Message
-    kind: str            # "microcompaction", "compression" or "truncation"
+    kind: str            # "microcompaction", "compression", "truncation" or "resent"
     event: ContextEvent
 
 
@@ -135,6 +137,11 @@ def history_as_sent(conversation: Conversation, n: int | None = None,
                 msg = current.get(i, msgs[i])
                 if msg.role == "tool" and msg.tool_call_id in ids and msg.text != text:
                     current[i], kinds[i] = _with_text(msg, text), ("microcompaction", event)
+        elif event.kind == "resent":
+            sent = event.meta.get("messages") if isinstance(event.meta, Mapping) else None
+            for i, m in (sent.items() if isinstance(sent, Mapping) else ()):
+                if type(i) is int and start <= i < min(event.index, n) and isinstance(m, Message):
+                    current[i], kinds[i] = m, ("resent", event)
         else:  # compression: the history as it then was, compressed once
             stop = min(event.index, n)
             before = [current.get(i, msgs[i]) for i in range(start, event.index)]

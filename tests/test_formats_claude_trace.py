@@ -59,7 +59,7 @@ def assert_as_sent_is_the_body(path):
             view = prepare(conv, Settings(request=idx))
             assert view.view_label == "as sent"
             body = by_line[conv.messages[idx].meta["trace_line"]]
-            assert [message_key(m) for m in view.prepared] == body.keys, (conv.name, idx)
+            assert [message_key(m) for m in view.prepared] == list(body.keys), (conv.name, idx)
             checked += 1
     assert checked == len(by_line)
     return session
@@ -156,6 +156,23 @@ def test_a_retry_of_an_earlier_body_and_another_system_prompt_are_conversations_
     s = assert_as_sent_is_the_body(p)
     assert [c.name for c in s.conversations] == ["main", "line-3", "line-4"]
     assert len(request_indices(s.conversations[0].messages)) == 2
+
+
+def test_a_message_re_sent_otherwise_is_a_resent_rewrite_from_that_request_on(tmp_path):
+    # the response said "looking", the next requests send it back as "looking…": the harness's doing
+    p = write(tmp_path, [
+        pair([user("fix it")], "m1", "looking"),
+        pair([user("fix it"), assistant("looking…"), user("go on")], "m2", "done"),
+        pair([user("fix it"), assistant("looking…"), user("go on"), assistant("done"), user("ok")], "m3", "bye"),
+    ])
+    (main,) = assert_as_sent_is_the_body(p).conversations
+    assert main.messages[1].text == "looking" and main.messages[1].id == "m1"
+    (event,) = main.events
+    assert (event.kind, event.index) == ("resent", 3)
+    row = prepare(main, Settings(request=3)).rows[1]
+    assert row.prepared.text == "looking…"
+    assert [(c.action, c.rule) for c in row.changes] == [("resent", "harness")]
+    assert prepare(main, Settings(request=1)).prepared[0].text == "fix it"
 
 
 def test_sse_events_build_thinking_and_merge_usage():

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+import orjson
+
 from ..model import Conversation, Message, Session
 from .builders import message, recorded_tools
 from .blocks import anthropic_assistant, anthropic_user, is_reminder_only, join_texts, result_text, thinking_text
@@ -70,14 +72,23 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
 
 
 def request_messages(name: str, msgs: list, base: str, model: str | None, *, line: int | None = None,
-                     expected: str = EXPECTED) -> list[Message]:
+                     expected: str = EXPECTED, memo: dict | None = None) -> list[Message]:
     """A request body's `messages` as ctxview's messages (tool results split out of their user
-    turns, origins `base/i`); LoadError naming `name` (and `line`) for an item that is not a message."""
+    turns, origins `base/i`); LoadError naming `name` (and `line`) for an item that is not a message.
+    `memo` (a dict kept across calls) gives a message seen before (same JSON, same model) the same
+    Message objects, where it was first seen: a log of request bodies repeats the history in each."""
     out: list[Message] = []
     for i, m in enumerate(msgs):
         origin = f"{base}/{i}"
-        if not isinstance(m, Mapping) or not isinstance(m.get("role"), str):
+        if (type(m) is not dict and not isinstance(m, Mapping)) or type(m.get("role")) is not str:  # (dict: fast)
             raise LoadError(name, f"{origin}: expected a message object with a role", line=line, expected=expected)
+        if memo is not None:
+            seen = (model, orjson.dumps(m))
+            hit = memo.get(seen)
+            if hit is not None:
+                out.extend(hit)
+                continue
+            first = len(out)
         role, content = m["role"], m.get("content")
         if role == "assistant":
             texts, thinking, calls = anthropic_assistant(content)
@@ -94,6 +105,8 @@ def request_messages(name: str, msgs: list, base: str, model: str | None, *, lin
             if text is not None or not results:
                 text = text or ""
                 out.append(message(role=role, content=text, origin=origin, injected=is_reminder_only(text)))
+        if memo is not None:
+            memo[seen] = tuple(out[first:])
     return out
 
 

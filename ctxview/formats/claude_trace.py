@@ -23,8 +23,9 @@ summary continues the conversation it summarises, after a compaction event.
 Stored messages are each conversation's union; each request is the assistant
 message it produced (model.request_indices). A tool result a later request
 sends with other text (Claude Code's microcompaction) is a microcompaction
-event from that request on, so the harness stage (harness.history_as_sent)
-shows each request as its body sent it.
+event from that request on, any other message sent other than before (a reply
+re-sent otherwise than the response gave it) a "resent" event, so the harness
+stage (harness.history_as_sent) shows each request as its body sent it.
 """
 
 from __future__ import annotations
@@ -65,10 +66,7 @@ class TraceRequest:
     tools: tuple[Mapping[str, Any], ...]
     model: str | None
     streaming: bool                 # the response was SSE text
-
-    @property
-    def keys(self) -> list[tuple]:
-        return [message_key(m) for m in self.messages]
+    keys: tuple[tuple, ...] = ()    # message_key of each message (computed once: grouping compares them)
 
 
 def message_key(m: Message) -> tuple:
@@ -219,7 +217,25 @@ def _skip_reason(rec: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _request(name: str, line: int, rec: Any) -> TraceRequest | str:
+class _Seen:
+    """What the requests of one log share: the messages each repeats (anthropic.request_messages' memo)
+    and their keys."""
+
+    def __init__(self) -> None:
+        self.messages: dict = {}
+        self._keys: dict[int, tuple] = {}   # id(Message) -> message_key (the memo keeps them alive)
+
+    def keys(self, msgs: Sequence[Message]) -> tuple[tuple, ...]:
+        get, out = self._keys.get, []
+        for m in msgs:
+            k = get(id(m))
+            if k is None:
+                k = self._keys[id(m)] = message_key(m)
+            out.append(k)
+        return tuple(out)
+
+
+def _request(name: str, line: int, rec: Any, seen: _Seen) -> TraceRequest | str:
     """The TraceRequest of one log line, or why it is skipped; LoadError for a line that is not a pair."""
     if type(rec) is not dict or type(rec.get("request")) is not dict:
         raise LoadError(name, "expected a request/response pair: an object with a \"request\" object",
@@ -233,7 +249,7 @@ def _request(name: str, line: int, rec: Any) -> TraceRequest | str:
                         line=line, expected=EXPECTED)
     model = body.get("model") if isinstance(body.get("model"), str) else None
     msgs = request_messages(name, body["messages"], f"line {line}: /request/body/messages", model,
-                            line=line, expected=EXPECTED)
+                            line=line, expected=EXPECTED, memo=seen.messages)
     if not msgs:
         raise LoadError(name, "request.body.messages is empty", line=line, expected=EXPECTED)
     reply, streaming = _response_message(rec["response"])
@@ -244,7 +260,7 @@ def _request(name: str, line: int, rec: Any) -> TraceRequest | str:
     return TraceRequest(line=line, messages=tuple(msgs), reply=_reply(reply, line, ts),
                         system=system if system is None or isinstance(system, str) else result_text(system),
                         system_raw=system, tools=recorded_tools(body).get("tools", ()), model=model,
-                        streaming=streaming)
+                        streaming=streaming, keys=seen.keys(msgs))
 
 
 def read_requests(inp: Input, layout: str, lenient: bool = False, doc: Any = None,
@@ -259,8 +275,9 @@ def read_requests(inp: Input, layout: str, lenient: bool = False, doc: Any = Non
         reader, records = None, [(1, doc)]
     kept: list[TraceRequest] = []
     skipped: dict[str, int] = {}
+    seen = _Seen()
     for line, rec in records:
-        got = _request(inp.name, line, rec)
+        got = _request(inp.name, line, rec, seen)
         if isinstance(got, str):
             skipped[got] = skipped.get(got, 0) + 1
         else:
@@ -306,53 +323,54 @@ class _Thread:
     def __init__(self, req: TraceRequest) -> None:
         self.system, self.requests = req.system_raw, [req]
         self.stored: list[Message] = []
-        self.sent: dict[int, Message] = {}   # stored index -> the form now sent, where it differs
         self.start = 0                       # first stored index sent (after a compaction)
         self.compactions: list[dict] = []
-        self.micro: list[ContextEvent] = []
-        self.unexpressed: list[str] = []
+        self.rewrites: list[ContextEvent] = []
+        # the keys of what the next request would re-send (stored start.., as now sent; the last reply)
+        self.tip: list[tuple] = []
         self._add(req)
-
-    def tip(self) -> list[tuple]:
-        """The keys of what the next request would re-send: the history as sent, then the last reply."""
-        return [message_key(self.sent.get(i, self.stored[i])) for i in range(self.start, len(self.stored))]
 
     def extends(self, req: TraceRequest) -> int:
         """How many messages of `req` repeat this conversation's history (0: not its next request)."""
-        tip = self.tip()
-        if req.system_raw != self.system or len(req.messages) < len(tip):
+        if req.system_raw != self.system or len(req.messages) < len(self.tip):
             return 0
-        return _shared_prefix(tip, req.keys)
+        return _shared_prefix(self.tip, req.keys)
 
     def add(self, req: TraceRequest, compaction: bool = False) -> None:
         self.requests.append(req)
         if compaction:
             self.compactions.append({"index": len(self.stored), "summary": req.messages[0].text,
                                      "origin": f"line {req.line}", "meta": {"from": "claude-trace"}})
-            self.start, self.sent = len(self.stored), {}
+            self.start, self.tip = len(self.stored), []
         self._add(req)
 
     def _add(self, req: TraceRequest) -> None:
         start, stored = self.start, self.stored
         at = start + len(req.messages)          # the request's index: its reply goes there
-        for j, m in enumerate(req.messages):
+        tip = self.tip
+        for j, (m, key) in enumerate(zip(req.messages, req.keys)):
             i = start + j
             if i >= len(stored):
                 stored.append(m)
+                tip.append(key)
                 continue
-            now = self.sent.get(i, stored[i])
-            if message_key(now) == message_key(m):
+            if tip[j] == key:
                 continue
-            if m.role == "tool" and now.role == "tool" and m.tool_call_id == now.tool_call_id:
-                self.sent[i] = stored[i].with_content(m.content)
-                self.micro.append(ContextEvent(kind="microcompaction", index=at, origin=f"line {req.line}",
-                                               replaced=(stored[i],),
-                                               meta={"placeholder": m.text, "tool_ids": [m.tool_call_id],
-                                                     "from": "claude-trace"}))
-            else:
-                self.unexpressed.append(f"line {req.line}: message #{i} sent other than an earlier request "
-                                        f"sent it (the as-sent view shows the earlier form)")
+            tip[j] = key
+            origin = f"line {req.line}"
+            if m.role == "tool" and stored[i].role == "tool" and m.tool_call_id == stored[i].tool_call_id:
+                # a tool result sent with other text: Claude Code's microcompaction
+                self.rewrites.append(ContextEvent(kind="microcompaction", index=at, origin=origin,
+                                                  replaced=(stored[i],),
+                                                  meta={"placeholder": m.text, "tool_ids": [m.tool_call_id],
+                                                        "from": "claude-trace"}))
+            else:  # any other message sent other than before (harness.py: "resent")
+                sent = stored[i].replace(role=m.role, content=m.content, tool_calls=m.tool_calls,
+                                         tool_call_id=m.tool_call_id, injected=m.injected)
+                self.rewrites.append(ContextEvent(kind="resent", index=at, origin=origin, replaced=(stored[i],),
+                                                  meta={"messages": {i: sent}, "from": "claude-trace"}))
         stored.append(req.reply)
+        tip.append(message_key(req.reply))
 
 
 def group_requests(requests: Sequence[TraceRequest]) -> list[_Thread]:
@@ -388,8 +406,7 @@ def _conversation(name: str, t: _Thread, warnings: list[str]) -> Conversation:
     w = unlinked_warning(name, unlinked)
     if w:
         warnings.append(w)
-    warnings.extend(f"{name}: {u}" for u in t.unexpressed)
-    events = compaction_events(messages, t.compactions) + t.micro
+    events = compaction_events(messages, t.compactions) + t.rewrites
     events.sort(key=lambda e: e.index)
     last = t.requests[-1]
     meta: dict[str, Any] = {"trace_lines": tuple(r.line for r in t.requests)}

@@ -139,6 +139,9 @@ def rewritten(kind: str, event: ContextEvent, age: int, saved: int) -> Change:
         return new_change("microcompacted", "compaction",
                           f"tool result cleared by the harness's microcompaction at #{event.index}: "
                           f"{saved:,} tokens saved", None, None, saved)
+    if kind == "resent":
+        return new_change("resent", "harness", f"sent other than first sent, from the request at #{event.index} on "
+                          "(as the trace log recorded it)", None, None, saved)
     if kind == "truncation":
         policy = event.meta.get("policy") or {}
         return new_change("truncated", "harness",
