@@ -36,7 +36,8 @@ class MessageDifference:
     """One place where the reconstruction and the body part."""
 
     kind: str              # "missing" (sent, not reconstructed), "extra" (reconstructed, not sent),
-                           # "text" (both, other text or calls), "reminder" (only <system-reminder> blocks differ)
+                           # "text" (both, other text or calls), "reminder" (only <system-reminder> blocks differ),
+                           # "thinking" (the same message, other thinking)
     sent_index: int        # position in the request as sent (the trace's body, 0-based)
     stored_index: int | None  # the transcript's stored index of the reconstructed message, where there is one
     role: str
@@ -75,7 +76,7 @@ class RequestComparison:
 
 
 _KIND_WORDS = {"missing": "sent, not in the transcript", "extra": "in the transcript, not sent",
-               "text": "text differs", "reminder": "reminder injected by the harness"}
+               "text": "text differs", "reminder": "reminder injected by the harness", "thinking": "thinking differs"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +166,14 @@ def differences(reconstructed: Sequence[Message], sent: Sequence[Message], start
     b = [message_key(m) for m in sent]
     out: list[MessageDifference] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if op == "equal":
+        if op == "equal":  # the same message; its thinking (kept apart from the key) may still differ
+            for k in range(i2 - i1):
+                x, y = reconstructed[i1 + k].thinking or "", sent[j1 + k].thinking or ""
+                if x != y:
+                    out.append(MessageDifference("thinking", j1 + k, start + i1 + k, sent[j1 + k].role,
+                                                 "thinking " + (short_diff(x, y) if x and y else
+                                                                "sent, not in the transcript" if y else
+                                                                "in the transcript, not sent")))
             continue
         pairs = min(i2 - i1, j2 - j1) if op == "replace" else 0
         for k in range(pairs):

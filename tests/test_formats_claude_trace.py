@@ -60,6 +60,7 @@ def assert_as_sent_is_the_body(path):
             assert view.view_label == "as sent"
             body = by_line[conv.messages[idx].meta["trace_line"]]
             assert [message_key(m) for m in view.prepared] == list(body.keys), (conv.name, idx)
+            assert [m.thinking for m in view.prepared] == [m.thinking for m in body.messages], (conv.name, idx)
             checked += 1
     assert checked == len(by_line)
     return session
@@ -173,6 +174,17 @@ def test_a_message_re_sent_otherwise_is_a_resent_rewrite_from_that_request_on(tm
     assert row.prepared.text == "looking…"
     assert [(c.action, c.rule) for c in row.changes] == [("resent", "harness")]
     assert prepare(main, Settings(request=1)).prepared[0].text == "fix it"
+
+
+def test_thinking_dropped_from_a_re_sent_reply_is_a_resent_rewrite(tmp_path):
+    first = pair([user("q")], "m1", "a")
+    first["response"]["body"]["content"].insert(0, {"type": "thinking", "thinking": "let me see", "signature": "s"})
+    p = write(tmp_path, [first, pair([user("q"), assistant("a"), user("more")], "m2", "b")])
+    (main,) = assert_as_sent_is_the_body(p).conversations
+    assert main.messages[1].thinking == "let me see"
+    assert [e.kind for e in main.events] == ["resent"]
+    resent = prepare(main, Settings(request=3)).prepared[1]
+    assert resent.thinking is None and "thinking_blocks" not in resent.meta
 
 
 def test_sse_events_build_thinking_and_merge_usage():

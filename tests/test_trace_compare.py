@@ -100,6 +100,9 @@ def test_differences_name_missing_extra_and_changed_messages():
     extra = differences(b, a, start=0)
     assert [(d.kind, d.sent_index, d.stored_index) for d in extra][0] == ("extra", 1, 1)
     assert differences(a, a, 0) == []
+    thought = [a[0], a[1].replace(thinking="plan"), a[2]]
+    (d,) = differences(thought, a, 0)
+    assert (d.kind, d.sent_index, d.stored_index, d.detail) == ("thinking", 1, 1, "thinking in the transcript, not sent")
 
 
 def test_only_reminder_blocks_differing_is_a_reminder_difference():
@@ -170,3 +173,17 @@ def test_the_inspector_gets_the_trace_requests(monkeypatch):
     assert cli.main([str(TRANSCRIPT), "--trace", str(TRACE)]) == 0
     name, requests = seen["trace"]
     assert name == str(TRACE) and [r.line for r in requests] == [r.line for r in trace_requests(TRACE)]
+
+
+def test_escape_sequences_in_the_texts_never_reach_the_terminal_raw(tmp_path):
+    # the trace sent a message the transcript lacks, holding terminal controls (its preview is raw text)
+    evil = "\x1b]52;c;aGk=\x07\x1b[2J\x9b31m"
+    lines = [json.loads(x) for x in TRACE.read_text().splitlines()]
+    lines[6]["request"]["body"]["messages"][-1]["content"].append({"type": "text", "text": "note" + evil})
+    p = tmp_path / "evil.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    out = run("report", str(TRANSCRIPT), "--trace", str(p))
+    assert out.returncode == 0, out.stderr
+    assert "request 3 (main), message #6 as sent, missing: user message sent but not in the reconstruction" \
+        in out.stdout
+    assert not any(c in out.stdout for c in "\x1b\x07\x9b")

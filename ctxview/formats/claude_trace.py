@@ -326,8 +326,10 @@ class _Thread:
         self.start = 0                       # first stored index sent (after a compaction)
         self.compactions: list[dict] = []
         self.rewrites: list[ContextEvent] = []
-        # the keys of what the next request would re-send (stored start.., as now sent; the last reply)
+        # the keys of what the next request would re-send (stored start.., as now sent; the last reply),
+        # and their thinking (apart: grouping compares keys only)
         self.tip: list[tuple] = []
+        self.thinking: list[str | None] = []
         self._add(req)
 
     def extends(self, req: TraceRequest) -> int:
@@ -341,22 +343,23 @@ class _Thread:
         if compaction:
             self.compactions.append({"index": len(self.stored), "summary": req.messages[0].text,
                                      "origin": f"line {req.line}", "meta": {"from": "claude-trace"}})
-            self.start, self.tip = len(self.stored), []
+            self.start, self.tip, self.thinking = len(self.stored), [], []
         self._add(req)
 
     def _add(self, req: TraceRequest) -> None:
         start, stored = self.start, self.stored
         at = start + len(req.messages)          # the request's index: its reply goes there
-        tip = self.tip
+        tip, thinking = self.tip, self.thinking
         for j, (m, key) in enumerate(zip(req.messages, req.keys)):
             i = start + j
             if i >= len(stored):
                 stored.append(m)
                 tip.append(key)
+                thinking.append(m.thinking)
                 continue
-            if tip[j] == key:
+            if tip[j] == key and thinking[j] == m.thinking:
                 continue
-            tip[j] = key
+            tip[j], thinking[j] = key, m.thinking
             origin = f"line {req.line}"
             if m.role == "tool" and stored[i].role == "tool" and m.tool_call_id == stored[i].tool_call_id:
                 # a tool result sent with other text: Claude Code's microcompaction
@@ -365,12 +368,17 @@ class _Thread:
                                                   meta={"placeholder": m.text, "tool_ids": [m.tool_call_id],
                                                         "from": "claude-trace"}))
             else:  # any other message sent other than before (harness.py: "resent")
+                meta = {k: v for k, v in stored[i].meta.items() if k != "thinking_blocks"}
+                if "thinking_blocks" in m.meta:  # (what an export sends back)
+                    meta["thinking_blocks"] = m.meta["thinking_blocks"]
                 sent = stored[i].replace(role=m.role, content=m.content, tool_calls=m.tool_calls,
-                                         tool_call_id=m.tool_call_id, injected=m.injected)
+                                         tool_call_id=m.tool_call_id, injected=m.injected, thinking=m.thinking,
+                                         meta=meta)
                 self.rewrites.append(ContextEvent(kind="resent", index=at, origin=origin, replaced=(stored[i],),
                                                   meta={"messages": {i: sent}, "from": "claude-trace"}))
         stored.append(req.reply)
         tip.append(message_key(req.reply))
+        thinking.append(req.reply.thinking)
 
 
 def group_requests(requests: Sequence[TraceRequest]) -> list[_Thread]:
