@@ -211,6 +211,22 @@ def test_a_stream_cut_before_message_start_is_skipped_and_counted(tmp_path):
     assert "response holds no message ×1" in s.warnings[0]
 
 
+def test_odd_stream_events_are_ignored_not_a_crash(tmp_path):
+    events = [{"type": "message_start", "message": {"id": "m1", "usage": {"input_tokens": "x"}}},
+              {"type": "content_block_start", "index": [0], "content_block": {"type": "text"}},
+              {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "ok"}},
+              {"type": "content_block_delta", "index": [0], "delta": {"type": "text_delta", "text": "!"}},
+              {"type": "content_block_delta", "index": 0, "delta": "not an object"},
+              {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": 5}},
+              {"type": "message_delta", "usage": ["no"]}, "a string", 7]
+    raw = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: {broken\n\n"
+    rec = pair([user("a")], "m1")
+    rec["response"] = {"timestamp": "soon", "status_code": 200, "headers": {}, "body_raw": raw}
+    (conv,) = load_session(write(tmp_path, [rec])).conversations
+    reply = conv.messages[1]
+    assert (reply.id, reply.text, reply.usage.input_tokens) == ("m1", "ok5", 0)
+
+
 def test_a_log_of_one_line_is_read_as_one_document(tmp_path):
     p = tmp_path / "one.json"
     p.write_text(json.dumps(pair([user("a")], "m1", "b")))
@@ -235,6 +251,20 @@ def test_bad_lines_are_one_error_naming_file_and_line(tmp_path, records, words, 
         load_session(p, format="claude-trace")
     assert exc.value.line == line and words in str(exc.value)
     assert str(exc.value).startswith(f"{p}:{line}") and "\n" not in str(exc.value)
+
+
+def test_tool_arguments_nested_past_the_encoder_are_one_error(tmp_path):
+    deep: dict = {}
+    cur = deep
+    for _ in range(600):
+        cur["a"] = cur = {}
+    calls = {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "N", "input": deep}]}
+    p = write(tmp_path, [pair([user("q"), calls, {"role": "user", "content": "r"}], "m")])
+    with pytest.raises(LoadError, match="nested too deep") as exc:
+        load_session(p)
+    assert exc.value.line == 1
+    with pytest.raises(LoadError, match="nested too deep"):
+        trace_requests(p)
 
 
 def test_a_log_with_no_request_to_keep_says_what_it_held(tmp_path):

@@ -82,9 +82,13 @@ def request_messages(name: str, msgs: list, base: str, model: str | None, *, lin
         origin = f"{base}/{i}"
         if (type(m) is not dict and not isinstance(m, Mapping)) or type(m.get("role")) is not str:  # (dict: fast)
             raise LoadError(name, f"{origin}: expected a message object with a role", line=line, expected=expected)
+        seen = None
         if memo is not None:
-            seen = (model, orjson.dumps(m))
-            hit = memo.get(seen)
+            try:
+                seen = (model, orjson.dumps(m))
+            except TypeError:  # nested past orjson's 255 levels: converted, not remembered
+                pass
+            hit = memo.get(seen) if seen is not None else None
             if hit is not None:
                 out.extend(hit)
                 continue
@@ -105,8 +109,8 @@ def request_messages(name: str, msgs: list, base: str, model: str | None, *, lin
             if text is not None or not results:
                 text = text or ""
                 out.append(message(role=role, content=text, origin=origin, injected=is_reminder_only(text)))
-        if memo is not None:
-            memo[seen] = tuple(out[first:])
+        if seen is not None:
+            memo[seen] = tuple(out[first:])  # type: ignore[index]
     return out
 
 

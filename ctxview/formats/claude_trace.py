@@ -135,7 +135,8 @@ def message_from_events(events: Iterable[Mapping[str, Any]]) -> dict | None:
         elif etype == "content_block_start" and type(ev.get("index")) is int and isinstance(ev.get("content_block"), Mapping):
             blocks[ev["index"]] = dict(ev["content_block"])
         elif etype == "content_block_delta" and isinstance(ev.get("delta"), Mapping):
-            block, delta = blocks.get(ev.get("index")), ev["delta"]  # type: ignore[arg-type]
+            index, delta = ev.get("index"), ev["delta"]
+            block = blocks.get(index) if type(index) is int else None
             if block is None:
                 continue
             dtype = delta.get("type")
@@ -235,6 +236,14 @@ class _Seen:
         return tuple(out)
 
 
+def _keys(name: str, line: int, seen: _Seen, msgs: Sequence[Message]) -> tuple[tuple, ...]:
+    try:
+        return seen.keys(msgs)
+    except (TypeError, RecursionError):  # orjson's encoder stops at 255 levels (its TypeError)
+        raise LoadError(name, "request.body.messages: tool call arguments nested too deep (over 255 levels)",
+                        line=line, expected=EXPECTED) from None
+
+
 def _request(name: str, line: int, rec: Any, seen: _Seen) -> TraceRequest | str:
     """The TraceRequest of one log line, or why it is skipped; LoadError for a line that is not a pair."""
     if type(rec) is not dict or type(rec.get("request")) is not dict:
@@ -260,7 +269,7 @@ def _request(name: str, line: int, rec: Any, seen: _Seen) -> TraceRequest | str:
     return TraceRequest(line=line, messages=tuple(msgs), reply=_reply(reply, line, ts),
                         system=system if system is None or isinstance(system, str) else result_text(system),
                         system_raw=system, tools=recorded_tools(body).get("tools", ()), model=model,
-                        streaming=streaming, keys=seen.keys(msgs))
+                        streaming=streaming, keys=_keys(name, line, seen, msgs))
 
 
 def read_requests(inp: Input, layout: str, lenient: bool = False, doc: Any = None,
