@@ -187,3 +187,9 @@ def test_escape_sequences_in_the_texts_never_reach_the_terminal_raw(tmp_path):
     assert "request 3 (main), message #6 as sent, missing: user message sent but not in the reconstruction" \
         in out.stdout
     assert not any(c in out.stdout for c in "\x1b\x07\x9b")
+
+
+def test_trace_needs_a_session_file_not_a_directory():
+    out = run(str(FIXTURES), "--trace", str(TRACE))
+    assert out.returncode == 2 and out.stderr.strip() == (
+        "ctxview: error: --trace compares one session file with its log: give it FILE")
