@@ -170,6 +170,7 @@ class StepwiseReplay:
         ages = {t.max_age for t in policy.tiers if t.max_age is not None} if self.policy is not None else set()
         self.boundaries = sorted(a for a in ages | {self.keep} if a >= self.keep) if self.policy is not None else []
         self.names = data.names
+        self.stored, self.stored_counts = conversation.messages, cache.counts_of(data, counter)
         self.ephemeral = data.valid_ephemeral() if settings.embed_ephemeral else {}
         self.clear = settings.clear
         self.exclude = set(settings.clear.exclude) if settings.clear is not None else set()
@@ -203,17 +204,21 @@ class StepwiseReplay:
         texts = self.ephemeral.get(e.start + j)
         return m if texts is None else embed_ephemeral([m], {0: texts})[0]
 
+    def _count(self, m: Message, i: int) -> int:
+        """Tokens of `m`, sent at stored index i: the stored count when it is the stored message."""
+        return self.stored_counts[i] if m is self.stored[i] else self.cache.count(self.counter, m)
+
     def _measure(self, e: _Epoch, j: int) -> tuple[int, int, int]:
         """(tokens before clearing, saving if cleared, clearable) of position j."""
         cache, counter, clear, m = self.cache, self.counter, self.clear, e.comp[j]
-        c = cache.count(counter, m)
+        c = self._count(m, e.start + j)
         if (clear is None or m.role != "tool" or m.text == clear.placeholder
                 or (self.exclude and tool_name_of(m, e.names) in self.exclude)):
             return c, 0, 0
         return c, c - cache.count_cleared(counter, cache.blanked(m, clear.placeholder)), 1
 
     def _update_sent(self, e: _Epoch, j: int) -> None:
-        raw = self.cache.count(self.counter, self._sent(e, j))
+        raw = self._count(self._sent(e, j), e.start + j)
         t = scaled(raw, self.scale)
         e.raw_tree.add(j, raw - e.raw[j])
         e.tree.add(j, t - e.toks[j])
@@ -231,8 +236,11 @@ class StepwiseReplay:
         e.total += c
         e.saving.append(s)
         e.clearable.append(k)
-        sent = self._sent(e, j)
-        raw = self.cache.count(self.counter, sent)
+        if i in self.ephemeral:
+            sent = self._sent(e, j)
+            raw = self.cache.count(self.counter, sent)
+        else:  # (not cleared yet: sent as cut, and counted already)
+            sent, raw = e.comp[j], c
         e.raw.append(raw)
         e.raw_tree.append(raw)
         t = scaled(raw, self.scale)
