@@ -9,6 +9,7 @@ thread; expanded rows get their wrapped heights from the renderer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -19,7 +20,7 @@ from ..view import PreparedView, Row, Rows, row_columns
 from .row_heights import RowHeights, RowTops
 
 __all__ = ["NO_MARKS", "PREVIEW_LINES", "TOOL_CALL_PREVIEW", "HeadedRows", "Layout", "Marks", "SystemRow",
-           "block_height", "collapsed_height", "tallest_collapsed", "display_text", "removed_runs", "stored_heights_of", "system_row"]
+           "block_height", "collapsed_height", "tallest_collapsed", "display_text", "preview_start", "removed_runs", "stored_heights_of", "system_row"]
 
 PREVIEW_LINES = 3       # body lines a collapsed message shows
 TOOL_CALL_PREVIEW = 2   # tool calls a collapsed assistant message lists
@@ -28,6 +29,18 @@ TOOL_CALL_PREVIEW = 2   # tool calls a collapsed assistant message lists
 def display_text(message: Message) -> str:
     """The message text as shown: trailing newlines dropped (offsets unchanged)."""
     return message.text.rstrip("\n")
+
+
+_BLANK_LINES = re.compile(r"(?:[ \t\r\f\v]*\n)+")
+
+
+def preview_start(text: str) -> int:
+    """Where a collapsed preview starts: after the text's leading blank lines, so that a message
+    opening with blank lines still shows its first words (offsets into `text` stay as they are)."""
+    if not text or text[0] not in " \t\r\f\v\n":
+        return 0
+    match = _BLANK_LINES.match(text)
+    return match.end() if match is not None else 0
 
 
 def collapsed_height(message: Message | None) -> int:
@@ -40,11 +53,12 @@ def collapsed_height(message: Message | None) -> int:
     text = content if type(content) is str else content_text(content)
     if not text:
         lines = 0
-    elif text[-1] != "\n":
-        lines = text.count("\n") + 1
     else:
-        text = text.rstrip("\n")
-        lines = text.count("\n") + 1 if text else 0
+        if text[-1] == "\n":
+            text = text.rstrip("\n")
+        # the preview skips leading blank lines (preview_start; a check of one character otherwise)
+        start = preview_start(text) if text and text[0] in " \t\r\f\v\n" else 0
+        lines = text.count("\n", start) + 1 if text else 0
     height = 1 + (lines if lines <= PREVIEW_LINES else PREVIEW_LINES + 1)
     if message.thinking:
         height += 1  # the collapsed thinking line

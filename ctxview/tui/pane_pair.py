@@ -357,5 +357,7 @@ class PanePair(Vertical):
             spans = [(s, e, "reminder") for s, e in r.prepared_reminders]
             spans += [(s, e, "ephemeral") for s, e in r.ephemeral_spans]
             sides["prepared"] = (r.prepared.text, spans)
-        title = header_line(r, "stored" if r.stored is not None else "prepared", self.stored.styles_for_render)
-        self.app.push_screen(DetailScreen(title, sides, self.focused_side))
+        # each side's own header: the prepared tab shows the prepared tokens and badges
+        styles = self.stored.styles_for_render
+        titles = {side: header_line(r, side, styles) for side in sides}  # type: ignore[arg-type]
+        self.app.push_screen(DetailScreen(titles, sides, self.focused_side))

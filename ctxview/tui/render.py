@@ -20,7 +20,7 @@ from rich.text import Text
 from ..model import ContextEvent, Message
 from ..sanitize import make_visible
 from ..view import Change, Row
-from .layout import PREVIEW_LINES, TOOL_CALL_PREVIEW, SystemRow, display_text
+from .layout import PREVIEW_LINES, TOOL_CALL_PREVIEW, SystemRow, display_text, preview_start
 
 __all__ = [
     "PaneStyles",
@@ -231,9 +231,8 @@ def fold_line(rows: Sequence[Row], run: tuple[int, int], side: Side, styles: Pan
     return text
 
 
-def line_offsets(text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of each line of `text`, newline excluded."""
-    start = 0
+def line_offsets(text: str, start: int = 0) -> Iterator[tuple[int, int]]:
+    """(start, end) of each line of `text` from offset `start` (a line's start), newline excluded."""
     find = text.find
     while True:
         nl = find("\n", start)
@@ -319,9 +318,10 @@ def message_lines(
     out: list[Text] = thinking_lines(message.thinking, styles, width, expanded, search, console) \
         if message.thinking else []
     if raw:
-        total = raw.count("\n") + 1
+        first = 0 if expanded else preview_start(raw)  # (a preview skips leading blank lines)
+        total = raw.count("\n", first) + 1
         limit = total if expanded else min(total, PREVIEW_LINES)
-        for n, (start, end) in enumerate(line_offsets(raw)):
+        for n, (start, end) in enumerate(line_offsets(raw, first)):
             if n >= limit:
                 break
             if not expanded:

@@ -8,7 +8,7 @@ pieces; labels that are ours are plain strings without markup.
 from __future__ import annotations
 
 from array import array
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from rich.style import Style
 from rich.text import Text
@@ -172,9 +172,12 @@ class DetailScreen(Screen[None]):
         Binding("tab", "switch_side", "Other side", id="ctxview.detail_side"),
     ]
 
-    def __init__(self, title: Text, sides: dict[str, tuple[str, list[tuple[int, int, str]]]], side: str) -> None:
+    def __init__(self, titles: Mapping[str, Text], sides: dict[str, tuple[str, list[tuple[int, int, str]]]],
+                 side: str) -> None:
+        """`titles`: each side's header line (its own tokens and badges), `sides`: each side's text
+        and spans."""
         super().__init__(id="detail")
-        self.title_text = title
+        self.titles = titles
         self.sides = sides
         self.side = side if side in sides else next(iter(sides))
 
@@ -185,7 +188,7 @@ class DetailScreen(Screen[None]):
         yield Static(_plain("Esc closes · Tab switches stored/prepared · arrows/PgUp/PgDn scroll"), id="detail-help")
 
     def _title(self) -> Text:
-        title = self.title_text.copy()
+        title = self.titles[self.side].copy()
         title.append(f"  [{self.side}]", Style(bold=True))
         return title
 
