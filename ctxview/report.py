@@ -24,7 +24,80 @@ from .usage import UsageTotals, recorded_requests
 from .view import PreparedView, Row
 from .windows import WARNING_MARKS, gauge_level
 
-__all__ = ["build_report", "conversation_bloat", "conversation_report", "settings_for"]
+__all__ = ["MIN_CALIBRATION_REQUESTS", "build_report", "calibration_section", "conversation_bloat",
+           "conversation_report", "recommendation_applied", "settings_for", "split_recommendations"]
+
+# Below this many recorded requests a correction factor (or a fitted line) says more about the
+# few requests than about the estimate: one request gave ×156 on a real file.
+MIN_CALIBRATION_REQUESTS = 5
+
+
+def calibration_section(calibration: Any) -> dict[str, Any]:
+    """The calibration's `--json` entry: with fewer than MIN_CALIBRATION_REQUESTS recorded requests
+    the factor is null and `factor_note` says why (the fit stays, marked by `fit_note`: the
+    prompt-cache replay uses it, and says when it does)."""
+    out = calibration.to_dict()
+    n = out["requests"]
+    out["min_requests"] = MIN_CALIBRATION_REQUESTS
+    if 0 < n < MIN_CALIBRATION_REQUESTS:
+        note = f"too few recorded requests ({n}) to fit a factor (at least {MIN_CALIBRATION_REQUESTS})"
+        out["factor"] = None
+        out["factor_note"] = note
+        if out.get("slope") is not None:
+            out["fit_note"] = note
+    return out
+
+
+def _tier_spec(tiers: str) -> str | None:
+    from .compression import format_tiers, get_policy
+
+    try:
+        return format_tiers(get_policy(tiers))
+    except ValueError:
+        return None
+
+
+def recommendation_applied(setting: str, settings: Settings) -> bool:
+    """Whether the options of a bloat recommendation (`--tiers default --keep-recent 10`,
+    `--clear-keep 3`, `--old-messages llm`, `--budget N`) are already in effect in `settings`
+    (clearing or a budget at least as strong counts). An option not known here is not applied."""
+    words = setting.split()
+    options = dict(zip(words[::2], words[1::2]))
+    if not options or len(words) % 2:
+        return False
+    for option, value in options.items():
+        if option == "--tiers":
+            ok = settings.compresses and _tier_spec(settings.tiers) == _tier_spec(value)
+        elif option == "--keep-recent":
+            ok = value.isdigit() and settings.keep_recent == int(value)
+        elif option == "--clear-keep":
+            ok = value.isdigit() and settings.clear is not None and settings.clear.keep <= int(value)
+        elif option == "--old-messages":
+            ok = settings.old_messages == value
+        elif option == "--budget":
+            ok = value.isdigit() and settings.budget is not None and settings.budget <= int(value)
+        else:
+            ok = False
+        if not ok:
+            return False
+    return True
+
+
+def split_recommendations(recommendations: Sequence[Any], settings: Settings) -> tuple[list[Any], list[Any]]:
+    """(to recommend, already applied): a recommendation whose setting is in effect is not one."""
+    todo, applied = [], []
+    for r in recommendations:
+        (applied if recommendation_applied(r.setting, settings) else todo).append(r)
+    return todo, applied
+
+
+def _bloat_section(bloat: Any, settings: Settings) -> dict[str, Any]:
+    """The bloat analysis' `--json` entry, its recommendations against the current settings."""
+    out = bloat.to_dict()
+    todo, applied = split_recommendations(bloat.recommendations, settings)
+    out["recommendations"] = [r.to_dict() for r in todo]
+    out["applied"] = [r.to_dict() for r in applied]
+    return out
 
 def compactions(conversation: Conversation) -> list[dict[str, Any]]:
     """The rewrites the harness recorded (compactions, microcompactions, SwarmSDK compressions)."""
@@ -103,8 +176,8 @@ def conversation_report(
             "marks_reached": gauge_level(share),
         },
         "budget": {"tokens": settings.budget, "shortfall": view.budget_shortfall},
-        "calibration": calibration.to_dict(),
-        "bloat": bloat.to_dict(),
+        "calibration": calibration_section(calibration),
+        "bloat": _bloat_section(bloat, settings),
     }
     prices = prices or PriceTable()
     out.update(usage_and_cost(conversation, prices, per_request=rows, memo=usage_memo))

@@ -104,11 +104,15 @@ def _calibration_lines(conv: dict[str, Any]) -> list[tuple]:
     cal = conv["calibration"]
     if cal["requests"]:
         error = "n/a" if cal["mean_abs_error"] is None else f"{cal['mean_abs_error']:.1%}"
-        factor = "n/a (the estimate is 0)" if cal["factor"] is None else f"×{cal['factor']:.3f}"
-        out.append(("line", f"calibration over {cal['requests']:,} recorded requests: estimate "
+        if cal.get("factor_note"):
+            factor = f"n/a: {cal['factor_note']}"
+        else:
+            factor = "n/a (the estimate is 0)" if cal["factor"] is None else f"×{cal['factor']:.3f}"
+        noun = "request" if cal["requests"] == 1 else "requests"
+        out.append(("line", f"calibration over {cal['requests']:,} recorded {noun}: estimate "
                             f"{cal['estimated_total']:,} vs recorded {cal['recorded_total']:,} tokens, mean error "
                             f"{error}, correction factor {factor}", 0))
-        if cal.get("slope") is not None:
+        if cal.get("slope") is not None and not cal.get("fit_note"):
             r2 = f", r² {cal['r2']:.3f}" if cal.get("r2") is not None else ""
             out.append(("line", f"  fit ({cal.get('view', 'as-stored')}{r2}): recorded ≈ {cal['overhead']:,} + "
                                 f"{cal['slope']:.3f} × estimate "
@@ -144,6 +148,9 @@ def _bloat_sections(conv: dict[str, Any]) -> list[tuple]:
     if b["recommendations"]:
         out.append(("table", "Recommendations", ["action", "setting", "saves tokens"],
                     [[x["action"], x["setting"], _fmt_int(x["saves"])] for x in b["recommendations"]]))
+    for x in b.get("applied", ()):
+        out.append(("line", f"already applied: {x['setting']} ({x['action']}: {x['saves']:,} tokens of the "
+                            "stored messages)", 0))
     return out
 
 

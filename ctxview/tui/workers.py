@@ -17,6 +17,7 @@ all of it (0.1-0.4 s at 100k messages).
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import threading
 import weakref
@@ -232,12 +233,14 @@ def bloat_job(post: Post, conversation: Conversation, settings: Settings, contex
     """The bloat report (`b`), as text to show; under `lock` (Layouts.lock): it counts through the
     pipeline's cache."""
     try:
-        from ..report import conversation_bloat
+        from ..report import conversation_bloat, split_recommendations
         from .screens import bloat_text
 
         with lock:
             report = conversation_bloat(conversation, settings, context_window, cache)
-        post(BloatReady(bloat_text(report, conversation.name)))
+        # as `report` does: what the current settings apply already is not recommended
+        todo, _ = split_recommendations(report.recommendations, settings)
+        post(BloatReady(bloat_text(dataclasses.replace(report, recommendations=tuple(todo)), conversation.name)))
     except Exception as exc:  # noqa: BLE001
         post(WorkFailed("bloat report", one_line(exc)))
 
