@@ -28,7 +28,8 @@ from .model import Content, Message
 from .sanitize import UNSAFE
 from .view import PreparedView, row_columns
 
-__all__ = ["DEFAULT_MAX_TOKENS", "SHAPES", "arguments_json", "dumps", "export_stats", "paired", "recorded_max_tokens",
+__all__ = ["DEFAULT_MAX_TOKENS", "SHAPES", "arguments_json", "default_shape", "dumps", "export_stats", "paired",
+           "recorded_max_tokens",
            "stats_text", "to_anthropic", "to_openai", "to_shape", "write_atomic"]
 
 SHAPES = ("openai", "anthropic")
@@ -240,6 +241,23 @@ def to_shape(view: PreparedView, shape: str = "openai", model: str | None = None
     if shape == "anthropic":
         return to_anthropic(view, model, max_tokens=max_tokens)
     raise ValueError(f"unknown shape {shape!r} (choices: {', '.join(SHAPES)})")
+
+
+# Where a source's requests went: Claude Code and Anthropic request files to Anthropic's Messages
+# API; SwarmSDK sessions and ctxview's own files to whichever provider serves their model.
+_ANTHROPIC_FORMATS = frozenset({"claude-code", "anthropic"})
+_BY_MODEL_FORMATS = frozenset({"swarm-snapshot", "swarm-events", "ctxview"})
+
+
+def default_shape(source_format: str, model: str | None) -> str:
+    """The shape a body is written in unless asked otherwise: the source's own, "anthropic" for
+    Claude Code and Anthropic files and for SwarmSDK (or ctxview) sessions on a Claude model,
+    "openai" otherwise (Codex, OpenAI chat and Responses files)."""
+    if source_format in _ANTHROPIC_FORMATS:
+        return "anthropic"
+    if source_format in _BY_MODEL_FORMATS and isinstance(model, str) and "claude" in model.lower():
+        return "anthropic"
+    return "openai"
 
 
 def recorded_max_tokens(*metadata: Mapping[str, Any]) -> int | None:

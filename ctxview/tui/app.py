@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import weakref
 from pathlib import Path
 from functools import partial
@@ -37,9 +38,11 @@ from .controls import ControlsPanel
 from .follow import FOLLOW_INTERVAL, FileChanged, FileFollower, FollowFailed, follow_job, followable
 from .keys import APP_BINDINGS, help_rows, live_bindings, palette_commands
 from .launch import one_line, run_app
+from .dialogs import ConfirmScreen
 from .messages import (BloatReady, NoteReady, OpeningFailed, SearchDone, SessionLoaded, ViewFailed, ViewReady,
                        WorkFailed, Written)
 from .pane import MessagePane
+from .navigation import NavigationActions
 from .pane_pair import PanePair
 from .screens import BloatScreen, ConversationPicker, HelpScreen, TierEditor, WriteScreen
 from .state import (InspectorState, conversation_title, editable_tiers, export_name, loading_note, messages_match,
@@ -51,14 +54,16 @@ from .workers import Layouts, Opening, bloat_job, compute_job, load_job, write_j
 __all__ = ["CtxviewApp", "run_app"]
 
 
-class CtxviewApp(App[int]):
+class CtxviewApp(NavigationActions, App[int]):
     """Side-by-side stored/prepared inspector."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "ctxview"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     BINDINGS = [*APP_BINDINGS, Binding("u", "usage", "Usage, cost and the prompt cache", show=False, id="ctxview.usage"),
-                Binding("escape", "back", "Back to the sessions", id="ctxview.back"),  # (opened from the browser)
+                # (from a sub-agent's conversation, navigation.py; else when opened from the browser)
+                Binding("escape", "back", "Back", id="ctxview.back",
+                        tooltip="Back (from a sub-agent's conversation to its parent's, else to the sessions)"),
                 Binding("T", "trace", "Trace: this request against what was really sent", show=False,
                         id="ctxview.trace")]
 
@@ -148,6 +153,7 @@ class CtxviewApp(App[int]):
         self.query_one("#body").loading = True
         self.query_one(StatusBar).update(Text(f"loading {make_visible(self._path_label())}…", end=""))
         self.stored_pane.focus()
+        self.pair.on_enter = self.enter_row  # (a Task call opens its sub-agent: navigation.py)
         opening = Opening(self.path, self._path_label(), self.fmt, self.lenient, self.session, self.agent,
                           self.given, self.overrides, self.follower)
         self.run_job(load_job, opening, self._layouts, self._prepare)
@@ -271,6 +277,7 @@ class CtxviewApp(App[int]):
             self.pair.show(event.layout)
             if follow:
                 self.pair.action_cursor_to("last")
+            self.restore_place()  # back from a sub-agent: where the user was
         self.recompute()  # the settings changed meanwhile: their run starts now
 
     @on(NoteReady)
@@ -304,7 +311,8 @@ class CtxviewApp(App[int]):
         self.query_one(StatusBar).update(status_text(
             self.settings.keep_recent, tiers_label(self.settings), view, request=request, linked=self.linked,
             cursor=self.cursor, rows=len(layout) if layout else 0, busy=self.state.busy or self.state.search.running,
-            search=self.search_term, what_if=self.settings.view == "what-if",
+            search=self.search_term, search_count=self.state.search.count_label(self.cursor, layout),
+            what_if=self.settings.view == "what-if",
             trace=self.trace.mark(conv, self.settings.request) if self.trace is not None and conv is not None else None))
         self.query_one(ControlsPanel).sync(self.settings, request)
 
@@ -359,8 +367,11 @@ class CtxviewApp(App[int]):
         self.push_screen(ConversationPicker(names, self.state.conversation), done)
 
     def select_conversation(self, index: int) -> None:
-        if not self.state.select_conversation(index):
-            return
+        if self.state.select_conversation(index):
+            self.show_conversation()
+
+    def show_conversation(self) -> None:
+        """Another conversation is wanted (`a`, a sub-agent, back): its view computes, from the top."""
         self.view = None
         self.pair.reset()
         self.recompute()
@@ -406,12 +417,13 @@ class CtxviewApp(App[int]):
             return
         self.state.search.step(direction)
         self._refresh_chrome()
-        self.pair.scan(weakref.ref(layout), self.search_term, direction, self.cursor, include_current)
+        self.pair.scan(weakref.ref(layout), self.search_term, direction, self.cursor, include_current,
+                       count=self.state.search.needs_count(layout))
 
     @on(SearchDone)
     def _search_done(self, event: SearchDone) -> None:
         if self.state.search.done(event.term, event.row, same_view=event.layout is self.row_layout):
-            self.pair.jump(event.row, f"match for {event.term!r}")
+            self.pair.jump(event.row, f"match for {event.term!r}", "search")
         self._refresh_chrome()
 
     # -- reports and export ---------------------------------------------------------
@@ -444,8 +456,12 @@ class CtxviewApp(App[int]):
         self.notify(sanitize(event.error), title=event.title, severity="error", markup=False)
 
     def action_write(self) -> None:
-        if self.view is not None:
-            self.push_screen(WriteScreen(export_name(self.path)), self._write_to)
+        from ..export import default_shape
+
+        if self.view is not None and self.session is not None:
+            model = self.conversation.model if self.conversation is not None else None
+            self.push_screen(WriteScreen(export_name(self.path), default_shape(self.session.format, model)),
+                             self._write_to)
 
     def _write_to(self, choice: tuple[str, str] | None) -> None:
         if not choice or self.view is None:
@@ -454,8 +470,20 @@ class CtxviewApp(App[int]):
         if same_file(target, self.path):
             self.notify("refusing to overwrite the input file", severity="error", markup=False)
             return
-        conv = self.conversation
-        self.run_job(write_job, target, shape, self.view, conv.model if conv else None)
+        if os.path.lexists(target):  # ask first; the write itself stays atomic (write_atomic)
+            self.push_screen(ConfirmScreen(f"{target} exists. Overwrite it?", "Overwrite"),
+                             lambda yes: self._write(target, shape) if yes else None)
+            return
+        self._write(target, shape)
+
+    def _write(self, target: str, shape: str) -> None:
+        from ..export import recorded_max_tokens
+
+        conv, session = self.conversation, self.session
+        if self.view is None or conv is None or session is None:
+            return
+        self.run_job(write_job, target, shape, self.view, conv.model,
+                     recorded_max_tokens(conv.metadata, session.metadata))
 
     @on(Written)
     def _written(self, event: Written) -> None:
@@ -468,8 +496,9 @@ class CtxviewApp(App[int]):
     def live_bindings(self) -> list[tuple[Any, Binding, list[str]]]:
         """The app's and the panes' bindings as they are now (keys.live_bindings)."""
         pair = self.pair
-        own = [b for b in self.BINDINGS if (self.browsing or b.id != "ctxview.back")  # (Escape: from the browser only)
-               and (self.trace is not None or b.id != "ctxview.trace")]             # (T: with --trace)
+        own = [b for b in self.BINDINGS
+               if (self.browsing or self.state.trail or b.id != "ctxview.back")  # (Escape: from a sub-agent, or the browser)
+               and (self.trace is not None or b.id != "ctxview.trace")]          # (T: with --trace)
         return live_bindings(self, ((pair, PanePair.BINDINGS), (pair.stored, MessagePane.BINDINGS), (self, own)))
 
     def action_help(self) -> None:
@@ -485,9 +514,15 @@ class CtxviewApp(App[int]):
         self.exit(0)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return self.browsing if action == "back" else super().check_action(action, parameters)
+        if action == "back":
+            return self.browsing or bool(self.state.trail)
+        return super().check_action(action, parameters)
 
     def action_back(self) -> None:
-        self.went_back = True
-        self.exit(0)
+        """Escape: out of a sub-agent's conversation (navigation.py), else back to the browser."""
+        if self.back_to_parent():
+            return
+        if self.browsing:
+            self.went_back = True
+            self.exit(0)
 

@@ -36,6 +36,14 @@ KEYS: list[Binding] = [
     Binding("s", "toggle_link", "Link/unlink scrolling", id="ctxview.toggle_link"),
     Binding("R", "reload", "Reload the file", id="ctxview.reload",
             tooltip="Reload the file (it is followed as it grows)"),
+    # navigation and copying (navigation.py)
+    Binding("g", "goto", "Go to message #N", id="ctxview.goto"),
+    Binding("percent_sign", "tool_partner", "Jump between a tool call and its result", key_display="%",
+            id="ctxview.tool_partner", tooltip="Jump between a tool call and its result (linked by tool_call_id)"),
+    Binding("y", "copy", "Copy the message", id="ctxview.copy",
+            tooltip="Copy the message under the cursor (a tool call: its input as JSON) to the clipboard"),
+    Binding("Y", "copy_body", "Copy the request body", id="ctxview.copy_body",
+            tooltip="Copy the request body of the request shown, as prepared, in the export's shape"),
     Binding("question_mark", "help", "Help", key_display="?", id="ctxview.help"),
     Binding("q", "quit", "Quit", id="ctxview.quit"),
     # Anywhere, even in a text box or a dialog, and while a file loads (Textual's own ctrl+c only

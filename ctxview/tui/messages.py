@@ -19,8 +19,8 @@ from ..view import PreparedView
 from .layout import Layout
 from .state import ViewKey
 
-__all__ = ["BloatReady", "NoteReady", "SessionLoaded", "OpeningFailed", "SearchDone", "ViewFailed", "ViewReady", "WorkFailed",
-           "Written"]
+__all__ = ["BloatReady", "Copied", "NoteReady", "SessionLoaded", "OpeningFailed", "SearchCounted", "SearchDone",
+           "ViewFailed", "ViewReady", "WorkFailed", "Written"]
 
 
 @dataclass
@@ -75,6 +75,23 @@ class SearchDone(TMessage):
     layout: Layout
     term: str
     row: int | None
+
+
+@dataclass
+class SearchCounted(TMessage):
+    """Every row of `layout` matching `term`, in order (the search's `3/17`)."""
+
+    layout: Layout
+    term: str
+    matches: list[int]
+
+
+@dataclass
+class Copied(TMessage):
+    """Text for the clipboard (`y`, the request body), and what it is, for the notification."""
+
+    text: str
+    what: str
 
 
 @dataclass

@@ -21,11 +21,12 @@ from textual.message import Message as TMessage
 from textual.worker import get_current_worker
 
 from .layout import Layout, display_text, system_row
-from .messages import SearchDone
+from .messages import SearchCounted, SearchDone
 from .pane import MessagePane
 from .render import block_lines, header_line
+from .reveal import Kind, first_styled_line, reveal_scroll, target_styles
 from .screens import DetailScreen
-from .state import find_match, next_row
+from .state import find_match, match_positions, next_row
 from .widgets import Line
 
 __all__ = ["FOLD_MIN", "HUGE_CHARS", "HUGE_LINES", "PanePair"]
@@ -44,10 +45,11 @@ class PanePair(Vertical):
     BINDINGS = [
         Binding("up,k", "cursor(-1)", "Previous message", show=False, id="ctxview.cursor_up"),
         Binding("down,j", "cursor(1)", "Next message", show=False, id="ctxview.cursor_down"),
-        Binding("home,g", "cursor_to('first')", "First message", show=False, id="ctxview.first"),
+        Binding("home", "cursor_to('first')", "First message", show=False, id="ctxview.first"),  # (g: go to #N)
         Binding("end,G", "cursor_to('last')", "Last message", show=False, id="ctxview.last"),
         Binding("enter", "expand", "Expand", id="ctxview.expand",
-                tooltip="Expand / collapse the message (huge ones open the detail view)"),
+                tooltip="Expand / collapse the message (huge ones open the detail view; a Task call opens its "
+                        "sub-agent's conversation)"),
         Binding("o", "detail", "Open in detail view", show=False, id="ctxview.detail",
                 tooltip="Open the message in the detail view (Tab there: the other side)"),
         Binding("z", "fold", "Fold/unfold removed messages", show=False, id="ctxview.fold",
@@ -67,6 +69,9 @@ class PanePair(Vertical):
         self.linked = True
         self.expanded_rows: set[int] = set()
         self.unfolded_runs: set[int] = set()   # removed runs the user unfolded (first rows)
+        # Asked first on Enter with the cursor row: True when it took the key (a Task call opens its
+        # sub-agent's conversation), False to expand as usual.
+        self.on_enter: Callable[[int], bool] | None = None
         self._syncing_scroll = False
 
     def compose(self) -> ComposeResult:
@@ -220,13 +225,81 @@ class PanePair(Vertical):
 
     # -- jumps and search -------------------------------------------------------------------
 
-    def jump(self, row: int | None, what: str) -> None:
-        """The cursor to `row`; None: a note that there is no `what`, and the bell."""
+    def jump(self, row: int | None, what: str, kind: Kind | None = None) -> None:
+        """The cursor to `row`, revealing what a jump of `kind` found there (`reveal`); None: a note
+        that there is no `what`, and the bell."""
         if row is None:
             self.app.notify(f"no {what}", markup=False)
             self.app.bell()
+        elif kind is not None:
+            self.reveal(row, kind)
         else:
             self.set_cursor(row)
+
+    def unfold(self, row: int) -> None:
+        """Unfold the folded run holding `row`, if any (a jump to a row inside it shows it)."""
+        layout = self.row_layout
+        start = layout.fold_of(row) if layout is not None else None
+        if start is not None and start != row:
+            self.unfolded_runs.add(start)
+            self._refold()
+
+    def reveal(self, row: int, kind: Kind) -> None:
+        """The cursor to `row`, scrolled so that what a jump of `kind` found is on screen: the first
+        line of the block carrying its style (the search highlight, a reminder, what a change
+        added), expanding the row when the collapsed block does not show it (not a huge one: that
+        says where it is and leaves it to the detail view)."""
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        self.unfold(row)
+        self.set_cursor(row, scroll=False)
+        line = self._styled_line(row, kind, row in self.expanded_rows)
+        if line is None and row not in self.expanded_rows:
+            if self._huge(row):
+                self.app.notify("the match is below the preview of a huge message: o opens it in the detail view",
+                                markup=False)
+            else:
+                line = self._styled_line(row, kind, True)
+                if line is not None:
+                    self.expanded_rows.add(row)
+                    self._refold()
+        self._scroll_to_line(row, line or 0)
+        self._cursor_moved()
+
+    def _styled_line(self, row: int, kind: Kind, expanded: bool) -> int | None:
+        """The first line of `row`'s block (either side, the same line on both) showing what `kind`
+        looks for; None: not in the block drawn so."""
+        layout = self.row_layout
+        assert layout is not None
+        r, run = layout.row(row), layout.runs.get(row)
+        found = []
+        for pane in self.panes:
+            styles = pane.styles_for_render
+            lines = block_lines(r, pane.side, styles, pane.text_width, expanded, run, row,
+                                search=self.stored.search if kind == "search" else "", console=self.app.console)
+            line = first_styled_line(lines, target_styles(kind, styles))
+            if line is not None:
+                found.append(line)
+        return min(found) if found else None
+
+    def _huge(self, row: int) -> bool:
+        """Whether `row`'s message is too big to expand in place (it opens in the detail view)."""
+        assert self.row_layout is not None
+        r = self.row_layout.row(row)
+        sizes = [display_text(m) for m in (r.stored, r.prepared) if m is not None]
+        return any(len(t) > HUGE_CHARS or t.count("\n") > HUGE_LINES for t in sizes)
+
+    def _scroll_to_line(self, row: int, line: int) -> None:
+        layout = self.row_layout
+        assert layout is not None
+        top = layout.row_top(row)
+        focused = self.app.focused
+        targets = self.panes if self.linked else (focused if isinstance(focused, MessagePane) else self.stored,)
+        for pane in targets:
+            y = reveal_scroll(top, line, pane.scroll_y, pane.scrollable_content_region.height or 1)
+            if y != pane.scroll_y:
+                pane.scroll_to(y=y, animate=False, immediate=True)
 
     def jump_to_next(self, what: str) -> None:
         """`r`, `x`: to the next row with system reminders ("reminder"), or changed ("changed")."""
@@ -247,13 +320,14 @@ class PanePair(Vertical):
                 return prepared[i] is not stored[i]
             noun = "changed messages"
         found = next_row(layout.heights, self.cursor, wanted) if layout is not None and len(layout) else None
-        self.jump(found, noun)
+        self.jump(found, noun, what)  # type: ignore[arg-type]
 
     @work(thread=True, exclusive=True, group="search", description="search", exit_on_error=False)
     def scan(self, scanned: weakref.ref[Layout], term: str, direction: int, start: int,
-             include_current: bool) -> None:
+             include_current: bool, count: bool = False) -> None:
         """Scan for the next row matching `term` off the UI thread (a miss reads every message) and
-        post SearchDone (the app decides); a newer search cancels this one. The layout is held
+        post SearchDone (the app decides); then, with `count`, every matching row (SearchCounted:
+        the `3/17` of the status bar). A newer search cancels this one. The layout is held
         weakly (see CtxviewApp._compute)."""
         worker = get_current_worker()
         layout = scanned()
@@ -261,10 +335,16 @@ class PanePair(Vertical):
             return  # a newer view replaced it: the answer would be dropped
         # the rows' messages, not the rows: a changed row is made only when shown
         stored, prepared = layout.columns()
-        row = find_match(stored, prepared, layout.heights, term, start, direction, include_current,
+        # every row, folded ones too (base heights are never 0): landing unfolds the run
+        row = find_match(stored, prepared, layout.base_heights, term, start, direction, include_current,
                          cancelled=lambda: worker.is_cancelled)
-        if not worker.is_cancelled:
-            self.post_message(SearchDone(layout, term, row))
+        if worker.is_cancelled:
+            return
+        self.post_message(SearchDone(layout, term, row))
+        if count:
+            matches = match_positions(stored, prepared, term, cancelled=lambda: worker.is_cancelled)
+            if matches is not None and not worker.is_cancelled:
+                self.post_message(SearchCounted(layout, term, matches))
 
     @on(MessagePane.RowChosen)
     def _row_chosen(self, event: MessagePane.RowChosen) -> None:
@@ -310,12 +390,13 @@ class PanePair(Vertical):
         if row in layout.folded:
             self.action_fold()
             return
+        if self.on_enter is not None and self.on_enter(row):
+            return
         r = layout.row(row)
         if r.stored is None and r.prepared is None:  # the #sys ghost: nothing in the file to show
             self.app.bell()
             return
-        sizes = [display_text(m) for m in (r.stored, r.prepared) if m is not None]
-        if row not in self.expanded_rows and any(len(t) > HUGE_CHARS or t.count("\n") > HUGE_LINES for t in sizes):
+        if row not in self.expanded_rows and self._huge(row):
             self.action_detail()
             return
         if row in self.expanded_rows:

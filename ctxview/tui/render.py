@@ -287,7 +287,7 @@ def side_spans(row: Row, side: Side, styles: PaneStyles) -> list[tuple[int, int,
     return spans
 
 
-def _tool_call_line(call, width: int, styles: PaneStyles) -> Text:
+def _tool_call_line(call, width: int, styles: PaneStyles, search: str = "") -> Text:
     import json
 
     try:
@@ -299,6 +299,8 @@ def _tool_call_line(call, width: int, styles: PaneStyles) -> Text:
     text.append(make_visible(call.name), styles.toolcall + Style(bold=True))
     text.append(" ")
     text.append(make_visible(args[: max(width * 2, 64)]), styles.toolcall)
+    if search:  # (the search reads tool calls too)
+        text.highlight_words([search], styles.search, case_sensitive=False)
     return text
 
 
@@ -338,7 +340,7 @@ def message_lines(
     calls = message.tool_calls
     shown = calls if expanded else calls[:TOOL_CALL_PREVIEW]
     for call in shown:
-        line = _tool_call_line(call, width if not expanded else width * 8, styles)
+        line = _tool_call_line(call, width if not expanded else width * 8, styles, search)
         if expanded:
             out.extend(line.wrap(console or _console(), max(width, 1), overflow="fold", no_wrap=False))
         else:

@@ -301,9 +301,11 @@ class WriteScreen(ModalScreen[tuple[str, str] | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="ctxview.write_cancel")]
 
-    def __init__(self, default: str) -> None:
+    def __init__(self, default: str, shape: str = "openai") -> None:
+        """`default`: the file name offered; `shape`: the one chosen at first (the source's own)."""
         super().__init__(id="write")
         self.default = default
+        self.shape = shape
 
     def compose(self) -> ComposeResult:
         with Vertical(id="write-box"):
@@ -311,8 +313,9 @@ class WriteScreen(ModalScreen[tuple[str, str] | None]):
             yield Input(self.default, id="write-input")
             yield Label("shape", classes="control-label")
             yield Select([("OpenAI chat completions", "openai"), ("Anthropic messages", "anthropic")],
-                         value="openai", allow_blank=False, id="write-shape", compact=True)
-            yield Label("Enter writes (atomically; never over the input file) · Esc cancels", classes="hint")
+                         value=self.shape, allow_blank=False, id="write-shape", compact=True)
+            yield Label("Enter writes (atomically; never over the input file; asks before replacing a file) · "
+                        "Esc cancels", classes="hint")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -26,9 +27,10 @@ from ..model import Conversation, Message, Session
 from ..sanitize import make_visible, safe_file_name
 from ..settings import ClearSettings, Settings, settings_from
 
-__all__ = ["InspectorState", "Search", "ViewKey", "conversation_title", "editable_tiers", "export_name", "find_match",
-           "loading_note", "messages_match", "next_row", "opening_settings", "request_label", "same_file",
-           "term_pattern", "tier_lines", "tiers_label"]
+__all__ = ["InspectorState", "Place", "Search", "ViewKey", "conversation_title", "editable_tiers", "export_name",
+           "find_match", "goto_position", "loading_note", "match_positions", "messages_match", "next_row",
+           "opening_settings", "request_label", "same_file", "subagents_of", "term_pattern", "tier_lines",
+           "tiers_label", "tool_partner"]
 
 DEFAULT_TIERS = "default"  # what `c` turns on when no other tiers were chosen
 
@@ -171,19 +173,57 @@ def find_match(stored: Sequence[Message | None], prepared: Sequence[Message | No
                     include_start, cancelled)
 
 
+def match_positions(stored: Sequence[Message | None], prepared: Sequence[Message | None], term: str,
+                    cancelled: Callable[[], bool] | None = None) -> list[int] | None:
+    """Every position whose messages hold `term`, in order (the search's count); None if cancelled."""
+    pattern = term_pattern(term)
+    out = []
+    for i in range(len(stored)):
+        if cancelled is not None and not i % 1024 and cancelled():
+            return None
+        if messages_match(stored[i], prepared[i], pattern):
+            out.append(i)
+    return out
+
+
 @dataclass(slots=True)
 class Search:
-    """The search: its term, the direction of the last step, the row of the last match."""
+    """The search: its term, the direction of the last step, the row of the last match, and every
+    matching row of the view it was counted over (`counted`: that view's layout, None: not yet)."""
 
     term: str = ""
     direction: int = 1
     hit: int | None = None
     running: bool = False       # a scan is in flight
+    matches: Sequence[int] = ()
+    counted: object | None = None
 
     def submit(self, term: str) -> bool:
         """A new term from the search box; whether there is one to look for."""
         self.term, self.direction, self.hit = term, 1, None
+        self.matches, self.counted = (), None
         return bool(term)
+
+    def needs_count(self, layout: object) -> bool:
+        """Whether the matches of the term over `layout` are still to be counted."""
+        return bool(self.term) and self.counted is not layout
+
+    def count_done(self, term: str, layout: object, matches: Sequence[int]) -> bool:
+        """A count for `term` over `layout` ended; whether it is the current term's."""
+        if term != self.term:
+            return False
+        self.matches, self.counted = matches, layout
+        return True
+
+    def count_label(self, row: int, layout: object) -> str:
+        """`3/17` (the row under the cursor is the 3rd of 17 matches), `–/17` (it is none of
+        them), `0/0`; '' while not counted over the view on screen."""
+        if not self.term or self.counted is not layout:
+            return ""
+        matches = self.matches
+        i = bisect_left(matches, row)
+        here = i < len(matches) and matches[i] == row
+        return f"{i + 1 if here else '–'}/{len(matches):,}" if matches else "0/0"
 
     def step(self, direction: int) -> None:
         """`n` / `N` (or a new term): a scan in `direction` starts."""
@@ -197,6 +237,74 @@ class Search:
             return False
         self.hit = row
         return True
+
+
+def goto_position(answer: str, indices: Sequence[int | None]) -> tuple[int | None, str]:
+    """The layout position of message `#N` typed in `g`'s box (`12`, `#12`, `sys`), given each
+    position's stored index (`indices`, position 0 being #sys); (None, why) when there is none."""
+    text = answer.strip().lstrip("#").strip()
+    if text.lower() == "sys":
+        return 0, ""
+    last = max((i for i in indices if i is not None), default=None)
+    span = f"#0–#{last}" if last is not None else "none"
+    if not text.isdigit() or len(text) > 16:
+        return None, f"not a message number: {make_visible(answer.strip())[:40]!r} (this conversation has {span}, or sys)"
+    n = int(text)
+    if last is not None and n <= last:
+        # positions are the indices shifted by #sys and inserted rows: look near n + 1 first
+        for pos in (n + 1, *range(len(indices))):
+            if 0 <= pos < len(indices) and indices[pos] == n:
+                return pos, ""
+    return None, f"no message #{n} (this conversation has {span})"
+
+
+def tool_partner(messages: Sequence[Message | None], position: int) -> tuple[int | None, str]:
+    """Where the cursor goes from a tool call to its result and back (linked by tool_call_id):
+    from a result, the message holding its call; from a message with calls, the result of its first
+    call that has one. (None, why) when there is none. `messages`: each position's message."""
+    here = messages[position]
+    if here is None:
+        return None, "no message here"
+    if here.tool_call_id and not here.tool_calls:
+        wanted = here.tool_call_id
+        for pos in range(position - 1, -1, -1):
+            m = messages[pos]
+            if m is not None and any(call.id == wanted for call in m.tool_calls):
+                return pos, ""
+        return None, "no tool call for this result in the conversation"
+    if here.tool_calls:
+        ids = {call.id for call in here.tool_calls if call.id}
+        for pos in range(position + 1, len(messages)):
+            m = messages[pos]
+            if m is not None and m.tool_call_id in ids and not m.tool_calls:
+                return pos, ""
+        return None, "no result for this tool call in the conversation"
+    return None, "not a tool call or a tool result"
+
+
+def subagents_of(message: Message | None, conversations: Sequence[Conversation]) -> list[int]:
+    """The conversations a message's (Task) tool calls started: those whose
+    metadata["parent_tool_call_id"] is one of its calls' ids (as the Claude Code loader links them)."""
+    if message is None or not message.tool_calls:
+        return []
+    ids = {call.id for call in message.tool_calls if call.id}
+    out = []
+    for i, conv in enumerate(conversations):
+        meta = conv.metadata
+        if isinstance(meta, Mapping) and meta.get("parent_tool_call_id") in ids:
+            out.append(i)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where the user was in a conversation before opening a sub-agent's: its index, the request
+    shown, the cursor row and the scroll offset."""
+
+    conversation: int
+    request: int | None
+    cursor: int
+    scroll_y: float
 
 
 class InspectorState:
@@ -213,6 +321,8 @@ class InspectorState:
         self.running: ViewKey | None = None  # the pipeline run in flight
         self.generation = 0                  # the session's: a followed file read again is a new one
         self.search = Search()
+        self.trail: list[Place] = []         # the parents of the sub-agent shown, innermost last
+        self.returning: Place | None = None  # the place to restore once its view is on screen
 
     # -- opening and switching ------------------------------------------------
 
@@ -237,14 +347,38 @@ class InspectorState:
     def loaded(self) -> bool:
         return self.conversations > 0
 
-    def select_conversation(self, index: int) -> bool:
-        """Switch to another conversation, as for its next request; whether it is another one."""
+    def select_conversation(self, index: int, keep_trail: bool = False) -> bool:
+        """Switch to another conversation, as for its next request; whether it is another one. A
+        switch of the user's own (`a`) forgets the way back from sub-agents."""
         if index == self.conversation or not 0 <= index < self.conversations:
             return False
         self.conversation = index
         self.settings = dataclasses.replace(self.settings, request=None)
         self.search.hit = None
+        self.search.matches, self.search.counted = (), None
+        if not keep_trail:
+            self.trail.clear()
+            self.returning = None
         return True
+
+    def enter_subagent(self, index: int, here: Place) -> bool:
+        """Open a sub-agent's conversation (Enter on its Task call), remembering `here` for `back`."""
+        if not self.select_conversation(index, keep_trail=True):
+            return False
+        self.trail.append(here)
+        self.returning = None
+        return True
+
+    def back(self) -> Place | None:
+        """Back to the conversation the sub-agent was opened from, at its request; the place to
+        restore (`returning`) once its view shows. None when no sub-agent was opened."""
+        if not self.trail:
+            return None
+        place = self.trail.pop()
+        self.select_conversation(place.conversation, keep_trail=True)
+        self.settings = dataclasses.replace(self.settings, request=place.request)
+        self.returning = place
+        return place
 
     # -- settings -------------------------------------------------------------
 

@@ -121,6 +121,7 @@ def status_text(
     rows: int = 0,
     busy: bool = False,
     search: str = "",
+    search_count: str = "",
     what_if: bool = False,
     trace: Text | None = None,
 ) -> Text:
@@ -128,6 +129,11 @@ def status_text(
     --trace), then always keep_recent, the tier preset and stored → prepared."""
     text = Text(end="", no_wrap=True, overflow="ellipsis")
     text.append_text(view_name("what-if" if what_if else "as sent"))
+    if search:  # first while a search is on: n / N step through it (`3/17`: the cursor's match, of how many)
+        text.append(" · /")
+        text.append(_safe(search[:24]) + ("…" if len(search) > 24 else ""), Style(italic=True))
+        if search_count:
+            text.append(f" {search_count}", Style(bold=True))
     text.append(" · ")
     if trace is not None:
         text.append_text(trace)
@@ -144,9 +150,6 @@ def status_text(
     text.append(" · scroll " + ("linked" if linked else "unlinked"))
     if rows:
         text.append(f" · row {cursor + 1:,}/{rows:,}")
-    if search:
-        text.append(" · /")
-        text.append(_safe(search), Style(italic=True))
     if busy:
         text.append(" · computing…", Style(color="yellow"))
     return text

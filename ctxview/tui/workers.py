@@ -36,11 +36,11 @@ from ..view import PreparedView
 from .follow import FileFollower
 from .layout import Layout, Marks, system_row, stored_heights_of
 from .launch import LoadFailed, one_line
-from .messages import BloatReady, NoteReady, OpeningFailed, SessionLoaded, ViewFailed, ViewReady, WorkFailed, Written
+from .messages import BloatReady, Copied, NoteReady, OpeningFailed, SessionLoaded, ViewFailed, ViewReady, WorkFailed, Written
 from .state import ViewKey, opening_settings
 
-__all__ = ["Layouts", "Opening", "bloat_job", "compute_job", "conversation_marks", "load_job", "open_session",
-           "paused_then_frozen", "system_note", "write_job"]
+__all__ = ["Layouts", "Opening", "bloat_job", "compute_job", "conversation_marks", "copy_body_job", "load_job",
+           "open_session", "paused_then_frozen", "request_body", "system_note", "write_job"]
 
 Post = Callable[[TMessage], object]          # the app's post_message (safe from any thread)
 Prepare = Callable[[Conversation, Settings, Any], PreparedView]   # one pipeline run (CtxviewApp._prepare)
@@ -245,13 +245,32 @@ def bloat_job(post: Post, conversation: Conversation, settings: Settings, contex
         post(WorkFailed("bloat report", one_line(exc)))
 
 
-def write_job(post: Post, target: str, shape: str, view: PreparedView, model: str | None) -> None:
+def request_body(view: PreparedView, shape: str, model: str | None, max_tokens: int | None) -> str:
+    """The prepared messages as a request body in `shape`, as `ctxview prepare` writes it."""
+    from ..export import DEFAULT_MAX_TOKENS, dumps, to_shape
+
+    return dumps(to_shape(view, shape, model, max_tokens=max_tokens or DEFAULT_MAX_TOKENS))
+
+
+def write_job(post: Post, target: str, shape: str, view: PreparedView, model: str | None,
+              max_tokens: int | None = None) -> None:
     """The prepared messages as an OpenAI or Anthropic request body (`w`), written atomically."""
     try:
-        from ..export import dumps, to_shape, write_atomic
+        from ..export import write_atomic
 
-        write_atomic(target, dumps(to_shape(view, shape, model)))
+        write_atomic(target, request_body(view, shape, model, max_tokens))
     except Exception as exc:  # noqa: BLE001
         post(WorkFailed("write failed", one_line(exc)))
         return
     post(Written(target, shape, len(view.prepared)))
+
+
+def copy_body_job(post: Post, view: PreparedView, shape: str, model: str | None, max_tokens: int | None,
+                  what: str) -> None:
+    """The request body of the view on screen, for the clipboard (a big view takes a while)."""
+    try:
+        text = request_body(view, shape, model, max_tokens)
+    except Exception as exc:  # noqa: BLE001
+        post(WorkFailed("cannot copy", one_line(exc)))
+        return
+    post(Copied(text, what))
