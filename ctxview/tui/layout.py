@@ -37,8 +37,12 @@ _BLANK_LINES = re.compile(r"(?:[ \t\r\f\v]*\n)+")
 def preview_start(text: str) -> int:
     """Where a collapsed preview starts: after the text's leading blank lines, so that a message
     opening with blank lines still shows its first words (offsets into `text` stay as they are)."""
-    if not text or text[0] not in " \t\r\f\v\n":
+    if not text or text[0] > " ":
         return 0
+    if text[0] != "\n":  # (spaces first: often a numbered Read output, whose first line is not blank)
+        nl = text.find("\n", 0, 256)
+        if nl == -1 or not text[:nl].isspace():
+            return 0
     match = _BLANK_LINES.match(text)
     return match.end() if match is not None else 0
 
@@ -53,12 +57,15 @@ def collapsed_height(message: Message | None) -> int:
     text = content if type(content) is str else content_text(content)
     if not text:
         lines = 0
+    elif text[0] <= " " and (text[0] == "\n" or text[:text.find("\n", 0, 256) + 1].isspace()):
+        # (rare: the first line is blank) the preview skips leading blank lines: preview_start
+        text = text.rstrip("\n")
+        lines = text.count("\n", preview_start(text)) + 1 if text else 0
+    elif text[-1] != "\n":
+        lines = text.count("\n") + 1
     else:
-        if text[-1] == "\n":
-            text = text.rstrip("\n")
-        # the preview skips leading blank lines (preview_start; a check of one character otherwise)
-        start = preview_start(text) if text and text[0] in " \t\r\f\v\n" else 0
-        lines = text.count("\n", start) + 1 if text else 0
+        text = text.rstrip("\n")
+        lines = text.count("\n") + 1
     height = 1 + (lines if lines <= PREVIEW_LINES else PREVIEW_LINES + 1)
     if message.thinking:
         height += 1  # the collapsed thinking line
