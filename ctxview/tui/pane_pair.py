@@ -257,8 +257,10 @@ class PanePair(Vertical):
         line = self._styled_line(row, kind, row in self.expanded_rows)
         if line is None and row not in self.expanded_rows:
             if self._huge(row):
-                self.app.notify("the match is below the preview of a huge message: o opens it in the detail view",
-                                markup=False)
+                found = {"search": "the match", "reminder": "the reminder", "changed": "the change"}[kind]
+                where = ", at the search's first match" if kind == "search" else ""
+                self.app.notify(f"{found} is below the preview of a huge message: o opens it in the detail "
+                                f"view{where}", markup=False)
             else:
                 line = self._styled_line(row, kind, True)
                 if line is not None:
@@ -441,4 +443,4 @@ class PanePair(Vertical):
         # each side's own header: the prepared tab shows the prepared tokens and badges
         styles = self.stored.styles_for_render
         titles = {side: header_line(r, side, styles) for side in sides}  # type: ignore[arg-type]
-        self.app.push_screen(DetailScreen(titles, sides, self.focused_side))
+        self.app.push_screen(DetailScreen(titles, sides, self.focused_side, self.stored.search))

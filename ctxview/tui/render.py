@@ -414,10 +414,11 @@ def block_lines(
 
 
 def detail_line(raw: str, start: int, end: int, spans: list[tuple[int, int, Style]], styles: PaneStyles,
-                max_chars: int = 4000) -> Text:
-    """One line of the detail view, cut at `max_chars` with a note of what was cut."""
+                max_chars: int = 4000, search: str = "") -> Text:
+    """One line of the detail view, cut at `max_chars` with a note of what was cut; `search`
+    highlighted."""
     cut = end - start > max_chars
-    text = styled_line(raw, start, start + max_chars if cut else end, spans, styles)
+    text = styled_line(raw, start, start + max_chars if cut else end, spans, styles, search)
     if cut:
         text.append(f" … {end - start - max_chars:,} more chars", styles.more)
     return text

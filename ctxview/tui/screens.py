@@ -8,6 +8,7 @@ pieces; labels that are ours are plain strings without markup.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from typing import Any, Callable, Iterable, Mapping
 
 from rich.style import Style
@@ -102,10 +103,12 @@ class DetailView(ScrollView, can_focus=True):
 
     MAX_CHARS = 4000
 
-    def __init__(self, text: str, spans: list[tuple[int, int, str]], *, id: str | None = None) -> None:
+    def __init__(self, text: str, spans: list[tuple[int, int, str]], *, search: str = "",
+                 id: str | None = None) -> None:
         super().__init__(id=id)
         self.raw = text
         self.span_kinds = spans
+        self.search = search  # highlighted; the view opens at its first match (first_match_line)
         starts = array("q", [0])
         find = text.find
         pos = find("\n")
@@ -126,6 +129,20 @@ class DetailView(ScrollView, can_focus=True):
     @property
     def line_count(self) -> int:
         return len(self.starts)
+
+    def first_match_line(self) -> int | None:
+        """The line of the search term's first occurrence (any case), None without one."""
+        if not self.search:
+            return None
+        from .state import term_pattern
+
+        match = term_pattern(self.search).search(self.raw)
+        return None if match is None else bisect_right(self.starts, match.start()) - 1
+
+    def show_first_match(self) -> None:
+        line = self.first_match_line()
+        if line is not None:
+            self.scroll_to(y=max(line - 2, 0), animate=False, immediate=True)
 
     def _pane_styles(self) -> PaneStyles:
         if self._styles is None:
@@ -157,7 +174,7 @@ class DetailView(ScrollView, can_focus=True):
             end = self.starts[index + 1] - 1 if index + 1 < self.line_count else len(self.raw)
             styles = self._pane_styles()
             spans = [(s, e, getattr(styles, kind)) for s, e, kind in self.span_kinds]
-            text = detail_line(self.raw, start, end, spans, styles, self.MAX_CHARS)
+            text = detail_line(self.raw, start, end, spans, styles, self.MAX_CHARS, self.search)
             text.stylize_before(base)
             strip = Strip(list(text.render(self.app.console)), text.cell_len)
             self._cache[key] = strip
@@ -173,18 +190,19 @@ class DetailScreen(Screen[None]):
     ]
 
     def __init__(self, titles: Mapping[str, Text], sides: dict[str, tuple[str, list[tuple[int, int, str]]]],
-                 side: str) -> None:
+                 side: str, search: str = "") -> None:
         """`titles`: each side's header line (its own tokens and badges), `sides`: each side's text
-        and spans."""
+        and spans; `search`: the search term, highlighted, each side opening at its first match."""
         super().__init__(id="detail")
         self.titles = titles
+        self.search = search
         self.sides = sides
         self.side = side if side in sides else next(iter(sides))
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="detail-title")
         text, spans = self.sides[self.side]
-        yield DetailView(text, spans, id="detail-view")
+        yield DetailView(text, spans, search=self.search, id="detail-view")
         yield Static(_plain("Esc closes · Tab switches stored/prepared · arrows/PgUp/PgDn scroll"), id="detail-help")
 
     def _title(self) -> Text:
@@ -193,7 +211,9 @@ class DetailScreen(Screen[None]):
         return title
 
     def on_mount(self) -> None:
-        self.query_one(DetailView).focus()
+        view = self.query_one(DetailView)
+        view.focus()
+        self.call_after_refresh(view.show_first_match)  # (once it has its size)
 
     async def action_switch_side(self) -> None:
         if len(self.sides) < 2:
@@ -202,11 +222,12 @@ class DetailScreen(Screen[None]):
         self.side = names[(names.index(self.side) + 1) % len(names)]
         old = self.query_one(DetailView)
         text, spans = self.sides[self.side]
-        new = DetailView(text, spans, id="detail-view")
+        new = DetailView(text, spans, search=self.search, id="detail-view")
         await old.remove()
         await self.mount(new, after=self.query_one("#detail-title"))
         self.query_one("#detail-title", Static).update(self._title())
         new.focus()
+        self.call_after_refresh(new.show_first_match)
 
 
 class TierEditor(ModalScreen[str | None]):
