@@ -1,14 +1,16 @@
-"""The detail view's tabs and the collapsed preview of a message opening with blank lines, at
-three terminal sizes."""
+"""The detail view's tabs, the collapsed preview of a message opening with blank lines and the
+bloat screen's recommendations, at three terminal sizes."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from test_app import new_app, settle
 
 from ctxview.model import Conversation, Message, Session
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.screens import DetailScreen
+from ctxview.tui.screens import BloatScreen, DetailScreen
 from ctxview.view import Settings
 
 SIZES = [(80, 24), (120, 40), (200, 50)]
@@ -57,3 +59,22 @@ async def test_a_preview_skips_leading_blank_lines(size):
         await pilot.pause()
         lines = block_text(app.stored_pane, 1)
         assert lines[1].strip() == "" and "first words here" in lines[5]
+
+
+CLAUDE = Path(__file__).parents[2] / "sample_sessions" / "claude-code" / "7b1f3c52-9a4e-4d1b-8f57-3e2c9d0a6b18.jsonl"
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_bloat_screen_recommends_nothing_already_applied(size):
+    # (the report's rule, report.split_recommendations, in the inspector's `b` too)
+    texts = {}
+    for settings in (Settings(), Settings(tiers="default", keep_recent=10)):
+        app = CtxviewApp(str(CLAUDE), settings)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await pilot.press("b")
+            await settle(pilot)
+            assert isinstance(app.screen, BloatScreen)
+            texts[settings.tiers] = app.screen.report.plain
+    assert "--tiers default --keep-recent 10" in texts["off"] and "--clear-keep 3" in texts["off"]
+    assert "--tiers default --keep-recent 10" not in texts["default"] and "--clear-keep 3" in texts["default"]
