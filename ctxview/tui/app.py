@@ -278,6 +278,7 @@ class CtxviewApp(NavigationActions, App[int]):
             if follow:
                 self.pair.action_cursor_to("last")
             self.restore_place()  # back from a sub-agent: where the user was
+            self.recount()        # a search on: its count over the new view
         self.recompute()  # the settings changed meanwhile: their run starts now
 
     @on(NoteReady)

@@ -11,6 +11,7 @@ the terminal raw.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -154,6 +155,12 @@ class NavigationActions:
             pane.scroll_to(y=place.scroll_y, animate=False, immediate=True)
 
     # -- the search's count ----------------------------------------------------------------
+
+    def recount(self: CtxviewApp) -> None:
+        """A new view is on screen: count the search's matches over it, if a search is on."""
+        layout = self.row_layout
+        if layout is not None and not layout.is_pending and self.state.search.needs_count(layout):
+            self.pair.count(weakref.ref(layout), self.search_term)
 
     def on_search_counted(self: CtxviewApp, event: SearchCounted) -> None:
         if self.state.search.count_done(event.term, event.layout, event.matches):

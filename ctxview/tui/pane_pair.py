@@ -344,9 +344,22 @@ class PanePair(Vertical):
             return
         self.post_message(SearchDone(layout, term, row))
         if count:
-            matches = match_positions(stored, prepared, term, cancelled=lambda: worker.is_cancelled)
-            if matches is not None and not worker.is_cancelled:
-                self.post_message(SearchCounted(layout, term, matches))
+            self._count(layout, term, lambda: worker.is_cancelled)
+
+    # (a group of its own: a count must not cancel a scan for `n`, whose answer the search waits for)
+    @work(thread=True, exclusive=True, group="search-count", description="search count", exit_on_error=False)
+    def count(self, counted: weakref.ref[Layout], term: str) -> None:
+        """Count the rows matching `term` over a new view (the search stays on: its `3/17` follows)."""
+        worker = get_current_worker()
+        layout = counted()
+        if layout is not None:
+            self._count(layout, term, lambda: worker.is_cancelled)
+
+    def _count(self, layout: Layout, term: str, cancelled: Callable[[], bool]) -> None:
+        stored, prepared = layout.columns()
+        matches = match_positions(stored, prepared, term, cancelled=cancelled)
+        if matches is not None and not cancelled():
+            self.post_message(SearchCounted(layout, term, matches))
 
     @on(MessagePane.RowChosen)
     def _row_chosen(self, event: MessagePane.RowChosen) -> None:

@@ -85,6 +85,23 @@ async def test_the_match_count_follows_n_and_N(size):
 
 
 @pytest.mark.parametrize("size", SIZES)
+async def test_the_count_follows_a_new_view(size):
+    app = new_app()
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await search(pilot, "chars truncated")      # compressed results: fewer under lighter tiers
+        before = list(app.state.search.matches)
+        assert f"1/{len(before)}" in status(app)
+        await pilot.press("t")                       # default → light
+        await settle(pilot)
+        pattern = term_pattern("chars truncated")
+        hits = [i for i, r in enumerate(app.row_layout.rows) if messages_match(r.stored, r.prepared, pattern)]
+        assert app.settings.tiers == "light" and 0 < len(hits) < len(before)
+        assert app.state.search.counted is app.row_layout and list(app.state.search.matches) == hits
+        assert f"/{len(hits)} " in status(app)      # counted again, no n pressed
+
+
+@pytest.mark.parametrize("size", SIZES)
 async def test_no_match_counts_zero(size):
     app = new_app()
     async with app.run_test(size=size) as pilot:
