@@ -11,6 +11,7 @@ the terminal raw.
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -27,7 +28,7 @@ from .workers import copy_body_job
 if TYPE_CHECKING:  # (the app this is mixed into)
     from .app import CtxviewApp
 
-__all__ = ["NavigationActions", "copy_of", "row_name"]
+__all__ = ["NavigationActions", "clipboard_text", "copy_of", "row_name"]
 
 
 class _Either(Sequence):
@@ -63,6 +64,19 @@ def copy_of(message: Message) -> tuple[str, str]:
         return (arguments_json([{"name": c.name, "input": dict(c.arguments)} for c in calls]),
                 f"the inputs of its {len(calls)} tool calls as JSON")
     return message.text, f"the text of the {message.role} message"
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clipboard_text(text: str) -> str:
+    """`text` as the clipboard can take it: copy_to_clipboard encodes UTF-8 strictly, and a session
+    may hold a lone surrogate (JSON's "\\ud800"), written as U+FFFD as the export writes it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text)
+    return text
 
 
 class NavigationActions:
@@ -203,8 +217,9 @@ class NavigationActions:
         self._to_clipboard(event.text, event.what)
 
     def _to_clipboard(self: CtxviewApp, text: str, what: str) -> None:
+        text = clipboard_text(text)
         self.copy_to_clipboard(text)
-        size = len(text.encode("utf-8", "surrogatepass"))
+        size = len(text.encode("utf-8"))
         self.notify(sanitize(f"copied {what} · {len(text):,} characters, {_bytes(size)} (OSC 52: the terminal "
                              "must allow it)"), title="clipboard", markup=False)
 

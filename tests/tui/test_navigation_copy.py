@@ -11,6 +11,7 @@ import pytest
 from test_app import new_app, settle
 
 from ctxview.export import default_shape, dumps, to_shape
+from ctxview.model import Conversation, Message, Session, ToolCall
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.navigation import copy_of
 from test_navigation_moves import record_notes
@@ -101,3 +102,18 @@ async def test_the_palette_lists_the_copies_and_moves():
         assert {"Copy the message", "Copy the request body", "Go to message #N",
                 "Jump between a tool call and its result"} <= titles
         assert "Back" not in titles                     # (nowhere to go back to: listed once there is)
+
+
+async def test_y_copies_text_the_clipboard_can_encode(monkeypatch):
+    # a lone surrogate (JSON "\\ud800") would make copy_to_clipboard's UTF-8 encoding raise
+    msgs = (Message("user", "bad \ud800 char and \x1b]0;title\x07"),
+            Message("assistant", "", tool_calls=(ToolCall(id="c", name="Bash", arguments={"cmd": "x\udfff"}),)))
+    app = CtxviewApp("t.json", Settings(), session=Session("test", "t.json", (Conversation("main", msgs),)))
+    copied = clipboard(app, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "y", "down", "y")
+        await pilot.pause()
+        assert copied == ["bad \ufffd char and \x1b]0;title\x07", '{"cmd": "x\ufffd"}']
+        for text in copied:
+            text.encode("utf-8")                     # what Textual does with it: no error
