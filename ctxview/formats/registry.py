@@ -13,7 +13,7 @@ from typing import Any
 
 from ..gcpause import paused_gc
 from ..model import Session
-from . import anthropic, claude_code, claude_trace, codex, native, openai, swarm_events, swarm_snapshot
+from . import anthropic, claude_code, claude_trace, codex, gemini, native, openai, swarm_events, swarm_snapshot
 from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, detect_layout, load_document, open_input
@@ -28,6 +28,7 @@ REGISTERED: tuple[SessionFormat, ...] = (
     claude_code.SESSION_FORMAT,
     claude_trace.SESSION_FORMAT,
     codex.SESSION_FORMAT,
+    gemini.SESSION_FORMAT,
     openai.SESSION_FORMAT,
     anthropic.SESSION_FORMAT,
     native.SESSION_FORMAT,
