@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping
 import orjson
 
 from ..model import ContextEvent, Conversation, Message, Session, Usage
-from .blocks import binary_placeholder, join_texts
+from .blocks import _base64_size, binary_placeholder, join_texts
 from .builders import message, tool_call_from, usage
 from .contract import ModuleFormat
 from .errors import LoadError
@@ -117,8 +117,7 @@ def _media_placeholder(part: dict) -> str | None:
     if type(inline) is dict:
         mime = inline.get("mimeType") if type(inline.get("mimeType")) is str else None
         data = inline.get("data")
-        size = len(data) * 3 // 4 if type(data) is str else None  # base64
-        return binary_placeholder((mime or "data").split("/")[0], mime, size)
+        return binary_placeholder((mime or "data").split("/")[0], mime, _base64_size(data))
     if type(file) is dict:
         mime = file.get("mimeType") if type(file.get("mimeType")) is str else None
         uri = file.get("fileUri")
@@ -368,24 +367,23 @@ def _load_checkpoint(inp: Input, doc: Any, history: list) -> Session:
 
 def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
     r = _Replay()
-    warnings: list[str] = []
-    skipped = 0
     if layout == "jsonl":
         reader = LineReader(inp, EXPECTED, lenient)
         for lineno, rec in reader:
             r.add(f"line {lineno}", rec)
-        skipped = reader.skipped
-        reader.warn_skipped(warnings)
-    else:
-        if doc is None:
-            doc = load_document(inp, EXPECTED)
-        history = _checkpoint_history(doc)
-        if history is not None:
-            return _load_checkpoint(inp, doc, history)
-        if not sniff_document(doc):
-            raise LoadError(inp.name, "expected a session object with \"sessionId\", \"projectHash\" and "
-                                      "\"messages\", or a list of Content objects", expected=EXPECTED)
-        r.add("", doc)
+        return _replayed(inp, r, reader.skipped, [reader.skipped_warning()] if reader.skipped else [])
+    doc = load_document(inp, EXPECTED) if doc is None else doc
+    history = _checkpoint_history(doc)
+    if history is not None:
+        return _load_checkpoint(inp, doc, history)
+    if not sniff_document(doc):
+        raise LoadError(inp.name, "expected a session object with \"sessionId\", \"projectHash\" and "
+                                  "\"messages\", or a list of Content objects", expected=EXPECTED)
+    r.add("", doc)
+    return _replayed(inp, r, 0, [])
+
+
+def _replayed(inp: Input, r: _Replay, skipped: int, warnings: list[str]) -> Session:
     if r.unknown:
         warnings.append(f"skipped {r.unknown} record(s) that are neither metadata nor messages")
     if r.rewinds or r.rewrites:

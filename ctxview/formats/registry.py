@@ -13,7 +13,8 @@ from typing import Any
 
 from ..gcpause import paused_gc
 from ..model import Session
-from . import anthropic, claude_code, claude_trace, codex, gemini, native, openai, swarm_events, swarm_snapshot
+from . import (anthropic, claude_code, claude_trace, codex, gemini, inspect_ai, inspect_eval_zip, native, openai,
+               swarm_events, swarm_snapshot)
 from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, detect_layout, load_document, open_input
@@ -29,6 +30,7 @@ REGISTERED: tuple[SessionFormat, ...] = (
     claude_trace.SESSION_FORMAT,
     codex.SESSION_FORMAT,
     gemini.SESSION_FORMAT,
+    inspect_ai.SESSION_FORMAT,
     openai.SESSION_FORMAT,
     anthropic.SESSION_FORMAT,
     native.SESSION_FORMAT,
@@ -125,6 +127,8 @@ def _expected_any() -> str:
 def detect_format(path: str | os.PathLike) -> str:
     """The format name `load_session` would choose for `path`."""
     inp = open_input(path)
+    if inspect_eval_zip.is_zip(inp):
+        return inspect_ai.FORMAT
     if detect_layout(inp) == "jsonl":
         return _sniff_lines(inp)
     return _sniff_document(inp, load_document(inp, "a session file (JSON or JSONL)"))
@@ -144,6 +148,10 @@ def load_session(path: str | os.PathLike, format: str | None = None, lenient: bo
 
 
 def _load(inp: Input, format: str | None, lenient: bool) -> Session:
+    if inspect_eval_zip.is_zip(inp):  # the one binary layout: Inspect AI's .eval archive
+        if format not in (None, inspect_ai.FORMAT):
+            raise LoadError(inp.name, "a zip archive, not JSON", expected=_BY_NAME[format].expected)
+        return inspect_eval_zip.load_eval(inp)
     layout = detect_layout(inp)
     with paused_gc():
         if layout == "jsonl":
