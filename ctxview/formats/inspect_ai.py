@@ -19,6 +19,7 @@ kept its events. A big `.json` log is read one piece of its samples list at a ti
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any, Mapping
 
@@ -40,6 +41,9 @@ EXPECTED = "Inspect AI eval log (.json or .eval)"
 
 PIECES_ABOVE = 8 << 20   # a .json log this big is read a piece of its samples at a time
 _SAMPLES_DEPTH = 1       # the samples list sits in the log object
+# Where one sample ends and the next begins: Inspect writes a sample's "id" then its "epoch" first
+# (its messages and events, which hold objects by the thousand, do not start so).
+_SAMPLE_SEPARATOR = re.compile(rb'\}\s*(,)\s*\{\s*"id"\s*:\s*(?:-?\d+|"(?:[^"\\]|\\.)*")\s*,\s*"epoch"\s*:')
 _ATTACHMENT = "attachment://"
 _LABEL_CHARS = 120
 
@@ -340,7 +344,7 @@ def load_in_pieces(inp: Input) -> Session | None:
                 return
             lists[k].append(probe.conversations[0])
 
-    split = parse_in_pieces(inp, "samples", _SAMPLES_DEPTH, take)
+    split = parse_in_pieces(inp, "samples", _SAMPLES_DEPTH, take, _SAMPLE_SEPARATOR)
     if split is None:
         return None
     doc, markers = split

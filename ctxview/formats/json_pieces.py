@@ -21,8 +21,8 @@ _PIECE_TRIES = 64  # cuts tried per piece (inside a list of objects in a message
 _AFTER_DOCUMENT = "unexpected content after document"  # orjson's message when a value ends early
 
 
-def parse_in_pieces(inp: Input, key: str, depth: int,
-                    take: Callable[[int, int, list], None]) -> tuple[Any, list[str]] | None:
+def parse_in_pieces(inp: Input, key: str, depth: int, take: Callable[[int, int, list], None],
+                    separator: re.Pattern | None = None) -> tuple[Any, list[str]] | None:
     """Parse a document whose arrays of objects under `key` hold most of its bytes a piece
     of an array at a time, so that neither the file's bytes nor the parsed objects of a
     whole array are ever held at once: `take(k, first, items)` is given items `first`,
@@ -33,7 +33,9 @@ def parse_in_pieces(inp: Input, key: str, depth: int,
     markers; or None when the document does not read this way (invalid, or not shaped so):
     the caller then parses it whole, which also gives the error. `depth`: how many
     containers hold those arrays, so that pieces hit orjson's depth limit as a whole parse
-    would; the caller checks that the markers are where such arrays belong.
+    would; the caller checks that the markers are where such arrays belong. `separator`: where
+    one item may end and the next begin (its group 1: the comma), for items big enough to hold
+    many objects of their own (default: any "},{" followed by a key).
 
     Why this is exact: a piece is cut where one object may end and the next begin, and is
     kept only when it parses on its own; a cut inside a string or a nested value leaves
@@ -57,7 +59,7 @@ def parse_in_pieces(inp: Input, key: str, depth: int,
             start, first = found.end(), 0
             while True:
                 ahead.drop(start)  # what is parsed is let go
-                piece = _piece(ahead, depth)
+                piece = _piece(ahead, depth, separator or _OBJECT_SEPARATOR)
                 if piece is None:
                     return None
                 items, end, last = piece
@@ -104,12 +106,12 @@ class _ReadAhead:
         self.data = self.data[n:]
 
 
-def _piece(ahead: _ReadAhead, depth: int) -> tuple[list, int, bool] | None:
+def _piece(ahead: _ReadAhead, depth: int, separator: re.Pattern) -> tuple[list, int, bool] | None:
     """The items at the start of `ahead.data` (the first of an array, or those after a ","),
     about PIECE_BYTES of them: (items, where they end, whether that is the array's end)."""
     search = PIECE_BYTES
     for _ in range(_PIECE_TRIES):
-        sep = ahead.search(_OBJECT_SEPARATOR, search)
+        sep = ahead.search(separator, search)
         data = ahead.data
         end = sep.start(1) if sep is not None else len(data)
         text = data[:end]
