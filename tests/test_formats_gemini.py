@@ -218,3 +218,15 @@ def test_other_formats_are_not_taken_for_gemini(tmp_path):
               "message": {"role": "user", "content": "hi"}}
     p = jsonl(tmp_path, claude)
     assert detect_format(p) == "claude-code"
+
+
+def test_the_command_line_says_one_line_and_exits_1(tmp_path):
+    import subprocess
+    import sys
+
+    p = jsonl(tmp_path, META, {"id": "w", "timestamp": "t", "type": "warning", "content": "only a warning"})
+    proc = subprocess.run([sys.executable, "-m", "ctxview", "report", str(p)], capture_output=True, text=True)
+    assert proc.returncode == 1 and proc.stdout == ""
+    (line,) = proc.stderr.splitlines()
+    assert line == f"ctxview: error: {p}: no messages found (no user or gemini records) " \
+                   "(Gemini CLI session or checkpoint expected)"

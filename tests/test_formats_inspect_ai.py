@@ -264,7 +264,7 @@ def test_zstandard_without_the_package_says_what_to_install(tmp_path, monkeypatc
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_zstd)
-    with pytest.raises(LoadError, match=r"member header.json is compressed with Zstandard .*pip install zstandard"):
+    with pytest.raises(LoadError, match=r"member header.json is compressed with Zstandard .*ctxview\[inspect\]"):
         load_session(p)
 
 
@@ -323,3 +323,18 @@ def test_too_many_members(tmp_path, monkeypatch):
 def test_a_zip_given_another_format_is_refused(tmp_path):
     with pytest.raises(LoadError, match="a zip archive, not JSON .Codex CLI rollout expected"):
         load_session(as_eval(tmp_path, doc()), format="codex")
+
+
+@pytest.mark.parametrize("content", [b"PK\x03\x04 not really a zip", b'{"eval": {"task": "t", "model": "m"}, "samples": 3}'])
+def test_the_command_line_says_one_line_and_exits_1(tmp_path, content):
+    import subprocess
+    import sys
+
+    p = tmp_path / "bad.eval"
+    p.write_bytes(content)
+    before = p.read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "ctxview", "report", str(p)], capture_output=True, text=True)
+    assert proc.returncode == 1 and proc.stdout == ""
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(f"ctxview: error: {p}: ") and "Traceback" not in proc.stderr
+    assert p.read_bytes() == before

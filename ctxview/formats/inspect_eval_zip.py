@@ -50,7 +50,7 @@ def _zstd_member(inp: Input, f: BinaryIO, info: zipfile.ZipInfo) -> bytes:
         import zstandard
     except ImportError:
         raise _bad(inp, f"member {info.filename} is compressed with Zstandard (Inspect AI's default since 2026): "
-                        "install the zstandard package (pip install zstandard) to read it") from None
+                        "install the zstandard package (pip install 'ctxview[inspect]') to read it") from None
     f.seek(info.header_offset)
     head = f.read(_LOCAL_HEADER.size)
     if len(head) != _LOCAL_HEADER.size or head[:4] != ZIP_MAGIC:
