@@ -126,6 +126,13 @@ def test_rewind_drops_the_message_and_all_after(tmp_path):
     assert any("rewound 1 time(s)" in w for w in s.warnings)
 
 
+def test_rewind_to_an_unknown_id_clears_all_and_updates_keep_their_place(tmp_path):
+    p = jsonl(tmp_path, META, user("u1", "one"), gemini("g1", "first"), user("u2", "two"), {"$rewindTo": "nope"},
+              user("u3", "three"), gemini("g3", "draft"), user("u4", "four"), gemini("g3", "final"),
+              {"$rewindTo": "u4"}, user("u5", "five"))
+    assert [m.text for m in load_session(p).conversations[0].messages] == ["three", "final", "five"]
+
+
 def test_set_messages_replaces_the_history(tmp_path):
     p = jsonl(tmp_path, META, user("u1", "one"), gemini("g1", "long answer"),
               {"$set": {"messages": [user("s1", "summary of before"), gemini("s2", "ok")]}},

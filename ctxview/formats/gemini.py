@@ -285,28 +285,40 @@ class _Replay:
     def __init__(self) -> None:
         self.metadata: dict[str, Any] = {}
         self.records: dict[str, tuple[str, dict]] = {}   # id -> (origin, record); first position kept
+        # the ids in order and where each is: a rewind drops a suffix, found without a scan (a file
+        # of many rewinds stays linear)
+        self.order: list[str] = []
+        self.at: dict[str, int] = {}
         self.rewinds = self.rewrites = self.unknown = 0
+
+    def put(self, mid: str, origin: str, rec: dict) -> None:
+        if mid not in self.records:
+            self.at[mid] = len(self.order)
+            self.order.append(mid)
+        self.records[mid] = (origin, rec)
+
+    def drop_from(self, at: int) -> None:
+        for mid in self.order[at:]:
+            del self.records[mid], self.at[mid]
+        del self.order[at:]
 
     def messages(self, origin: str, items: Any) -> None:
         for k, m in enumerate(items):
             if type(m) is dict and _is_str(m, "id"):
-                self.records[m["id"]] = (f"{origin}/{k}", m)
+                self.put(m["id"], f"{origin}/{k}", m)
 
     def add(self, origin: str, rec: Any) -> None:
         if type(rec) is not dict:
             self.unknown += 1
         elif _is_str(rec, "$rewindTo"):
-            ids = list(self.records)
-            at = ids.index(rec["$rewindTo"]) if rec["$rewindTo"] in self.records else 0
-            for key in ids[at:]:
-                del self.records[key]
+            self.drop_from(self.at.get(rec["$rewindTo"], 0))  # an unknown id: Gemini CLI clears all
             self.rewinds += 1
         elif _is_str(rec, "id"):
-            self.records[rec["id"]] = (origin, rec)
+            self.put(rec["id"], origin, rec)
         elif type(rec.get("$set")) is dict:
             update = rec["$set"]
             if type(update.get("messages")) is list:
-                self.records.clear()
+                self.drop_from(0)
                 self.messages(f"{origin}/$set/messages", update["messages"])
                 self.rewrites += 1
             self.metadata.update((k, v) for k, v in update.items() if k != "messages")
@@ -390,7 +402,7 @@ def _replayed(inp: Input, r: _Replay, skipped: int, warnings: list[str]) -> Sess
         warnings.append(f"the history was rewound {r.rewinds} time(s) and replaced {r.rewrites} time(s) "
                         "($rewindTo, $set messages: /rewind, /compress): shown as Gemini CLI reloads it, "
                         "the final history")
-    records = list(r.records.values())
+    records = [r.records[mid] for mid in r.order]
     answered = _answered(records)
     b = _Builder()
     for origin, rec in records:
