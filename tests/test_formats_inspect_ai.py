@@ -320,6 +320,11 @@ def test_too_many_members(tmp_path, monkeypatch):
     assert "members; ctxview reads at most 2" in text
 
 
+def test_more_samples_than_conversations_allowed_are_refused_before_reading(tmp_path, monkeypatch):
+    monkeypatch.setattr("ctxview.formats.registry.MAX_CONVERSATIONS", 1)
+    assert "2 samples (a conversation each); ctxview reads at most 1" in one_line_error(as_eval(tmp_path, doc()))
+
+
 def test_a_zip_given_another_format_is_refused(tmp_path):
     with pytest.raises(LoadError, match="a zip archive, not JSON .Codex CLI rollout expected"):
         load_session(as_eval(tmp_path, doc()), format="codex")

@@ -124,6 +124,11 @@ def load_eval(inp: Input) -> Session:
             b = LogBuilder(inp.name)
             b.spec(header)
             names = sorted((n for n in members if n.startswith("samples/") and n.endswith(".json")), key=_sample_key)
+            from .registry import MAX_CONVERSATIONS  # (the registry imports this module)
+
+            if len(names) > MAX_CONVERSATIONS:  # refused before any is read, as the registry would after
+                raise _bad(inp, f"{len(names):,} samples (a conversation each); ctxview reads at most "
+                                f"{MAX_CONVERSATIONS:,}")
             for name in names:
                 b.sample(_member(inp, zf, f, members[name]), name)
             if head.filename != "header.json":
