@@ -84,15 +84,17 @@ _SHORT = {"ephemeral": "+eph", "cleared": "clr", "excerpted": "exc", "summarised
 def badge_label(change: Change, short: bool = False) -> str:
     """The badge for one change: what the pipeline did, tier and age.
 
-    `short` (narrow panes): "t3·27" for compressed at tier 3, age 27.
+    `short` (narrow panes): "t3·27" for compressed at tier 3, age 27. Tiers are numbered from 1, as
+    the tier editor, the change's detail and the tier spec errors number them (Change.tier is 0-based).
     """
     action = change.action
     if action == "compressed":
+        tier = "" if change.tier is None else change.tier + 1
         if short:
-            return f"t{'' if change.tier is None else change.tier}·{'' if change.age is None else change.age}"
+            return f"t{tier}·{'' if change.age is None else change.age}"
         parts = ["compressed"]
         if change.tier is not None:
-            parts.append(f"t{change.tier}")
+            parts.append(f"t{tier}")
         if change.age is not None:
             parts.append(f"age {change.age}")
         return " ".join(parts)

@@ -29,8 +29,8 @@ from ..settings import ClearSettings, Settings, settings_from
 
 __all__ = ["InspectorState", "Place", "Search", "ViewKey", "conversation_title", "editable_tiers", "export_name",
            "find_match", "goto_position", "loading_note", "match_positions", "messages_match", "next_row",
-           "opening_settings", "request_label", "same_file", "subagents_of", "term_pattern", "tier_lines",
-           "tiers_label", "tool_partner"]
+           "opening_settings", "preset_for", "request_label", "same_file", "subagents_of", "term_pattern",
+           "tier_lines", "tiers_label", "tool_partner"]
 
 DEFAULT_TIERS = "default"  # what `c` turns on when no other tiers were chosen
 
@@ -90,10 +90,27 @@ def editable_tiers(tiers: str) -> str:
         return tiers
 
 
+def preset_for(spec: str) -> str:
+    """The name of the preset `spec` names or writes out (`10:full,20:1000,40:500,60:200,*:100` is
+    `default`), else the spec as typed. Only presets that cut: `off` and `swarm-auto` are not
+    tier lists."""
+    key = spec.strip().lower()
+    if key in PRESETS:
+        return key
+    try:
+        tiers = get_policy(spec).tiers
+    except ValueError:
+        return spec.strip()  # (the change's check names what is wrong)
+    for name, policy in PRESETS.items():
+        if policy.enabled and policy.tiers == tiers:
+            return name
+    return spec.strip()
+
+
 def tier_lines(spec: str) -> list[str]:
     """What each tier of `spec` does (the editor shows it as you type); ValueError for a bad spec."""
     policy = get_policy(spec)
-    return [f"tier {i}: {describe_tier(policy, i)}" for i in range(len(policy.tiers))]
+    return [f"tier {i + 1}: {describe_tier(policy, i)}" for i in range(len(policy.tiers))]  # 1-based, as the errors
 
 
 def export_name(path: str | None) -> str:
@@ -420,9 +437,9 @@ class InspectorState:
         return self.change(compression=not self.settings.compression)
 
     def edit_tiers(self, spec: str) -> bool:
-        """A spec from the tier editor; a preset's name (any case) is that preset."""
-        key = spec.strip().lower()
-        return self.change(tiers=key if key in PRESETS else spec.strip())
+        """A spec from the tier editor; a preset's name (any case), or a spec with a preset's
+        tiers, is that preset (the editor starts from the preset written out)."""
+        return self.change(tiers=preset_for(spec))
 
     def step_request(self, direction: int, requests: Sequence[int]) -> bool:
         """`[` / `]`: the previous or next recorded request; `]` after the last one is the next

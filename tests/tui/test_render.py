@@ -90,7 +90,7 @@ def test_ghost_line_names_the_run_once():
 
 
 def test_badges_show_tier_and_age():
-    change = Change("compressed", "compression", "tier 3", tier=3, age=27)
+    change = Change("compressed", "compression", "tier 3", tier=2, age=27)  # (tier: 0-based)
     r = row(Message("tool", "x" * 50), Message("tool", "x"), changes=(change,), tokens_stored=20, tokens_prepared=2)
     header = block_lines(r, "prepared", STYLES, 80, False)[0].plain
     assert "compressed t3 age 27" in header and "2 tok" in header and "-18" in header
@@ -181,7 +181,7 @@ def test_cached_heights_match_a_fresh_build():
 
 
 def test_narrow_panes_use_short_badges():
-    change = Change("compressed", "compression", "tier 3", tier=3, age=27)
+    change = Change("compressed", "compression", "tier 3", tier=2, age=27)  # (tier: 0-based)
     r = row(Message("tool", "x" * 50), Message("tool", "x"), changes=(change, Change("ephemeral", "ephemeral", "")),
             tokens_stored=20, tokens_prepared=2)
     header = block_lines(r, "prepared", STYLES, 40, False)[0].plain

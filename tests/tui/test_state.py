@@ -10,8 +10,8 @@ from sessions import make_session
 from ctxview.compression import PRESETS
 from ctxview.model import Conversation, Message
 from ctxview.settings import ClearSettings, Settings
-from ctxview.tui.state import (InspectorState, Search, ViewKey, find_match, next_row, opening_settings,
-                               request_label, tiers_label)
+from ctxview.tui.state import (InspectorState, Search, ViewKey, editable_tiers, find_match, next_row, opening_settings,
+                               request_label, tier_lines, tiers_label)
 
 
 def opened(settings: Settings | None = None, conversations: int = 2) -> InspectorState:
@@ -99,6 +99,21 @@ def test_edit_tiers_takes_preset_names_in_any_case_and_specs_as_typed():
     with pytest.raises(ValueError, match="tiers"):
         state.edit_tiers("nonsense")
     assert state.settings.tiers == "2:full,*:100"  # a refused value changes nothing
+
+
+def test_edit_tiers_names_a_written_out_preset_by_its_name():
+    state = opened()
+    assert state.edit_tiers(editable_tiers("light")) and state.settings.tiers == "light"
+    assert state.edit_tiers("10:full, 20:1000, 40:500, 60:200, *:100") and state.settings.tiers == "default"
+    assert tiers_label(state.settings) == "default"
+    assert state.edit_tiers("10:full,20:1000,40:500,60:200,*:99") and state.settings.tiers.startswith("10:full")
+    assert tiers_label(state.settings) == "custom 10:full,20:1000,40:500,60:200,*:99"
+
+
+def test_tier_lines_number_tiers_from_1_as_the_spec_errors_do():
+    assert tier_lines("2:full,*:100") == ["tier 1: ages 0-2 → full", "tier 2: ages 3+ → 100 chars"]
+    with pytest.raises(ValueError, match="tier 2 "):
+        tier_lines("5:full,3:100")
 
 
 def test_clearing_budget_and_old_messages():
