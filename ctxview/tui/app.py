@@ -46,9 +46,10 @@ from .navigation import NavigationActions
 from .pane_pair import PanePair
 from .screens import BloatScreen, ConversationPicker, HelpScreen, TierEditor, WriteScreen
 from .state import (InspectorState, conversation_title, editable_tiers, export_name, loading_note, messages_match,
-                    request_label, same_file, term_pattern, tier_lines, tiers_label)
+                    request_label, same_file, term_pattern, tier_lines)
 from .threads import DaemonThreads
-from .widgets import HeaderBar, Meters, SearchBox, StatusBar, prepared_title, status_text
+from .chrome import HeaderBar, StatusBar, StatusParts
+from .widgets import Meters, SearchBox, prepared_title
 from .workers import Layouts, Opening, bloat_job, compute_job, load_job, write_job
 
 __all__ = ["CtxviewApp", "run_app"]
@@ -309,11 +310,11 @@ class CtxviewApp(NavigationActions, App[int]):
                                  prepared_title(view, self.settings, self._request_label()))
         self.query_one(Meters).show(view)
         layout, request = self.row_layout, self._request_label()
-        self.query_one(StatusBar).update(status_text(
-            self.settings.keep_recent, tiers_label(self.settings), view, request=request, linked=self.linked,
-            cursor=self.cursor, rows=len(layout) if layout else 0, busy=self.state.busy or self.state.search.running,
-            search=self.search_term, search_count=self.state.search.count_label(self.cursor, layout),
-            what_if=self.settings.view == "what-if",
+        self.query_one(StatusBar).show(StatusParts(
+            self.settings, (view.tokens_stored, view.tokens_prepared) if view is not None else None, request=request,
+            linked=self.linked, cursor=self.cursor, rows=len(layout) if layout else 0,
+            busy=self.state.busy or self.state.search.running, search=self.search_term,
+            search_count=self.state.search.count_label(self.cursor, layout),
             trace=self.trace.mark(conv, self.settings.request) if self.trace is not None and conv is not None else None))
         self.query_one(ControlsPanel).sync(self.settings, request)
 

@@ -1,4 +1,5 @@
-"""The small widgets around the panes: header, meters, status bar.
+"""The small widgets around the panes: meters, search box, one-line text (the header and the
+status bar, chrome.py, are lines too).
 
 Each renders a Rich `Text` assembled from styled pieces; file names, agent
 and model names come from the session and are sanitized, never markup.
@@ -13,14 +14,12 @@ from textual.message import Message as TMessage
 from textual.widget import Widget
 from textual.widgets import Input
 
-from ..model import Session
 from ..sanitize import make_visible
 from ..settings import Settings
 from ..view import PreparedView
-from .state import conversation_title
 
-__all__ = ["HeaderBar", "Line", "Meters", "SearchBox", "StatusBar", "gauge", "meters_text", "prepared_title", "status_text",
-           "view_name", "WINDOW_MARKS"]
+__all__ = ["Line", "Meters", "SearchBox", "gauge", "meters_text", "prepared_title", "safe_text", "view_name",
+           "WINDOW_MARKS"]
 
 WINDOW_MARKS = (0.6, 0.8, 0.9)  # SwarmSDK's context warning thresholds
 
@@ -29,7 +28,7 @@ AS_SENT_STYLE = Style(color="green", bold=True)
 WHAT_IF_STYLE = Style(color="black", bgcolor="yellow", bold=True)
 
 
-def _safe(value: object) -> str:
+def safe_text(value: object) -> str:
     return make_visible(str(value)).replace("\n", " ")
 
 
@@ -110,51 +109,6 @@ def prepared_title(view: PreparedView | None, settings: Settings, request: str) 
     return title
 
 
-def status_text(
-    settings_keep_recent: int,
-    tiers: str,
-    view: PreparedView | None,
-    *,
-    request: str = "next",
-    linked: bool = True,
-    cursor: int = 0,
-    rows: int = 0,
-    busy: bool = False,
-    search: str = "",
-    search_count: str = "",
-    what_if: bool = False,
-    trace: Text | None = None,
-) -> Text:
-    """The status bar line: which view (as sent, what-if), the request against the trace (with
-    --trace), then always keep_recent, the tier preset and stored → prepared."""
-    text = Text(end="", no_wrap=True, overflow="ellipsis")
-    text.append_text(view_name("what-if" if what_if else "as sent"))
-    if search:  # first while a search is on: n / N step through it (`3/17`: the cursor's match, of how many)
-        text.append(" · /")
-        text.append(_safe(search[:24]) + ("…" if len(search) > 24 else ""), Style(italic=True))
-        if search_count:
-            text.append(f" {search_count}", Style(bold=True))
-    text.append(" · ")
-    if trace is not None:
-        text.append_text(trace)
-        text.append(" · ")
-    text.append(f"keep_recent={settings_keep_recent}", Style(bold=True))
-    text.append(" · ")
-    text.append(f"tiers={_safe(tiers)}", Style(bold=True))
-    text.append(" · ")
-    if view is None:
-        text.append("… → … tok")
-    else:
-        text.append(f"{view.tokens_stored:,} → {view.tokens_prepared:,} tok")
-    text.append(f" · request {request}")
-    text.append(" · scroll " + ("linked" if linked else "unlinked"))
-    if rows:
-        text.append(f" · row {cursor + 1:,}/{rows:,}")
-    if busy:
-        text.append(" · computing…", Style(color="yellow"))
-    return text
-
-
 class Line(Widget):
     """One line of Text. Unlike Static.update, a change repaints without a
     layout pass (the height is fixed in CSS), which keeps a recompute's
@@ -175,35 +129,6 @@ class Line(Widget):
         return self.text
 
 
-class HeaderBar(Line):
-    """File, format, conversation, model, context window."""
-
-    def show(self, path: str, fmt: str, conversation: str, model: str | None, window: int | None,
-             position: str = "") -> None:
-        text = Text(end="", no_wrap=True, overflow="ellipsis")
-        text.append("ctxview ", Style(bold=True))
-        text.append(_safe(path), Style(bold=True))
-        text.append("  format ", Style(dim=True))
-        text.append(_safe(fmt))
-        text.append("  agent ", Style(dim=True))
-        text.append(_safe(conversation))
-        if position:
-            text.append(f" {position}", Style(dim=True))
-        text.append("  model ", Style(dim=True))
-        text.append(_safe(model or "unknown"))
-        text.append("  window ", Style(dim=True))
-        text.append(f"{window:,}" if window else "unknown")
-        self.update(text)
-
-    def show_conversation(self, path: str, session: Session, index: int, view: PreparedView | None) -> None:
-        """The header of conversation `index` (its label too), with the window the view used."""
-        conv = session.conversations[index]
-        count = len(session.conversations)
-        position = f"({index + 1}/{count}, a switches)" if count > 1 else ""
-        window = view.context_window if view is not None else conv.context_window
-        self.show(path, session.format, conversation_title(conv), conv.model, window, position)
-
-
 class Meters(Line):
     """Token totals and the context-window gauge."""
 
@@ -219,10 +144,6 @@ class Meters(Line):
     def on_resize(self) -> None:
         if hasattr(self, "view"):
             self.update(meters_text(self.view, compact=self._compact()))
-
-
-class StatusBar(Line):
-    """One line that always says keep_recent, tiers and tokens."""
 
 
 class SearchBox(Input):

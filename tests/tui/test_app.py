@@ -14,7 +14,7 @@ from ctxview.tui.app import CtxviewApp
 from ctxview.tui.keys import KEYS
 from ctxview.tui.layout import Layout
 from ctxview.tui.screens import BloatScreen, ConversationPicker, DetailScreen, HelpScreen, TierEditor, WriteScreen
-from ctxview.tui.widgets import StatusBar
+from ctxview.tui.chrome import StatusBar
 from ctxview.view import Settings
 
 SIZE = (140, 40)
