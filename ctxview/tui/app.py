@@ -24,19 +24,19 @@ from functools import partial
 from typing import Any, Callable, Iterable, Mapping
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widgets import Footer, Input
 
 from ..model import Conversation, Session
 from ..sanitize import make_visible, sanitize
 from ..view import PreparedView, Settings
 from .controls import ControlsPanel
 from .follow import FOLLOW_INTERVAL, FileChanged, FileFollower, FollowFailed, follow_job, followable
-from .keys import APP_BINDINGS, help_rows, live_bindings, palette_commands
+from .keys import APP_BINDINGS, help_rows, live_bindings, palette_commands, typed_actions
 from .launch import one_line, run_app
 from .dialogs import ConfirmScreen
 from .messages import (BloatReady, NoteReady, OpeningFailed, SearchDone, SessionLoaded, ViewFailed, ViewReady,
@@ -45,6 +45,7 @@ from .pane import MessagePane
 from .navigation import NavigationActions
 from .pane_pair import PanePair
 from .screens import BloatScreen, ConversationPicker, HelpScreen, TierEditor, WriteScreen
+from .settings_dialog import SettingsDialog
 from .state import (InspectorState, conversation_title, editable_tiers, export_name, loading_note, messages_match,
                     request_label, same_file, term_pattern, tier_lines)
 from .threads import DaemonThreads
@@ -353,6 +354,14 @@ class CtxviewApp(NavigationActions, App[int]):
 
         self.push_screen(TierEditor(editable_tiers(self.settings.tiers), tier_lines), done)
 
+    def action_settings(self, focus: str = "keep_recent") -> None:
+        """The settings dialog (settings_dialog.py): every setting, at any width."""
+        def done(changes: dict[str, Any] | None) -> None:
+            if changes:
+                self.update_settings(**changes)
+
+        self.push_screen(SettingsDialog(self.settings, focus), done)
+
     def action_request(self, direction: int) -> None:
         self._changed(self.state.step_request(direction, self.view.requests if self.view else ()), bell=True)
 
@@ -397,7 +406,7 @@ class CtxviewApp(NavigationActions, App[int]):
 
     @on(SearchBox.Closed)
     def _search_closed(self, event: SearchBox.Closed) -> None:
-        self.stored_pane.focus()
+        self.action_focus_pane()
         if event.term is None:
             return  # Escape
         found = self.state.search.submit(event.term)
@@ -508,6 +517,28 @@ class CtxviewApp(NavigationActions, App[int]):
             self.pop_screen()
         else:
             self.push_screen(HelpScreen(help_rows(self.live_bindings()), self.stored_pane.styles_for_render))
+
+    # -- focus ---------------------------------------------------------------------------
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if isinstance(event.widget, MessagePane):
+            self._last_pane = event.widget
+
+    def action_focus_pane(self) -> None:
+        """Escape: back to the pane focus came from (after Tab into the controls, say)."""
+        pane = getattr(self, "_last_pane", None)
+        pane = pane if pane is not None and pane.is_attached else self.stored_pane
+        pane.screen.set_focus(pane)  # (at once, not deferred as focus() is: an action may follow)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The footer shows the keys that work where focus is: Escape away from a pane; not the
+        # letter keys while a text box takes them as typed characters.
+        focused = self.focused
+        if action == "focus_pane":
+            return not isinstance(focused, MessagePane)
+        if isinstance(focused, Input) and action in typed_actions(self, self.BINDINGS):
+            return False
+        return True
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         return palette_commands(self, self.live_bindings(), super().get_system_commands(screen))

@@ -10,8 +10,13 @@ from typing import Any, Iterable, Iterator
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingsMap
+from textual.keys import _character_to_key
 
-__all__ = ["APP_BINDINGS", "FOOTER_IDS", "KEYS", "help_rows", "live_bindings", "palette_commands"]
+# The key names of the printable ASCII characters: what a text box takes as typed ("slash", "t", "N").
+_TYPED_KEYS = frozenset(_character_to_key(chr(c)) for c in range(32, 127))
+
+__all__ = ["APP_BINDINGS", "FOOTER_IDS", "KEYS", "SETTINGS_ENTRIES", "help_rows", "live_bindings", "palette_commands",
+           "typed_actions"]
 
 KEYS: list[Binding] = [
     Binding("plus,equals_sign", "keep_recent(1)", "keep_recent +1", key_display="+", id="ctxview.keep_recent_up"),
@@ -21,6 +26,8 @@ KEYS: list[Binding] = [
     Binding("c", "toggle_compression", "Compression on/off", id="ctxview.toggle_compression",
             tooltip="Compression on/off (from tiers=off: on with the tiers chosen last)"),
     Binding("e", "edit_tiers", "Edit tiers", id="ctxview.edit_tiers"),
+    Binding("S", "settings", "Settings", id="ctxview.settings",
+            tooltip="Settings: keep_recent, tiers, budget, clearing, old messages, ephemeral reminders"),
     Binding("a", "switch_conversation", "Switch conversation", id="ctxview.switch_conversation"),
     Binding("left_square_bracket", "request(-1)", "Previous request", key_display="[", id="ctxview.prev_request",
             tooltip="Previous request (the context as prepared for an earlier model call)"),
@@ -45,6 +52,8 @@ KEYS: list[Binding] = [
     Binding("Y", "copy_body", "Copy the request body", id="ctxview.copy_body",
             tooltip="Copy the request body of the request shown, as prepared, in the export's shape"),
     Binding("question_mark", "help", "Help", key_display="?", id="ctxview.help"),
+    # From a text box, a control or a switch back to the pane focus came from (letter keys work again).
+    Binding("escape", "focus_pane", "Back to the panes", id="ctxview.focus_pane"),
     Binding("q", "quit", "Quit", id="ctxview.quit"),
     # Anywhere, even in a text box or a dialog, and while a file loads (Textual's own ctrl+c only
     # says how to quit).
@@ -54,8 +63,18 @@ KEYS: list[Binding] = [
 # Shown in the footer; the rest are in the help screen and the palette.
 FOOTER_IDS = {
     "ctxview.keep_recent_up", "ctxview.keep_recent_down", "ctxview.next_tiers", "ctxview.toggle_compression",
-    "ctxview.search", "ctxview.next_changed", "ctxview.help", "ctxview.quit",
+    "ctxview.search", "ctxview.next_changed", "ctxview.settings", "ctxview.help", "ctxview.quit",
+    "ctxview.focus_pane",
 }
+
+
+# Palette entries that open the settings dialog at one field (settings_dialog.FIELDS).
+SETTINGS_ENTRIES = [
+    ("Token budget (or off)", "budget"),
+    ("Clearing of old tool uses (keep N, trigger, excluded tools, inputs)", "clear"),
+    ("Old messages strategy (keep, truncate, remove, llm)", "old_messages"),
+    ("Ephemeral reminders on/off", "embed_ephemeral"),
+]
 
 
 def _binding(b: Binding) -> Binding:
@@ -63,6 +82,18 @@ def _binding(b: Binding) -> Binding:
 
 
 APP_BINDINGS = [_binding(b) for b in KEYS]
+
+
+def typed_actions(app: App, bindings: Iterable[Binding]) -> frozenset[str]:
+    """The actions of `bindings` all of whose keys (the keymap applied) a text box takes as typed
+    characters: while one has focus they do nothing, so the footer leaves them out."""
+    live = BindingsMap(list(bindings))
+    live.apply_keymap(app._keymap)
+    keys: dict[str, list[str]] = {}
+    for key, key_bindings in live.key_to_bindings.items():
+        for b in key_bindings:
+            keys.setdefault(b.action.partition("(")[0], []).append(key)  # (check_action gets the name alone)
+    return frozenset(action for action, ks in keys.items() if all(k in _TYPED_KEYS for k in ks))
 
 
 def help_rows(live: list[tuple[Any, Binding, list[str]]]) -> list[tuple[str, str]]:
@@ -80,8 +111,22 @@ def palette_commands(app: App, live: list[tuple[Any, Binding, list[str]]],
         if command.title not in titles:  # Textual's own Quit is ours too: listed once
             yield command
     for node, b, keys in live:
-        yield SystemCommand(b.description, f"key {'/'.join(keys)}",
-                            lambda action=b.action, node=node: app.run_action(action, node))
+        yield SystemCommand(b.description, f"key {'/'.join(keys)}", _runner(app, b.action, node))
+        if b.action == "settings":  # the dialog opened at one setting, for a search by its name
+            for title, field in SETTINGS_ENTRIES:
+                yield SystemCommand(title, f"key {'/'.join(keys)}, in the settings dialog",
+                                    _runner(app, f"settings({field!r})", node))
+
+
+def _runner(app: Any, action: str, node: Any):
+    """Run `action` from the palette: back on the panes first (a text box that had focus would
+    stop the panes' keys and their actions, see CtxviewApp.check_action)."""
+    def run():
+        if hasattr(app, "action_focus_pane"):
+            app.action_focus_pane()
+        return app.run_action(action, node)
+
+    return run
 
 
 def live_bindings(app: App, groups: Iterable[tuple[Any, list[Binding]]]) -> list[tuple[Any, Binding, list[str]]]:
