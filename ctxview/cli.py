@@ -152,17 +152,26 @@ def _run_open(argv: Sequence[str]) -> int:
     trace = _load_trace(args.trace)  # before the app takes the screen: its errors are one line
     from .view import Settings
 
-    values = {k: v for k, v in _overrides(args).items() if v is not None}
-    settings = Settings(**{k: v for k, v in values.items() if k != "request_number"})
     try:
         from .tui.app import run_app
+        from .tui.keys import binding_ids, theme_names
         from .tui.launch import run_browser
     except ImportError as exc:
         raise InputError(f"the inspector is not available in this installation ({exc})") from None
+    from .user_config import ConfigError, load_user_config
+
+    try:
+        config = load_user_config(binding_ids=binding_ids(), themes=theme_names())
+    except ConfigError as exc:
+        raise InputError(str(exc)) from None
+    # The config's settings are defaults: the options typed win over them.
+    values = {**config.settings, **{k: v for k, v in _overrides(args).items() if v is not None}}
+    settings = Settings(**{k: v for k, v in values.items() if k != "request_number"})
     if browse is not None:
         return run_browser(browse or None, settings, args.fmt, args.lenient, overrides=values)
     extra = {"trace": trace} if trace is not None else {}
-    return run_app(args.file, settings, args.agent, args.fmt, args.lenient, overrides=values, **extra)
+    return run_app(args.file, settings, args.agent, args.fmt, args.lenient, overrides=values, config=config,
+                   **extra)
 
 
 def _run_sessions(argv: Sequence[str]) -> int:

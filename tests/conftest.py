@@ -1,9 +1,17 @@
 """Every test runs with the session places and the index cache pointed into a temporary folder, so
-that `ctxview` with no file (which looks for sessions there) never reads the real home or cache."""
+that `ctxview` with no file (which looks for sessions there) never reads the real home or cache; and
+with an empty config.toml."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
+
+# The inspector reads the user's config.toml (ctxview/user_config.py): the tests read an empty one
+# instead, whatever the machine's user has configured. A test that wants another sets its own.
+os.environ["CTXVIEW_CONFIG"] = str(Path(__file__).parent / "fixtures" / "config" / "empty.toml")
 
 
 @pytest.fixture(autouse=True)

@@ -236,7 +236,7 @@ def opened(monkeypatch, tmp_path):
         (tmp_path / name).write_text("{}")
     calls = []
 
-    def fake_run_app(path, settings, agent=None, fmt=None, lenient=False, overrides=None):
+    def fake_run_app(path, settings, agent=None, fmt=None, lenient=False, overrides=None, config=None):
         calls.append((path, settings, agent, fmt, lenient, overrides))
         return 0
 

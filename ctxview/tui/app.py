@@ -149,7 +149,18 @@ class CtxviewApp(NavigationActions, App[int]):
             return None
         return self.session.conversations[self.state.conversation]
 
+    def configure(self, keymap: Mapping[str, str], theme: str | None, note: str = "") -> None:
+        """The user's config.toml (user_config.py): keys by binding id, a theme; `note` says when its
+        settings make every view a what-if."""
+        if keymap:
+            self.set_keymap(dict(keymap))
+        if theme:
+            self.theme = theme
+        self._config_note = note
+
     def on_mount(self) -> None:
+        if getattr(self, "_config_note", ""):
+            self.notify(sanitize(self._config_note), title="config", markup=False)
         # Quitting must not wait for a thread worker (a load can take long): see threads.py.
         asyncio.get_running_loop().set_default_executor(DaemonThreads())
         self.query_one("#body").loading = True

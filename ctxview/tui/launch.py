@@ -52,12 +52,14 @@ def run_app(
     lenient: bool = False,
     overrides: Mapping[str, Any] | None = None,
     trace: tuple[str, Any] | None = None,
+    config: Any = None,
 ) -> int:
     """Open the inspector; the exit status (1 with one line on stderr if opening failed).
 
     `overrides` (Settings field names) win over the settings saved in the
     file, even where they equal the defaults; without them, the fields of
-    `settings` that differ from the defaults do."""
+    `settings` that differ from the defaults do. `config` (user_config.UserConfig): the user's
+    keymap and theme, and a note when its settings make every view a what-if."""
     from .app import CtxviewApp
 
     session = None
@@ -72,6 +74,8 @@ def run_app(
         path = "<stdin>"
     app = CtxviewApp(path, settings, agent=agent, fmt=fmt, lenient=lenient, session=session, overrides=overrides,
                      trace=trace)
+    if config is not None:
+        app.configure(config.keys, config.theme, config.what_if_note())
     result = app.run()
     if app.error is not None:
         print(f"ctxview: error: {sanitize(app.error)}", file=sys.stderr)
