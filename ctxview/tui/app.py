@@ -543,7 +543,10 @@ class CtxviewApp(NavigationActions, App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The footer shows the keys that work where focus is: Escape away from a pane; not the
-        # letter keys while a text box takes them as typed characters.
+        # letter keys while a text box takes them as typed characters. Under a dialog (it has keys of
+        # its own) nothing changes.
+        if len(self.screen_stack) > 1:
+            return action != "focus_pane"
         focused = self.focused
         if action == "focus_pane":
             return not isinstance(focused, MessagePane)

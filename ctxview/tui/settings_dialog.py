@@ -150,7 +150,8 @@ class SettingsDialog(ModalScreen[dict[str, Any] | None]):
         for name in FIELDS:
             widget = self.widget(name)
             value = widget.value
-            out[name] = None if value is Select.BLANK else value
+            # (Select.BLANK is False: only a Select's blank is "nothing chosen")
+            out[name] = None if isinstance(widget, Select) and value is Select.BLANK else value
         return out
 
     def on_mount(self) -> None:

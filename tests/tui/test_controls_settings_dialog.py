@@ -151,3 +151,16 @@ def test_read_settings_keeps_what_the_fields_do_not_show():
     assert settings.tiers == "default"                                  # the preset written out
     assert settings.request == 5 and settings.counter == "swarm"
     assert settings.clear == ClearSettings(keep=3, min_saving=500, exclude=("Bash", "Read"), placeholder="[gone]")
+
+
+async def test_clearing_on_with_its_switches_off_is_valid():
+    app = new_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        dialog = await open_dialog(pilot)
+        dialog.widget("clear").value = True                       # inputs off, ephemeral on: plain bools
+        await pilot.pause()
+        assert errors(dialog) == "" and not dialog.widget("clear_keep").disabled
+        await pilot.click("#settings-apply")
+        await settle(pilot)
+        assert app.settings.clear == ClearSettings() and app.settings.label() == "what-if: clearing (keep 3)"

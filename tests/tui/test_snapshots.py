@@ -92,3 +92,46 @@ class TestHostile:
         """Markup, ANSI/OSC escapes, NUL, C1 and bidi controls show as visible characters."""
         app = CtxviewApp(HOSTILE, Settings(keep_recent=2, counter="swarm", tiers="default"))
         assert snap_compare(app, terminal_size=WIDE, run_before=settled("down", "down", "down", "enter", "end", "enter"))
+
+
+# -- issue 15: the chrome at 80 columns, the settings dialog ----------------------------------
+
+CLAUDE_SUBAGENTS = "tests/fixtures/samples/claude-code/spotter-258c7280/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+LONG_PATH = "~/.claude/projects/-home-user-src-some-very-long-project-name/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+
+
+def _claude_app(settings: Settings) -> CtxviewApp:
+    # The file is read from the fixture; the header shows the long path a real ~/.claude file has.
+    from ctxview.formats import load_session
+
+    return CtxviewApp(LONG_PATH, settings, session=load_session(str(ROOT / CLAUDE_SUBAGENTS)))
+
+
+class TestControls:
+    def test_narrow_header_and_status(self, snap_compare):
+        """80×24 on a Claude Code file with sub-agents at a long ~/.claude path, budget and clearing on:
+        the header keeps the file name, conversation hint, model and window; the status bar names each
+        what-if setting in its shortest form and ends with the row position."""
+        from ctxview.settings import ClearSettings
+
+        app = _claude_app(Settings(counter="swarm", tiers="default", budget=20_000, clear=ClearSettings(keep=2)))
+        assert snap_compare(app, terminal_size=(80, 24), run_before=settled())
+
+    def test_settings_dialog(self, snap_compare):
+        """The settings dialog at 80×24 with a bad budget typed: the error shows, Apply is disabled, and
+        the last line names the view the settings would make."""
+
+        async def run(pilot) -> None:
+            await _settle(pilot)
+            await pilot.press("S")
+            await pilot.pause()
+            dialog = pilot.app.screen
+            dialog.widget("clear").value = True
+            dialog.widget("old_messages").value = "truncate"
+            dialog.widget("budget").value = "50k"
+            for box in dialog.query("Input"):
+                box.cursor_blink = False  # (a blinking cursor is on or off by the clock)
+            await pilot.pause()
+
+        app = _claude_app(Settings(counter="swarm"))
+        assert snap_compare(app, terminal_size=(80, 24), run_before=run)
