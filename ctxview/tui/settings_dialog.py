@@ -23,7 +23,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select, Static, Switch
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from ..sanitize import make_visible
 from ..settings import OLD_MESSAGE_STRATEGIES, ClearSettings, Settings
@@ -133,8 +133,8 @@ class SettingsDialog(ModalScreen[dict[str, Any] | None]):
     @staticmethod
     def _field(name: str, value: Any):
         field_id = f"set-{name.replace('_', '-')}"
-        if name in _SWITCHES:
-            return Switch(value, id=field_id)
+        if name in _SWITCHES:  # (a Checkbox: its X shows on any terminal, a Switch only in colour)
+            return Checkbox("on" if value else "off", value, id=field_id, compact=True)
         if name == "old_messages":
             return Select([(s, s) for s in OLD_MESSAGE_STRATEGIES], value=value, allow_blank=False, id=field_id,
                           compact=True)
@@ -169,14 +169,17 @@ class SettingsDialog(ModalScreen[dict[str, Any] | None]):
                                                                                           bgcolor="yellow"))
         self.query_one("#settings-label", Static).update(name)
         self.query_one("#settings-apply", Button).disabled = bool(errors)
+        values = self.values()
         for name in ("clear_keep", "clear_trigger", "clear_min_saving", "clear_exclude", "clear_inputs"):
-            self.widget(name).disabled = not self.values()["clear"]
+            self.widget(name).disabled = not values["clear"]
+        for name in _SWITCHES:  # said in words too: the box's mark differs only by its colour
+            self.widget(name).label = "on" if values[name] else "off"
         return settings, errors
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self._check()
 
-    def on_switch_changed(self, event: Switch.Changed) -> None:
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
         self._check()
 
     def on_select_changed(self, event: Select.Changed) -> None:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pilot_sizes import settle  # (test_screen_as_sent.py takes it from here too)
 from sessions import make_session
 from textual.widgets import Input
 
@@ -19,17 +20,6 @@ from ctxview.view import Settings
 
 SIZE = (140, 40)
 HOSTILE = Path(__file__).parents[1] / "fixtures" / "hostile.ctxview.json"
-
-
-async def settle(pilot) -> None:
-    """Wait until every worker is done and the screen has caught up."""
-    app = pilot.app
-    for _ in range(50):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        if not app.busy and not any(w.is_running for w in app.workers):
-            return
-    raise AssertionError("workers did not settle")
 
 
 def new_app(convs: int = 2, **settings) -> CtxviewApp:

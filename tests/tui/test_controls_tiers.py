@@ -12,15 +12,24 @@ from ctxview.tui.screens import TierEditor
 from ctxview.view import Settings
 
 
+def new_app() -> CtxviewApp:
+    return CtxviewApp("test.json", Settings(keep_recent=4, tiers="default"), session=make_session(1))
+
+
+async def open_editor(pilot) -> Input:
+    """Settle, press e; the editor's input."""
+    await settle(pilot)
+    await pilot.press("e")
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, TierEditor)
+    return pilot.app.screen.query_one("#tier-input", Input)
+
+
 @pytest.mark.parametrize("size", SIZES)
 async def test_unchanged_default_spec_applies_as_default(size):
-    app = CtxviewApp("test.json", Settings(keep_recent=4, tiers="default"), session=make_session(1))
+    app = new_app()
     async with app.run_test(size=size) as pilot:
-        await settle(pilot)
-        await pilot.press("e")
-        await pilot.pause()
-        assert isinstance(app.screen, TierEditor)
-        box = app.screen.query_one("#tier-input", Input)
+        box = await open_editor(pilot)
         assert box.value == "10:full,20:1000,40:500,60:200,*:100"      # the preset written out
         preview = app.screen.query_one("#tier-preview").render().plain
         assert preview.splitlines()[0] == "tier 1: ages 0-10 → full"   # numbered from 1
@@ -33,12 +42,9 @@ async def test_unchanged_default_spec_applies_as_default(size):
 
 @pytest.mark.parametrize("size", SIZES)
 async def test_editor_errors_and_preview_use_the_same_tier_numbers(size):
-    app = CtxviewApp("test.json", Settings(keep_recent=4, tiers="default"), session=make_session(1))
+    app = new_app()
     async with app.run_test(size=size) as pilot:
-        await settle(pilot)
-        await pilot.press("e")
-        await pilot.pause()
-        box = app.screen.query_one("#tier-input", Input)
+        box = await open_editor(pilot)
         box.value = "5:full,3:100,*:50"
         await pilot.pause()
         error = app.screen.query_one("#tier-preview").render().plain
