@@ -11,7 +11,7 @@ import pytest
 
 # The inspector reads the user's config.toml (ctxview/user_config.py): the tests read an empty one
 # instead, whatever the machine's user has configured. A test that wants another sets its own.
-os.environ["CTXVIEW_CONFIG"] = str(Path(__file__).parent / "fixtures" / "config" / "empty.toml")
+os.environ["CTXVIEW_CONFIG"] = str(Path(__file__).parent / "config" / "empty.toml")  # (not under fixtures/: no session)
 
 
 @pytest.fixture(autouse=True)
