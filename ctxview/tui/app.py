@@ -542,14 +542,19 @@ class CtxviewApp(NavigationActions, App[int]):
         pane.screen.set_focus(pane)  # (at once, not deferred as focus() is: an action may follow)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # The footer shows the keys that work where focus is: Escape away from a pane; not the
-        # letter keys while a text box takes them as typed characters. Under a dialog (it has keys of
-        # its own) nothing changes.
+        # The footer shows the keys that work where focus is. Escape: back to the panes from anywhere
+        # else, and from a pane out of a sub-agent or back to the sessions (when opened from the browser). Not the letter
+        # keys while a text box takes them as typed characters. Under a dialog (it has keys of its
+        # own) nothing changes.
+        can_go_back = self.browsing or bool(self.state.trail)  # (out of a sub-agent, or to the browser)
         if len(self.screen_stack) > 1:
-            return action != "focus_pane"
-        focused = self.focused
+            return action != "focus_pane" and (action != "back" or can_go_back)
+        on_pane = isinstance(self.focused, MessagePane)
+        if action == "back":
+            return can_go_back and on_pane
         if action == "focus_pane":
-            return not isinstance(focused, MessagePane)
+            return not on_pane
+        focused = self.focused
         if isinstance(focused, Input) and action in typed_actions(self, self.BINDINGS):
             return False
         return True
@@ -559,11 +564,6 @@ class CtxviewApp(NavigationActions, App[int]):
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(0)
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "back":
-            return self.browsing or bool(self.state.trail)
-        return super().check_action(action, parameters)
 
     def action_back(self) -> None:
         """Escape: out of a sub-agent's conversation (navigation.py), else back to the browser."""
