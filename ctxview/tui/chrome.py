@@ -241,7 +241,7 @@ def _optional_pieces(parts: StatusParts, level: int) -> list[tuple[int, str, Sty
     if parts.search:
         term = safe_text(parts.search)
         count = f" {parts.search_count}" if parts.search_count else ""
-        out.append((0, "/" + (term if level < 2 else middle_ellipsis(term, 12)) + count, Style(italic=True)))
+        out.append((0, "/" + (term if level < 2 else middle_ellipsis(term, 24)) + count, Style(italic=True)))
     out.append((1, ("request ", "req ", "req ")[level] + parts.request, None))
     if parts.tokens is None:
         out.append((2, "… → … tok", None))
