@@ -58,7 +58,7 @@ def test_sessions_of_a_directory_in_a_subprocess(home, tmp_path):
 def test_sessions_plain_table(home, capsys):
     assert cli.main(["sessions"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split()[:3] == ["last", "activity", "format"]
+    assert out[0].split()[:4] == ["last", "activity", "project", "title"]  # what tells sessions apart first
     assert len(out) == 5 and out[-1] == "3 sessions"
     assert any("prompt of s1" in line and "claude-code" in line for line in out)
 

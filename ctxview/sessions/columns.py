@@ -13,9 +13,10 @@ from .index import SessionRow
 
 __all__ = ["COLUMNS", "cells", "filtered", "human_size", "matches", "table"]
 
-# (header, width or 0 for the rest of the line)
-COLUMNS = (("last activity", 16), ("format", 11), ("msgs", 7), ("size", 9), ("tokens", 8), ("model", 18),
-           ("project", 24), ("title", 0))
+# (header, width or 0 for the rest of the line); what tells sessions apart comes first, so that an
+# 80-column terminal shows it
+COLUMNS = (("last activity", 16), ("project", 22), ("title", 36), ("msgs", 7), ("size", 9), ("tokens", 8),
+           ("format", 11), ("model", 0))
 
 
 def human_size(n: int) -> str:
@@ -47,8 +48,8 @@ def cells(row: SessionRow) -> tuple[str, ...]:
     title = _text(row.title) or _text(os.path.basename(row.path))
     if row.problem:
         title = f"⚠ {_text(row.problem)} · {title}"
-    return (_when(row.updated), _text(row.format) or "?", messages, human_size(row.size_bytes),
-            "" if row.tokens is None else f"{row.tokens:,}", _text(row.model), _text(_home_short(row.project)), title)
+    return (_when(row.updated), _text(_home_short(row.project)), title, messages, human_size(row.size_bytes),
+            "" if row.tokens is None else f"{row.tokens:,}", _text(row.format) or "?", _text(row.model))
 
 
 def matches(row: SessionRow, words: list[str]) -> bool:
@@ -74,5 +75,5 @@ def table(rows: list[SessionRow], width: int = 160) -> str:
     out = [line(tuple(h for h, _ in COLUMNS))]
     out.extend(line(cells(r)) for r in rows)
     problems = sum(1 for r in rows if r.problem)
-    out.append(f"{len(rows):,} sessions" + (f", {problems:,} with a problem (⚠)" if problems else ""))
+    out.append(f"{len(rows):,} session{'' if len(rows) == 1 else 's'}" + (f", {problems:,} with a problem (⚠)" if problems else ""))
     return "\n".join(out) + "\n"

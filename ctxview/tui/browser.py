@@ -190,8 +190,9 @@ class BrowserApp(App[str | None]):
 
     def _status(self) -> None:
         problems = sum(1 for r in self.shown if r.problem)
-        parts = [f"{len(self.shown):,} of {len(self.rows):,} sessions" if self.filter_text
-                 else f"{len(self.rows):,} sessions"]
+        noun = "session" if len(self.rows) == 1 else "sessions"
+        parts = [f"{len(self.shown):,} of {len(self.rows):,} {noun}" if self.filter_text
+                 else f"{len(self.rows):,} {noun}"]
         if problems:
             parts.append(f"⚠ {problems:,} with a problem")
         if self.indexing:
