@@ -93,32 +93,23 @@ def main() -> None:
         print(f"--compare {','.join(SETTINGS)} (and as sent), incremental: "
               f"{min(r[0] for r in runs):.2f} s, {max(r[0] for r in runs):.2f} s (two cold runs)")
         print("  cache reads: " + ", ".join(f"{k} {v:.0%}" for k, v in runs[0][1].items()))
-        t = time.perf_counter()
-        cache = PipelineCache()
-        for s in CLEARING:
-            prompts = replay(conv, s, cache=cache)
-            outcome(conv, prompts, simulate(prompts, CacheRules()), prices)
-        print(f"five clearing settings (clear=N, with and without tiers), incremental: {time.perf_counter() - t:.2f} s")
         part = prefix(conv, 500)
-        t = time.perf_counter()
-        slow = replay_naive(part, CLEARING[2], cache=PipelineCache())
-        naive = time.perf_counter() - t
-        assert replay(part, CLEARING[2], cache=PipelineCache()) == slow
-        print(f"  request by request (the replay before), tiers default + clear keep 5, first 500 requests: "
-              f"{naive:.2f} s; all {count:,} projected (quadratic): about {naive * (count / 500) ** 2:,.0f} s")
-        t = time.perf_counter()
-        cache = PipelineCache()
-        for s in BUDGETS:
-            prompts = replay(conv, s, cache=cache)
-            outcome(conv, prompts, simulate(prompts, CacheRules()), prices)
-        print(f"three budgets and two clearings by tool name, stepwise: {time.perf_counter() - t:.2f} s")
-        for s in (BUDGETS[1], BUDGETS[4]):
+        for title, group, against in (("five clearing settings (clear=N, with and without tiers)", CLEARING, (2,)),
+                                      ("three budgets and two clearings by tool name", BUDGETS, (1, 4))):
             t = time.perf_counter()
-            slow = replay_naive(part, s, cache=PipelineCache())
-            naive = time.perf_counter() - t
-            assert replay(part, s, cache=PipelineCache()) == slow
-            print(f"  request by request, {s.label()}, first 500 requests: {naive:.2f} s; all {count:,} "
-                  f"projected (quadratic): about {naive * (count / 500) ** 2:,.0f} s")
+            cache = PipelineCache()
+            for s in group:
+                prompts = replay(conv, s, cache=cache)
+                outcome(conv, prompts, simulate(prompts, CacheRules()), prices)
+            print(f"{title}, stepwise: {time.perf_counter() - t:.2f} s")
+            for k in against:  # the request-by-request replay they took before
+                s = group[k]
+                t = time.perf_counter()
+                slow = replay_naive(part, s, cache=PipelineCache())
+                naive = time.perf_counter() - t
+                assert replay(part, s, cache=PipelineCache()) == slow
+                print(f"  request by request, {s.label()}, first 500 requests: {naive:.2f} s; all {count:,} "
+                      f"projected (quadratic): about {naive * (count / 500) ** 2:,.0f} s")
         t = time.perf_counter()
         out = subprocess.run([sys.executable, "-m", "ctxview", "report", str(path), "--json", "--compare",
                               ",".join(SETTINGS)], capture_output=True, text=True)

@@ -107,11 +107,11 @@ class NotStepwise(Exception):
 def _calls_before_results(base: Sequence[Message]) -> dict[str, str]:
     """Tool name by call id over `base`, checking that each id is used once and that every result
     comes after its call (then a result's call is in every window that holds the result)."""
+    calls = {c.id for m in base for c in m.tool_calls if c.id}
     names: dict[str, str] = {}
     for msg in base:
-        if msg.role == "tool" and msg.tool_call_id and msg.tool_call_id not in names:
-            if any(c.id == msg.tool_call_id for m in base for c in m.tool_calls):
-                raise NotStepwise("a tool result before its call")
+        if msg.role == "tool" and msg.tool_call_id in calls and msg.tool_call_id not in names:
+            raise NotStepwise("a tool result before its call")
         for call in msg.tool_calls:
             if call.id:
                 if call.id in names:
@@ -146,9 +146,6 @@ class _Epoch:
         self.heads: list[int] = []        # each unit's first position (budget)
         self.total = 0                    # sum of counts
         self.active, self.old = False, 0  # clearing at the last request: on, and how many results were old
-
-    def state(self, j: int) -> object:
-        return "cleared" if self.cleared[j] else self.limits[j]
 
 
 class StepwiseReplay:

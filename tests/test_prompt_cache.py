@@ -263,3 +263,21 @@ def test_budgets_are_stepped_not_replayed_request_by_request():
     with pytest.raises(NotStepwise):
         list(StepwiseReplay(odd, s, PipelineCache(), 0, 1.0).run())
     assert replay(odd, s) == replay_naive(odd, s)
+
+
+@pytest.mark.parametrize("order", ["result before its call", "call id used twice"])
+def test_a_broken_link_between_call_and_result_falls_back_to_request_by_request(order):
+    from ctxview.model import ToolCall
+    from ctxview.pipeline import PipelineCache
+    from ctxview.stepwise_replay import NotStepwise, StepwiseReplay
+
+    call = Message(role="assistant", content="a" * 400, tool_calls=(ToolCall("c1", "Read", {"p": 1}),))
+    result = Message(role="tool", content="r" * 8000, tool_call_id="c1")
+    middle = [result, call] if order == "result before its call" else [call, result, call]
+    msgs = (Message(role="user", content="u" * 4000), Message(role="assistant", content="a" * 400), *middle,
+            Message(role="user", content="more"), Message(role="assistant", content="a" * 400))
+    conv = Conversation(name="main", messages=msgs, system_prompt="s" * 800, model=SONNET)
+    s = Settings(counter="chars4", budget=2_500, keep_recent=1)
+    with pytest.raises(NotStepwise, match="before its call" if order.startswith("result") else "used twice"):
+        list(StepwiseReplay(conv, s, PipelineCache(), 0, 1.0).run())
+    assert replay(conv, s) == replay_naive(conv, s)
