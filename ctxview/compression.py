@@ -17,18 +17,18 @@ tool_names.py. This module cuts.
 
 from __future__ import annotations
 
-from typing import Container, Iterable, Mapping, Sequence
+from typing import Any, Container, Iterable, Mapping, Sequence
 
 from ._slots import slot_builder
 from .gcpause import paused_gc
-from .identity_table import IdentityTable
 from .model import Content, Message
 from .spliced import Spliced
 # (the tiers and the tool names have modules of their own; their names are served from here too)
 from .tiers import (DEFAULT_HINT, DEFAULT_MARKER, DEFAULT_POLICY, DEFAULT_RERUNNABLE_TOOLS, DEFAULT_TIERS,
                     PRESETS, CompressionPolicy, Tier, describe_tier, format_tiers, get_policy, parse_tiers,
                     tier_for_age)
-from .tool_names import _NAMES, _detect_cached, detect_tool_name, detect_tool_name_cached, is_rerunnable, tool_names_by_call_id
+from .tool_names import (_NAMES, _UNNAMED, _detect_cached, clear_names, detect_tool_name, detect_tool_name_cached, is_rerunnable,
+                         tool_names_by_call_id)
 
 _CACHE_LIMIT = 400_000  # entries per memo table before it is emptied
 
@@ -88,11 +88,56 @@ _as_tool_result = slot_builder(Message, "_as_tool_result",
                                 if f != "content"}, ("src",))
 
 
+class _KeptTable:
+    """{id(source): result}, with an optional name as a second part of the key, for immutable sources.
+
+    identity_table.IdentityTable guards a hit with a second dict (`sources[key] is source`);
+    here the sources are appended to a list instead, which keeps them alive: while an entry
+    exists the object it was stored for is alive, and no other live object has its id, so an
+    entry found under id(x) for a live x is x's. A store is one dict store and an append
+    rather than two dict stores, and a hit one lookup rather than two: a cold run over 100k
+    messages fills three such tables with 50k entries each, and every store into a big dict
+    is a cache miss (issue 16). Emptied when it has kept `limit` sources.
+    """
+
+    __slots__ = ("results", "names", "kept", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.results: dict[int, Any] = {}
+        self.names: dict[int, str] = {}  # only the keys stored with a name
+        self.kept: list[Any] = []
+        self.limit = limit
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def get(self, source: Any, name: str | None = None) -> Any:
+        """The result stored for (source, name), or None."""
+        key = id(source)
+        hit = self.results.get(key)
+        if hit is not None and self.names.get(key) == name:
+            return hit
+        return None
+
+    def put(self, source: Any, result: Any, name: str | None = None) -> None:
+        if len(self.kept) >= self.limit:
+            self.results.clear()
+            self.names.clear()
+            self.kept.clear()
+        key = id(source)
+        self.kept.append(source)
+        if name is not None:
+            self.names[key] = name
+        elif self.names:
+            self.names.pop(key, None)
+        self.results[key] = result
+
+
 class _Plan:
     """What one policy needs per message, precomputed once, plus its cache.
 
-    The cache maps max_chars to an IdentityTable of {id(message): (message, tool name, result)}.
-    Messages are immutable, so a hit is always still right.
+    The cache maps max_chars to a _KeptTable of {id(message): result} (with the tool name
+    given, if any). Messages are immutable, so a hit is always still right.
     """
 
     __slots__ = ("policy", "limits", "top", "last_limit", "marker_parts", "hints", "by_content", "msgs", "cuts")
@@ -109,9 +154,9 @@ class _Plan:
         self.hints = {tool: policy.hint.replace("{tool}", tool) for tool in policy.rerunnable_tools}
         self.by_content = policy.tool_name_from == "content"
         self.msgs = msgs
-        # {max_chars: IdentityTable of {id(text): (text, tool name given, cut text)}}: a text several
-        # messages share (a file read twice, loaded as one string) is cut into one string too
-        self.cuts: dict[int, IdentityTable] = {}
+        # {max_chars: _KeptTable of {id(text): cut text} (with the tool name given, if any)}: a text
+        # several messages share (a file read twice, loaded as one string) is cut into one string too
+        self.cuts: dict[int, _KeptTable] = {}
 
     def limit(self, age: int) -> int | None:
         if 0 <= age < len(self.limits):
@@ -136,18 +181,12 @@ class _Plan:
             return self.render(text, max_chars, tool_name)
         cuts = self.cuts.get(max_chars)
         if cuts is None:
-            cuts = self.cuts[max_chars] = IdentityTable(_CACHE_LIMIT)
-        key = id(text)
-        hit = cuts.results.get(key)  # (IdentityTable.get inlined: this runs once per compressed result)
-        if hit is not None and cuts.sources[key] is text and cuts.names.get(key) == tool_name:
+            cuts = self.cuts[max_chars] = _KeptTable(_CACHE_LIMIT)
+        hit = cuts.get(text, tool_name)
+        if hit is not None:
             return hit
-        given = tool_name
         out = self.render(text, max_chars, tool_name)
-        if given is None and not cuts.names and len(cuts.results) < _CACHE_LIMIT:
-            cuts.sources[key] = text  # (IdentityTable.put inlined for the common case)
-            cuts.results[key] = out
-        else:
-            cuts.put(text, out, given)
+        cuts.put(text, out, tool_name)
         return out
 
 
@@ -176,7 +215,7 @@ def clear_caches() -> None:
     """Forget every cached result (they are bounded; this frees memory at once)."""
     _PLANS.clear()
     _SHARED.clear()
-    _NAMES.clear()
+    clear_names()
     _LINKS.clear()
 
 
@@ -232,9 +271,9 @@ def compress_tool_results(
     names = names[1] if names is not None and names[0] is messages else None
     if stop > 2000:
         with paused_gc():
-            names = _compress_into(out, stop, plan, names, shared=shared_texts)
+            names = _compress(out, stop, plan, names, shared=shared_texts)
     else:
-        names = _compress_into(out, stop, plan, names, shared=shared_texts)
+        names = _compress(out, stop, plan, names, shared=shared_texts)
     if names is not None and type(messages) is tuple:
         if len(_LINKS) >= 8:
             _LINKS.clear()
@@ -263,7 +302,7 @@ def compress_tool_results_between(
     plan = _plan(policy)
     names = _LINKS.get(id(messages)) if type(messages) is tuple else None
     names = names[1] if names is not None and names[0] is messages else None
-    _compress_into(out, end, plan, names, start)  # type: ignore[arg-type]
+    _compress(out, end, plan, names, start)  # type: ignore[arg-type]
     return list(out[start:stop])
 
 
@@ -286,6 +325,15 @@ def shared_text_ids(messages: Iterable[Message]) -> set[int]:
     return shared
 
 
+def _compress(out: list[Message], stop: int, plan: _Plan, names: Mapping[str, str] | None,
+              start: int = 0, shared: Container[int] | None = None) -> Mapping[str, str] | None:
+    """_compress_into, by its fast path when the policy names tools by their text."""
+    if plan.by_content:
+        _compress_by_text(out, stop, plan, start, shared)
+        return names
+    return _compress_into(out, stop, plan, names, start, shared)
+
+
 def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[str, str] | None,
                    start: int = 0, shared: Container[int] | None = None) -> Mapping[str, str] | None:
     """Compress out[start:stop] in place; returns the call-id map if one was built or given.
@@ -298,10 +346,10 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
     cut = plan.cut
     name = None
     current = None
-    sources: dict = {}
+    keep = None
     names_of: dict = {}
     results: dict = {}
-    entries: IdentityTable | None = None
+    entries: _KeptTable | None = None
     for i in range(start, stop):
         msg = out[i]
         if msg.role != "tool":
@@ -315,8 +363,8 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
             current = limit
             entries = cache.get(limit)
             if entries is None:
-                entries = cache[limit] = IdentityTable(_CACHE_LIMIT)
-            sources, names_of, results = entries.sources, entries.names, entries.results
+                entries = cache[limit] = _KeptTable(_CACHE_LIMIT)
+            keep, names_of, results, kept = entries.kept.append, entries.names, entries.results, entries.kept
         if not by_content:
             name = msg.tool_name
             if name is None and msg.tool_call_id:
@@ -325,7 +373,7 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
                 name = names.get(msg.tool_call_id)
         key = id(msg)
         hit = results.get(key)
-        if hit is not None and sources[key] is msg and (by_content or names_of.get(key) == name):
+        if hit is not None and (by_content or names_of.get(key) == name):
             out[i] = hit
             continue
         text = msg.content
@@ -335,10 +383,88 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
             text = _text_of(text)
             remember = True  # (the set holds content ids: a Content's text may be shared)
         result = msg if len(text) <= limit else _as_tool_result(msg, cut(text, limit, name, remember))
-        if len(results) >= _CACHE_LIMIT or name is not None or names_of:
+        if len(kept) >= _CACHE_LIMIT or name is not None or names_of:
             entries.put(msg, result, name)  # type: ignore[union-attr]
-        else:  # IdentityTable.put inlined for the common case (no name to store)
-            sources[key] = msg
+        else:  # _KeptTable.put inlined for the common case (no name to store)
+            keep(msg)
             results[key] = result
         out[i] = result
     return names
+
+
+def _compress_by_text(out: list[Message], stop: int, plan: _Plan, start: int = 0,
+                      shared: Container[int] | None = None) -> None:
+    """_compress_into for a policy that names tools by their text (the default): the same results
+    in the same caches, with plan.cut, plan.render and _detect_cached written out in the loop.
+
+    tests/test_compression_fastpath.py holds this equal to _compress_into.
+    """
+    n = len(out)
+    limits, n_limits, limit_of = plan.limits, len(plan.limits), plan.limit
+    top, last_limit = plan.top, plan.last_limit
+    marker_parts, hints = plan.marker_parts, plan.hints
+    marker_head, marker_tail = marker_parts if len(marker_parts) == 2 else (None, None)
+    named, keep_named = _NAMES.names, _NAMES.kept.append
+    current = None
+    for i in range(start, stop):
+        msg = out[i]
+        if msg.role != "tool":
+            continue
+        age = n - i
+        limit = limits[age] if age < n_limits else (last_limit if age > top else limit_of(age))
+        if limit is None:
+            continue
+        if limit != current:  # ages run in long stretches of one tier
+            current = limit
+            entries = plan.msgs.get(limit)
+            if entries is None:
+                entries = plan.msgs[limit] = _KeptTable(_CACHE_LIMIT)
+            results, keep, kept = entries.results, entries.kept.append, entries.kept
+            cuts = plan.cuts.get(limit)
+            if cuts is None:
+                cuts = plan.cuts[limit] = _KeptTable(_CACHE_LIMIT)
+            cut_results, cut_names, keep_cut, cut_kept = cuts.results, cuts.names, cuts.kept.append, cuts.kept
+        key = id(msg)
+        hit = results.get(key)  # (a by-text policy stores no names with messages)
+        if hit is not None:
+            out[i] = hit
+            continue
+        text = msg.content
+        if type(text) is str:
+            remember = shared is None or id(text) in shared
+        else:
+            text = _text_of(text)
+            remember = True
+        if len(text) <= limit:
+            result = msg
+        else:
+            # plan.cut: a text several messages hold is cut into one string
+            text_key = id(text)
+            cut = cut_results.get(text_key) if remember else None
+            if cut is None or (cut_names and cut_names.get(text_key) is not None):
+                # plan.render, with the detection remembered per text (_detect_cached)
+                name = named.get(text_key, _UNNAMED)
+                if name is _UNNAMED:
+                    name = detect_tool_name(text)
+                    if len(_NAMES.kept) >= _CACHE_LIMIT:
+                        clear_names()
+                    keep_named(text)
+                    named[text_key] = name
+                hint = hints.get(name, "")  # type: ignore[arg-type]
+                if marker_tail is None:
+                    cut = text[:limit] + str(len(text) - limit).join(marker_parts) + hint
+                else:  # one "{n}" in the marker: built in one step (the hint's emoji makes it 4 bytes a char)
+                    cut = f"{text[:limit]}{marker_head}{len(text) - limit}{marker_tail}{hint}"
+                if remember:
+                    if cut_names or len(cut_kept) >= _CACHE_LIMIT:
+                        cuts.put(text, cut)
+                    else:
+                        keep_cut(text)
+                        cut_results[text_key] = cut
+            result = _as_tool_result(msg, cut)
+        if len(kept) >= _CACHE_LIMIT:
+            entries.put(msg, result)
+        else:
+            keep(msg)
+            results[key] = result
+        out[i] = result

@@ -61,22 +61,44 @@ def detect_tool_name(text: str | None) -> str | None:
     return None
 
 
-# {id(text): (text, name)}: detection depends on the text only, so it is
-# shared by every policy and survives tier changes.
-_NAMES: dict[int, tuple[str, str | None]] = {}
 # Bounded: a cache is emptied when it reaches this many entries.
 _CACHE_LIMIT = 400_000
 
 
+class _NameTable:
+    """{id(text): tool name}: detection depends on the text only, so it is shared by every
+    policy and survives tier changes. The texts are kept alive in a list, so an id found
+    here is the id of the text it was stored for (compression._KeptTable says why)."""
+
+    __slots__ = ("names", "kept")
+
+    def __init__(self) -> None:
+        self.names: dict[int, str | None] = {}
+        self.kept: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+_NAMES = _NameTable()
+_UNNAMED = object()  # not detected yet (a detected name may be None)
+
+
 def _detect_cached(text: str) -> str | None:
-    hit = _NAMES.get(id(text))
-    if hit is not None and hit[0] is text:
-        return hit[1]
-    name = detect_tool_name(text)
-    if len(_NAMES) >= _CACHE_LIMIT:
-        _NAMES.clear()
-    _NAMES[id(text)] = (text, name)
-    return name
+    name = _NAMES.names.get(id(text), _UNNAMED)
+    if name is _UNNAMED:
+        name = detect_tool_name(text)
+        if len(_NAMES.kept) >= _CACHE_LIMIT:
+            clear_names()
+        _NAMES.kept.append(text)
+        _NAMES.names[id(text)] = name
+    return name  # type: ignore[return-value]
+
+
+def clear_names() -> None:
+    """Forget every remembered detection."""
+    _NAMES.names.clear()
+    _NAMES.kept.clear()
 
 
 def detect_tool_name_cached(text: str) -> str | None:

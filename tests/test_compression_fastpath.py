@@ -1,0 +1,98 @@
+"""compression._compress_by_text (the loop for policies that name tools by their text) gives
+exactly what the general loop, compression._compress_into, gives: equal messages, the same
+messages kept as they are, one cut string per shared text, and the same cache entries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_engine_properties import SETTINGS, message_lists, texts
+
+from ctxview import compression as comp
+from ctxview.compression import CompressionPolicy, Tier
+from ctxview.formats import load_session
+from ctxview.model import Message
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = sorted(p for d in (ROOT / "sample_sessions", ROOT / "tests" / "fixtures" / "samples")
+                 for p in d.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
+
+by_text_policies = st.builds(
+    lambda tiers, marker, hint: CompressionPolicy(name="drawn", tiers=tiers, marker=marker, hint=hint),
+    st.sampled_from([comp.DEFAULT_TIERS, (Tier(0, None), Tier(3, 40), Tier(None, 5)), (Tier(None, 1),),
+                     (Tier(2, 1), Tier(None, None))]),
+    st.sampled_from([comp.DEFAULT_MARKER, " [{n} cut]", "", "{n}/{n}"]),  # one, no, two "{n}"
+    st.sampled_from([comp.DEFAULT_HINT, "", " ({tool})"]),
+)
+
+
+def _run(loop, msgs, keep_recent, policy, shared=None):
+    out = list(msgs)
+    stop = min(len(out) - keep_recent, len(out))
+    if stop > 0:
+        if loop is comp._compress_by_text:
+            loop(out, stop, comp._plan(policy), 0, shared)
+        else:
+            loop(out, stop, comp._plan(policy), None, 0, shared)
+    return out
+
+
+def _shape(msgs, out):
+    """Which messages were kept as they are, and which results share a content string."""
+    first: dict[int, int] = {}
+    return [(o is m, first.setdefault(id(o.content), i) if o is not m else None)
+            for i, (m, o) in enumerate(zip(msgs, out))]
+
+
+def _assert_same(msgs, keep_recent, policy, shared=None):
+    comp.clear_caches()
+    simple = _run(comp._compress_into, msgs, keep_recent, policy, shared)
+    comp.clear_caches()
+    fast = _run(comp._compress_by_text, msgs, keep_recent, policy, shared)
+    assert fast == simple
+    assert _shape(msgs, fast) == _shape(msgs, simple)
+    # warm: each loop finds what the other stored, as the very objects
+    assert all(a is b for a, b in zip(_run(comp._compress_into, msgs, keep_recent, policy, shared), fast))
+    comp.clear_caches()
+    simple = _run(comp._compress_into, msgs, keep_recent, policy, shared)
+    assert all(a is b for a, b in zip(_run(comp._compress_by_text, msgs, keep_recent, policy, shared), simple))
+
+
+@SETTINGS
+@given(message_lists, st.integers(0, 12), by_text_policies, st.booleans())
+def test_the_by_text_loop_equals_the_general_one(msgs, keep_recent, policy, told):
+    # repeated texts and repeated messages: what the caches by text and by message are for
+    msgs = msgs + msgs[: len(msgs) // 3] + [Message("tool", m.content) for m in msgs[:5] if m.role == "tool"]
+    _assert_same(msgs, keep_recent, policy, comp.shared_text_ids(msgs) if told else None)
+
+
+@SETTINGS
+@given(st.lists(texts, min_size=1, max_size=30), st.integers(0, 30))
+def test_the_by_text_loop_detects_as_detect_tool_name(bodies, filler):
+    msgs = [Message("tool", b) for b in bodies] + [Message("user", "u")] * filler
+    _assert_same(msgs, 0, comp.DEFAULT_POLICY)
+
+
+def test_a_cut_stored_with_a_tool_name_is_not_taken_for_the_detected_one():
+    # compress_tool_message stores a by-text plan's cut under the message's own tool name
+    text = "Found 3 files matching *.py\n" + "a.py\n" * 400
+    comp.clear_caches()
+    named = comp.compress_tool_message(Message("tool", text, tool_name="Bash"), 100)
+    out = comp.compress_tool_results([Message("tool", text)] + [Message("user", "u")] * 99, 0)
+    assert out[0].content == named.content == comp.compress_text(text, 100, "Glob")
+    assert out[0].content is not named.content
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_by_text_loop_equals_the_general_one_on_the_samples(path):
+    try:
+        session = load_session(path)
+    except Exception:  # noqa: BLE001 - some fixtures are partial files; the loaders' tests cover them
+        pytest.skip("not a loadable session on its own")
+    for conv in session.conversations:
+        for keep_recent in (0, 3, 10):
+            for policy in (comp.DEFAULT_POLICY, comp.get_policy("aggressive")):
+                _assert_same(conv.messages, keep_recent, policy)
