@@ -97,8 +97,8 @@ def messages_of(chain: list[tuple], made: dict | None = None) -> tuple[list[Mess
                 name = names.get(tool_use_id)
                 if name is None:
                     unlinked += 1
-                out_append(message(role="tool", content=rtext, tool_call_id=tool_use_id, tool_name=name, origin=origin,
-                                   id=uuid, meta={"is_error": True} if is_error else {}))
+                out_append(message("tool", rtext, tool_use_id, (), None, name, None, None, False, origin, uuid,
+                                   {"is_error": True} if is_error else {}))
             summary = False
             if text is not None and (text or not results):
                 injected = bool(flags & 3) or is_reminder_only(text)
