@@ -10,6 +10,7 @@ the collector loses nothing; reference counting still frees memory at once.
 from __future__ import annotations
 
 import gc
+import threading
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -24,14 +25,16 @@ def paused_gc(keep: bool = False) -> Iterator[None]:
     the youngest generation, so the first allocation after the block would start a collection that
     walks all of it (~40 ms for a 100 MB transcript) to find no garbage. Instead it is moved to the
     oldest generation as it stands: gc.freeze() then gc.unfreeze() relink the generation lists
-    without walking them. Not done when something else froze objects (unfreeze would thaw those).
+    without walking them. Done only on the main thread and when nothing is frozen: unfreeze would
+    thaw what someone froze (the inspector freezes its session and views from its main thread
+    while a worker thread loads).
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        if keep and not gc.get_freeze_count():
+        if keep and not gc.get_freeze_count() and threading.current_thread() is threading.main_thread():
             gc.freeze()
             gc.unfreeze()
         if enabled:

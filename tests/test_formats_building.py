@@ -200,3 +200,25 @@ def test_claude_code_one_block_lines_read_as_the_general_path_reads_them(block):
     texts, thinking, calls = anthropic_assistant([block])
     assert (list(data[2]), list(data[3]), list(data[4])) == (texts, thinking, calls)
     assert all(type(c) is ToolCall for c in data[4])
+
+
+def test_keep_does_nothing_off_the_main_thread(monkeypatch):
+    # the inspector loads in a worker thread while its main thread may freeze: no freeze/unfreeze there
+    import threading
+
+    from ctxview.gcpause import paused_gc
+
+    calls = []
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(gc, "unfreeze", lambda: calls.append("unfreeze"))
+
+    def work():
+        with paused_gc(keep=True):
+            pass
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert calls == []
+    work()
+    assert calls == ["freeze", "unfreeze"]
