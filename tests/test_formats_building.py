@@ -146,3 +146,79 @@ def test_the_collector_is_left_as_it_was(enabled):
         assert gc.isenabled() is enabled
     finally:
         gc.enable() if was else gc.disable()
+
+
+def test_a_load_leaves_no_young_collection_pending():
+    # registry._load pauses the collector with keep=True: what the load built is moved to the oldest
+    # generation as it stands, not walked by a young collection at the next allocation
+    session = load_session(FIX / "spotter-tool-heavy.jsonl")
+    assert gc.get_count()[0] < 100 and gc.get_freeze_count() == 0
+    assert session.conversations
+
+
+def test_keep_still_collects_garbage_made_in_the_block_and_leaves_frozen_objects_frozen():
+    import weakref
+
+    from ctxview.gcpause import paused_gc
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self
+
+    with paused_gc(keep=True):
+        cycle = Node()
+    ref = weakref.ref(cycle)
+    del cycle
+    gc.collect()
+    assert ref() is None
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with paused_gc(keep=True):
+            [[i] for i in range(100)]
+        assert gc.get_freeze_count() == frozen  # (unfreeze would have thawed someone else's)
+    finally:
+        gc.unfreeze()
+
+
+one_block = st.one_of(
+    st.fixed_dictionaries({"type": st.just("tool_use"), "id": json_values, "name": json_values, "input": json_values}),
+    st.fixed_dictionaries({"type": st.just("text"), "text": json_values}),
+    st.fixed_dictionaries({"type": st.just("thinking"), "thinking": json_values},
+                          optional={"signature": json_values}),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(block=one_block)
+def test_claude_code_one_block_lines_read_as_the_general_path_reads_them(block):
+    # records.assistant_data reads the usual line (one block) itself; anthropic_assistant reads any content
+    from ctxview.formats.blocks import anthropic_assistant
+    from ctxview.formats.claude_code.records import assistant_data
+
+    data = assistant_data({}, {"content": [block]}, None)
+    texts, thinking, calls = anthropic_assistant([block])
+    assert (list(data[2]), list(data[3]), list(data[4])) == (texts, thinking, calls)
+    assert all(type(c) is ToolCall for c in data[4])
+
+
+def test_keep_does_nothing_off_the_main_thread(monkeypatch):
+    # the inspector loads in a worker thread while its main thread may freeze: no freeze/unfreeze there
+    import threading
+
+    from ctxview.gcpause import paused_gc
+
+    calls = []
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(gc, "unfreeze", lambda: calls.append("unfreeze"))
+
+    def work():
+        with paused_gc(keep=True):
+            pass
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert calls == []
+    work()
+    assert calls == ["freeze", "unfreeze"]

@@ -61,9 +61,12 @@ def _count(value: Any) -> int:
 
 
 def anthropic_usage(u: dict) -> Usage:
-    """Usage from an Anthropic (and Claude Code) usage object; a count that is not an integer is 0."""
-    return usage(_count(u.get("input_tokens")), _count(u.get("output_tokens")),
-                 _count(u.get("cache_read_input_tokens")), _count(u.get("cache_creation_input_tokens")))
+    """Usage from an Anthropic (and Claude Code) usage object; a count that is not an integer is 0.
+    (_count written out: one call per assistant message of a transcript.)"""
+    i, o, r, w = (u.get("input_tokens"), u.get("output_tokens"), u.get("cache_read_input_tokens"),
+                  u.get("cache_creation_input_tokens"))
+    return usage(i if type(i) is int else 0, o if type(o) is int else 0, r if type(r) is int else 0,
+                 w if type(w) is int else 0)
 
 
 def openai_usage(u: Any) -> Usage | None:

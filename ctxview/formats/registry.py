@@ -153,7 +153,7 @@ def _load(inp: Input, format: str | None, lenient: bool) -> Session:
             raise LoadError(inp.name, "a zip archive, not JSON", expected=_BY_NAME[format].expected)
         return inspect_eval_zip.load_eval(inp)
     layout = detect_layout(inp)
-    with paused_gc():
+    with paused_gc(keep=True):
         if layout == "jsonl":
             name = format or _sniff_lines(inp)
             return _BY_NAME[name].load(inp, "jsonl", lenient)

@@ -21,17 +21,16 @@ def _assistant_message(parts: list) -> Message:
     last one is final; the first model named wins.
     """
     origin = parts[0]
-    first = parts[1]
-    mid, model, texts, thinking, calls, usage, uuid, error, ts = first
+    mid, model, texts, thinking, calls, usage, uuid, error, ts = parts[1]
     if len(parts) > 2:
         texts, thinking, calls = list(texts), list(thinking), list(calls)
         for data in parts[2:]:
             if data[2]:
-                texts.extend(data[2])
+                texts += data[2]
             if data[3]:
-                thinking.extend(data[3])
+                thinking += data[3]
             if data[4]:
-                calls.extend(data[4])
+                calls += data[4]
             if data[5] is not None:
                 usage = data[5]
             if data[1] and not model:
@@ -43,12 +42,11 @@ def _assistant_message(parts: list) -> Message:
     if thinking:
         # the blocks as recorded, signatures included, so that an export can send them back
         meta["thinking_blocks"] = thinking if type(thinking) is tuple else tuple(thinking)
-    return message(
-        role="assistant", content=(texts[0] if len(texts) == 1 else "\n".join(texts)) if texts else "",
-        tool_calls=calls if type(calls) is tuple else tuple(calls), model_id=model,
-        usage=None if usage is None else anthropic_usage(usage), thinking=thinking_text(thinking) if thinking else None,
-        origin=origin if type(origin) is str else "line " + str(origin), id=mid or uuid, meta=meta,
-    )
+    return message("assistant", (texts[0] if len(texts) == 1 else "\n".join(texts)) if texts else "", None,
+                   calls if type(calls) is tuple else tuple(calls),
+                   model, None, None if usage is None else anthropic_usage(usage),
+                   thinking_text(thinking) if thinking else None, False,
+                   origin if type(origin) is str else "line " + str(origin), mid or uuid, meta)
 
 
 def messages_of(chain: list[tuple], made: dict | None = None) -> tuple[list[Message], list[dict], int]:
@@ -99,8 +97,8 @@ def messages_of(chain: list[tuple], made: dict | None = None) -> tuple[list[Mess
                 name = names.get(tool_use_id)
                 if name is None:
                     unlinked += 1
-                out_append(message(role="tool", content=rtext, tool_call_id=tool_use_id, tool_name=name, origin=origin,
-                                   id=uuid, meta={"is_error": True} if is_error else {}))
+                out_append(message("tool", rtext, tool_use_id, (), None, name, None, None, False, origin, uuid,
+                                   {"is_error": True} if is_error else {}))
             summary = False
             if text is not None and (text or not results):
                 injected = bool(flags & 3) or is_reminder_only(text)

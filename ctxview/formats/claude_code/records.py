@@ -13,7 +13,7 @@ from sys import intern as _intern
 from typing import Any
 
 from ..blocks import anthropic_assistant, anthropic_user, result_text, thinking_block
-from ..builders import tool_call_from
+from ..builders import tool_call, tool_call_from
 
 # Record types that hold no message for the model; recognised, not counted as unknown.
 QUIET_TYPES = frozenset({
@@ -108,7 +108,9 @@ def assistant_data(rec: dict, msg: dict, uuid: str | None):
         if type(t) is str:
             texts = (t,) if t else _NONE
         elif bt == "tool_use":
-            calls = (tool_call_from(b.get("id"), b.get("name"), b.get("input")),)
+            cid, name, args = b.get("id"), b.get("name"), b.get("input")
+            calls = ((tool_call(cid, name, args) if type(cid) is str and type(name) is str and type(args) is dict
+                      else tool_call_from(cid, name, args)),)  # (tool_call_from's common case, without its call)
         elif bt == "thinking" and type(b.get("thinking")) is str:
             thinking = (thinking_block(b),)
         else:

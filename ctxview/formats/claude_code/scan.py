@@ -52,7 +52,8 @@ class Scan:
     def _run(self, items: Iterable[Any], loads: Any, bad_line: Any, pointer: str | None,
              origins: list | None = None, start: int = 0) -> int:
         # Speed matters here (one iteration per line of a 100 MB file): names are bound
-        # locally and message lines are handled here, every other record in _other_record.
+        # locally and message lines are handled here (records.py: what their data holds),
+        # every other record in _other_record.
         entries_append = self.entries.append
         seen = self.seen
         seen_add = seen.add
@@ -69,7 +70,6 @@ class Scan:
         if not start:
             self.branched = self.sided = False  # what _other_record finds, joined with these at the end
         branched = sided = linked = False
-        message_data = self._message_data
         other_record = self._other_record
         n = start
         origin: Any = 0
@@ -103,10 +103,22 @@ class Scan:
             else:
                 key = origin
             if rtype == "assistant" or rtype == "user":
-                data = message_data(rec, rtype, uuid, origin)
-                if data is None:
+                msg = rec.get("message")
+                if type(msg) is not dict:
+                    self._malformed(origin, "message is not an object")
                     continue
-                kind = ASSISTANT if rtype == "assistant" else USER
+                if rtype == "assistant":
+                    data = assistant_data(rec, msg, uuid)
+                    kind = ASSISTANT
+                else:
+                    data = user_data(rec, msg, uuid)
+                    if data is None:
+                        self._malformed(origin, "user message content is missing or not text or blocks")
+                        continue
+                    tur = rec.get("toolUseResult") if data[0] else None
+                    if type(tur) is dict and type(tur.get("agentId")) is str:  # a Task call's result
+                        self._task_result(tur, data[0][0][0], origin)
+                    kind = USER
                 parent = rec.get("parentUuid")
                 if parent is not None:
                     linked = True
@@ -145,24 +157,6 @@ class Scan:
             self.metadata["ended_at"] = last_rec["timestamp"]
         if isinstance(last_rec.get("version"), str):
             self.metadata["cli_version"] = last_rec["version"]
-
-    def _message_data(self, rec: dict, rtype: str, uuid: str | None, origin: Any) -> tuple | None:
-        """The entry data of a user or assistant line; None (counted as malformed) for a broken one."""
-        msg = rec.get("message")
-        if type(msg) is not dict:
-            self._malformed(origin, "message is not an object")
-            return None
-        if rtype == "assistant":
-            return assistant_data(rec, msg, uuid)
-        data = user_data(rec, msg, uuid)
-        if data is None:
-            self._malformed(origin, "user message content is missing or not text or blocks")
-            return None
-        if data[0]:
-            tur = rec.get("toolUseResult")
-            if type(tur) is dict and type(tur.get("agentId")) is str:
-                self._task_result(tur, data[0][0][0], origin)
-        return data
 
     def _parent(self, parent: str | None) -> None:
         """Note a boundary's parent link, as _run does for messages."""
