@@ -17,9 +17,11 @@ this format (atomically: a temp file then os.replace).
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..model import Content, ContextEvent, Conversation, Message, Session
 from .builders import message, tool_call, usage as new_usage
@@ -32,7 +34,8 @@ from .native_write import FORMAT, VERSION, dump_session, write_session
 EXPECTED = "ctxview session"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "ctxview-session.schema.json"
 
-__all__ = ["SCHEMA_PATH", "VERSION", "dump_session", "load", "load_in_pieces", "settings_keys", "write_session"]
+__all__ = ["SCHEMA_PATH", "VERSION", "dump_session", "load", "load_in_pieces", "pieces_told_to", "settings_keys",
+           "write_session"]
 
 
 def settings_keys() -> frozenset[str]:
@@ -266,6 +269,24 @@ _HEAD = re.compile(rb'(?:\xef\xbb\xbf)?\s*\{\s*"format"\s*:\s*"ctxview"')
 _MESSAGES_DEPTH = 3  # /conversations/<i>/messages: inside the document, its list, a conversation
 
 
+# Told of each piece of a conversation's messages as load_in_pieces reads it: (the conversation's
+# number in the file, its messages read so far: a list that grows, not a copy). The inspector shows
+# the stored side from the first pieces while the rest is read (tui/workers.py). The messages are not
+# linked to their calls yet (no tool_name on a result: linking.link_tool_results, done at the end).
+PieceListener = Callable[[int, Sequence[Message]], None]
+_piece_listener: ContextVar[PieceListener | None] = ContextVar("ctxview_piece_listener", default=None)
+
+
+@contextmanager
+def pieces_told_to(listener: PieceListener) -> Iterator[None]:
+    """Within the block (in this thread), `listener` is told of each piece of messages read."""
+    token = _piece_listener.set(listener)
+    try:
+        yield
+    finally:
+        _piece_listener.reset(token)
+
+
 def load_in_pieces(inp: Input) -> Session | None:
     """A big ctxview file, read one piece of its message lists at a time: each piece's
     parsed objects become Messages and are dropped, so the file's bytes, orjson's copy of
@@ -276,11 +297,14 @@ def load_in_pieces(inp: Input) -> Session | None:
     if inp.size < PIECES_ABOVE or not _HEAD.match(inp.head(256)):
         return None
     built: list[_Built] = []
+    listener = _piece_listener.get()
 
     def take(k: int, first: int, items: list) -> None:
         if k == len(built):
             built.append(_Built())
         built[k].take(f"/conversations/{k}", first, items)
+        if listener is not None:
+            listener(k, built[k].messages)
 
     try:
         split = parse_in_pieces(inp, "messages", _MESSAGES_DEPTH, take)
