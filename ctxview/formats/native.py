@@ -135,44 +135,65 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
             cid, cname = tc["id"], tc["name"]
             if args:
                 _share_strings(args, shared)
-            out.append(tool_call(id=shared.setdefault(cid, cid), name=shared.setdefault(cname, cname), arguments=args))
+            out.append(tool_call(shared.setdefault(cid, cid), shared.setdefault(cname, cname), args))
         calls = tuple(out)
     elif tcs is not None and tcs != []:
         raise _Bad(f"{where}/tool_calls", "expected a list")
-    for key in _STR_FIELDS:
-        v = d.get(key)
-        if v is not None and type(v) is not str:
-            raise _Bad(f"{where}/{key}", "expected a string or null")
+    # _STR_FIELDS, each read once; a wrong one is named by _check_strings
+    get = d.get
+    tcid, model_id, tool_name, thinking, mid = (get("tool_call_id"), get("model_id"), get("tool_name"),
+                                                get("thinking"), get("id"))
+    if ((tcid is not None and type(tcid) is not str) or (model_id is not None and type(model_id) is not str)
+            or (tool_name is not None and type(tool_name) is not str)
+            or (thinking is not None and type(thinking) is not str) or (mid is not None and type(mid) is not str)):
+        _check_strings(d, where)
     usage = None
-    u = d.get("usage")
+    u = get("usage")
     if u is not None:
         _need(type(u) is dict, f"{where}/usage", "expected an object")
-        vals = [u.get(k) or 0 for k in _USAGE_FIELDS]
-        for k, v in zip(_USAGE_FIELDS, vals):
-            _need(type(v) is int and v >= 0, f"{where}/usage/{k}", "expected a non-negative integer")
-        usage = new_usage(*vals)  # in _USAGE_FIELDS order
-    injected = d.get("injected", False)
+        ugot = u.get
+        i, o, r, w = ugot("input_tokens") or 0, ugot("output_tokens") or 0, ugot("cache_read_tokens") or 0, \
+            ugot("cache_write_tokens") or 0
+        if not (type(i) is int and type(o) is int and type(r) is int and type(w) is int
+                and i >= 0 and o >= 0 and r >= 0 and w >= 0):
+            _check_usage(u, where)
+        usage = new_usage(i, o, r, w)  # in _USAGE_FIELDS order
+    injected = get("injected", False)
     if type(injected) is not bool:
         raise _Bad(f"{where}/injected", "expected true or false")
-    meta = d.get("meta")
+    meta = get("meta")
     if meta is None:
         meta = {}
     elif type(meta) is not dict:
         raise _Bad(f"{where}/meta", "expected an object")
     elif "thinking_blocks" in meta:
         meta = {**meta, "thinking_blocks": _thinking_blocks(meta["thinking_blocks"], f"{where}/meta/thinking_blocks")}
-    if type(d.get("origin")) is str:
+    if type(get("origin")) is str:
         meta = {**meta, "source_origin": d["origin"]}
-    tcid, model_id, tool_name = d.get("tool_call_id"), d.get("model_id"), d.get("tool_name")
     if tcid is not None:
         tcid = shared.setdefault(tcid, tcid)
     if model_id is not None:
         model_id = shared.setdefault(model_id, model_id)
     if tool_name is not None:
         tool_name = shared.setdefault(tool_name, tool_name)
-    return message(role=role, content=content, tool_call_id=tcid, tool_calls=calls, model_id=model_id,
-                   tool_name=tool_name, usage=usage, thinking=d.get("thinking"), injected=injected, origin=where,
-                   id=d.get("id"), meta=meta)
+    # (Message's fields in order: role, content, tool_call_id, tool_calls, model_id, tool_name, usage,
+    # thinking, injected, origin, id, meta)
+    return message(role, content, tcid, calls, model_id, tool_name, usage, thinking, injected, where, mid, meta)
+
+
+def _check_strings(d: dict, where: str) -> None:
+    """The first of _STR_FIELDS that is neither a string nor null, named."""
+    for key in _STR_FIELDS:
+        v = d.get(key)
+        if v is not None and type(v) is not str:
+            raise _Bad(f"{where}/{key}", "expected a string or null")
+
+
+def _check_usage(u: dict, where: str) -> None:
+    """The first usage count that is not a non-negative integer, named."""
+    for k in _USAGE_FIELDS:
+        v = u.get(k) or 0
+        _need(type(v) is int and v >= 0, f"{where}/usage/{k}", "expected a non-negative integer")
 
 
 def _thinking_blocks(value: Any, where: str) -> tuple[dict, ...]:
