@@ -46,8 +46,8 @@ async def test_keys_work_while_the_file_is_read(tmp_path, monkeypatch):
     app = CtxviewApp(str(path), Settings(tiers="default"), follow_interval=None)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            for _ in range(200):
-                await pilot.pause()
+            for _ in range(1000):  # (until the first piece is on screen: seconds at most on a busy box)
+                await pilot.pause(0.01)
                 if app.row_layout is not None and shown.is_set():
                     break
             read = len(app.row_layout) - 1  # (the #sys row first)
