@@ -135,7 +135,7 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
             cid, cname = tc["id"], tc["name"]
             if args:
                 _share_strings(args, shared)
-            out.append(tool_call(shared.setdefault(cid, cid), shared.setdefault(cname, cname), args))
+            out.append(tool_call(id=shared.setdefault(cid, cid), name=shared.setdefault(cname, cname), arguments=args))
         calls = tuple(out)
     elif tcs is not None and tcs != []:
         raise _Bad(f"{where}/tool_calls", "expected a list")
@@ -176,9 +176,9 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
         model_id = shared.setdefault(model_id, model_id)
     if tool_name is not None:
         tool_name = shared.setdefault(tool_name, tool_name)
-    # (Message's fields in order: role, content, tool_call_id, tool_calls, model_id, tool_name, usage,
-    # thinking, injected, origin, id, meta)
-    return message(role, content, tcid, calls, model_id, tool_name, usage, thinking, injected, where, mid, meta)
+    return message(role=role, content=content, tool_call_id=tcid, tool_calls=calls, model_id=model_id,
+                   tool_name=tool_name, usage=usage, thinking=thinking, injected=injected, origin=where, id=mid,
+                   meta=meta)
 
 
 def _check_strings(d: dict, where: str) -> None:
