@@ -436,3 +436,22 @@ def test_bad_thinking_blocks_name_the_pointer(tmp_path, blocks, where):
     with pytest.raises(LoadError) as exc:
         load_session(dump(tmp_path, doc))
     assert f": /conversations/0/messages/1/meta/thinking_blocks{where}: " in str(exc.value)
+
+
+# A message's string fields and usage are checked in one test each (native._message); a wrong one is
+# named by a second pass, in field order: the first wrong field, as a check of each in turn names it.
+@pytest.mark.parametrize("fields, pointer", [
+    ({"model_id": 3}, "model_id"),
+    ({"thinking": 3, "tool_call_id": []}, "tool_call_id"),   # (tool_call_id comes first)
+    ({"id": 1.5}, "id"),
+    ({"tool_name": 1, "injected": 2}, "tool_name"),
+    ({"usage": {"input_tokens": -1}}, "usage/input_tokens"),
+    ({"usage": {"output_tokens": True, "input_tokens": 1.0}}, "usage/input_tokens"),
+    ({"usage": {"input_tokens": 5, "cache_write_tokens": "3"}}, "usage/cache_write_tokens"),
+])
+def test_a_wrong_message_field_is_named(tmp_path, fields, pointer):
+    doc = json.loads(json.dumps(DOC))
+    doc["conversations"][0]["messages"][1].update(fields)
+    with pytest.raises(LoadError) as exc:
+        load_session(dump(tmp_path, doc))
+    assert f": /conversations/0/messages/1/{pointer}: " in str(exc.value)

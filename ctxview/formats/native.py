@@ -17,9 +17,11 @@ this format (atomically: a temp file then os.replace).
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..model import Content, ContextEvent, Conversation, Message, Session
 from .builders import message, tool_call, usage as new_usage
@@ -32,7 +34,8 @@ from .native_write import FORMAT, VERSION, dump_session, write_session
 EXPECTED = "ctxview session"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "ctxview-session.schema.json"
 
-__all__ = ["SCHEMA_PATH", "VERSION", "dump_session", "load", "load_in_pieces", "settings_keys", "write_session"]
+__all__ = ["SCHEMA_PATH", "VERSION", "dump_session", "load", "load_in_pieces", "pieces_told_to", "settings_keys",
+           "write_session"]
 
 
 def settings_keys() -> frozenset[str]:
@@ -136,31 +139,37 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
         calls = tuple(out)
     elif tcs is not None and tcs != []:
         raise _Bad(f"{where}/tool_calls", "expected a list")
-    for key in _STR_FIELDS:
-        v = d.get(key)
-        if v is not None and type(v) is not str:
-            raise _Bad(f"{where}/{key}", "expected a string or null")
+    # _STR_FIELDS, each read once; a wrong one is named by _check_strings
+    get = d.get
+    tcid, model_id, tool_name, thinking, mid = (get("tool_call_id"), get("model_id"), get("tool_name"),
+                                                get("thinking"), get("id"))
+    if ((tcid is not None and type(tcid) is not str) or (model_id is not None and type(model_id) is not str)
+            or (tool_name is not None and type(tool_name) is not str)
+            or (thinking is not None and type(thinking) is not str) or (mid is not None and type(mid) is not str)):
+        _check_strings(d, where)
     usage = None
-    u = d.get("usage")
+    u = get("usage")
     if u is not None:
         _need(type(u) is dict, f"{where}/usage", "expected an object")
-        vals = [u.get(k) or 0 for k in _USAGE_FIELDS]
-        for k, v in zip(_USAGE_FIELDS, vals):
-            _need(type(v) is int and v >= 0, f"{where}/usage/{k}", "expected a non-negative integer")
-        usage = new_usage(*vals)  # in _USAGE_FIELDS order
-    injected = d.get("injected", False)
+        ugot = u.get
+        i, o, r, w = ugot("input_tokens") or 0, ugot("output_tokens") or 0, ugot("cache_read_tokens") or 0, \
+            ugot("cache_write_tokens") or 0
+        if not (type(i) is int and type(o) is int and type(r) is int and type(w) is int
+                and i >= 0 and o >= 0 and r >= 0 and w >= 0):
+            _check_usage(u, where)
+        usage = new_usage(i, o, r, w)  # in _USAGE_FIELDS order
+    injected = get("injected", False)
     if type(injected) is not bool:
         raise _Bad(f"{where}/injected", "expected true or false")
-    meta = d.get("meta")
+    meta = get("meta")
     if meta is None:
         meta = {}
     elif type(meta) is not dict:
         raise _Bad(f"{where}/meta", "expected an object")
     elif "thinking_blocks" in meta:
         meta = {**meta, "thinking_blocks": _thinking_blocks(meta["thinking_blocks"], f"{where}/meta/thinking_blocks")}
-    if type(d.get("origin")) is str:
+    if type(get("origin")) is str:
         meta = {**meta, "source_origin": d["origin"]}
-    tcid, model_id, tool_name = d.get("tool_call_id"), d.get("model_id"), d.get("tool_name")
     if tcid is not None:
         tcid = shared.setdefault(tcid, tcid)
     if model_id is not None:
@@ -168,8 +177,23 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
     if tool_name is not None:
         tool_name = shared.setdefault(tool_name, tool_name)
     return message(role=role, content=content, tool_call_id=tcid, tool_calls=calls, model_id=model_id,
-                   tool_name=tool_name, usage=usage, thinking=d.get("thinking"), injected=injected, origin=where,
-                   id=d.get("id"), meta=meta)
+                   tool_name=tool_name, usage=usage, thinking=thinking, injected=injected, origin=where, id=mid,
+                   meta=meta)
+
+
+def _check_strings(d: dict, where: str) -> None:
+    """The first of _STR_FIELDS that is neither a string nor null, named."""
+    for key in _STR_FIELDS:
+        v = d.get(key)
+        if v is not None and type(v) is not str:
+            raise _Bad(f"{where}/{key}", "expected a string or null")
+
+
+def _check_usage(u: dict, where: str) -> None:
+    """The first usage count that is not a non-negative integer, named."""
+    for k in _USAGE_FIELDS:
+        v = u.get(k) or 0
+        _need(type(v) is int and v >= 0, f"{where}/usage/{k}", "expected a non-negative integer")
 
 
 def _thinking_blocks(value: Any, where: str) -> tuple[dict, ...]:
@@ -266,6 +290,24 @@ _HEAD = re.compile(rb'(?:\xef\xbb\xbf)?\s*\{\s*"format"\s*:\s*"ctxview"')
 _MESSAGES_DEPTH = 3  # /conversations/<i>/messages: inside the document, its list, a conversation
 
 
+# Told of each piece of a conversation's messages as load_in_pieces reads it: (the conversation's
+# number in the file, its messages read so far: a list that grows, not a copy). The inspector shows
+# the stored side from the first pieces while the rest is read (tui/workers.py). The messages are not
+# linked to their calls yet (no tool_name on a result: linking.link_tool_results, done at the end).
+PieceListener = Callable[[int, Sequence[Message]], None]
+_piece_listener: ContextVar[PieceListener | None] = ContextVar("ctxview_piece_listener", default=None)
+
+
+@contextmanager
+def pieces_told_to(listener: PieceListener) -> Iterator[None]:
+    """Within the block (in this thread), `listener` is told of each piece of messages read."""
+    token = _piece_listener.set(listener)
+    try:
+        yield
+    finally:
+        _piece_listener.reset(token)
+
+
 def load_in_pieces(inp: Input) -> Session | None:
     """A big ctxview file, read one piece of its message lists at a time: each piece's
     parsed objects become Messages and are dropped, so the file's bytes, orjson's copy of
@@ -276,11 +318,14 @@ def load_in_pieces(inp: Input) -> Session | None:
     if inp.size < PIECES_ABOVE or not _HEAD.match(inp.head(256)):
         return None
     built: list[_Built] = []
+    listener = _piece_listener.get()
 
     def take(k: int, first: int, items: list) -> None:
         if k == len(built):
             built.append(_Built())
         built[k].take(f"/conversations/{k}", first, items)
+        if listener is not None:
+            listener(k, built[k].messages)
 
     try:
         split = parse_in_pieces(inp, "messages", _MESSAGES_DEPTH, take)

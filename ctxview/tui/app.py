@@ -39,8 +39,8 @@ from .follow import FOLLOW_INTERVAL, FileChanged, FileFollower, FollowFailed, fo
 from .keys import APP_BINDINGS, help_rows, live_bindings, palette_commands, typed_actions
 from .launch import one_line, run_app
 from .dialogs import ConfirmScreen
-from .messages import (BloatReady, NoteReady, OpeningFailed, SearchDone, SessionLoaded, ViewFailed, ViewReady,
-                       WorkFailed, Written)
+from .messages import (BloatReady, NoteReady, OpeningFailed, SearchDone, SessionLoaded, StoredPiece, ViewFailed,
+                       ViewReady, WorkFailed, Written)
 from .pane import MessagePane
 from .navigation import NavigationActions
 from .pane_pair import PanePair
@@ -101,6 +101,7 @@ class CtxviewApp(NavigationActions, App[int]):
         self.view: PreparedView | None = None
         self.error: str | None = None      # set when loading failed before the app was usable
         self.last_written: str | None = None
+        self._read_count = 0               # messages on the stored side while the file is read (StoredPiece)
         self._cache: Any = None            # PipelineCache, made by the load worker (SessionLoaded brings it)
         self._layouts = Layouts()          # used by one worker at a time (one pipeline run in flight)
         # The file is followed as it grows (follow.py): polled every follow_interval seconds (None: not).
@@ -189,6 +190,20 @@ class CtxviewApp(NavigationActions, App[int]):
     def _opening_failed(self, event: OpeningFailed) -> None:
         self.error = event.error
         self.exit(1, return_code=1)
+
+    @on(StoredPiece)
+    def _stored_piece(self, event: StoredPiece) -> None:
+        if self.session is None:  # (not once the whole session is on screen)
+            self._show_read_so_far(event.count, event.layout)
+
+    def _show_read_so_far(self, count: int, pending) -> None:
+        """The file is still being read: the stored side shows its first `count` messages
+        (bench_tui.py times it); the keys that move over them work meanwhile."""
+        self.pair.show(pending)
+        self.query_one("#body").loading = False
+        self._read_count = count
+        self.pair.set_titles(f"stored messages · {count:,} read so far", prepared_title(None, self.settings, ""))
+        self._refresh_chrome()
 
     @on(SessionLoaded)
     def _session_loaded(self, event: SessionLoaded) -> None:
@@ -321,6 +336,10 @@ class CtxviewApp(NavigationActions, App[int]):
             self.pair.set_titles(f"stored messages · {len(conv.messages):,}",
                                  prepared_title(view, self.settings, self._request_label()))
         self.query_one(Meters).show(view)
+        if self.session is None and self._read_count:  # (the file still being read: StoredPiece)
+            self.query_one(StatusBar).update(Text(f"reading {make_visible(self._path_label())}… "
+                                                  f"{self._read_count:,} messages so far", end=""))
+            return
         layout, request = self.row_layout, self._request_label()
         self.query_one(StatusBar).show(StatusParts(
             self.settings, (view.tokens_stored, view.tokens_prepared) if view is not None else None, request=request,

@@ -19,8 +19,17 @@ from ..view import PreparedView
 from .layout import Layout
 from .state import ViewKey
 
-__all__ = ["BloatReady", "Copied", "NoteReady", "SessionLoaded", "OpeningFailed", "SearchCounted", "SearchDone",
+__all__ = ["BloatReady", "Copied", "NoteReady", "SessionLoaded", "StoredPiece", "OpeningFailed", "SearchCounted", "SearchDone",
            "ViewFailed", "ViewReady", "WorkFailed", "Written"]
+
+
+@dataclass
+class StoredPiece(TMessage):
+    """The file is still being read: its first `count` messages (of the conversation opened) on
+    the stored side (`layout` is pending), until SessionLoaded brings them all."""
+
+    count: int
+    layout: Layout
 
 
 @dataclass

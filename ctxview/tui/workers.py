@@ -9,6 +9,9 @@ worked out once per conversation: the stored messages' heights, the #sys row's
 note where the file stores no system prompt (the overhead fitted from the
 recorded usage), the calls without a result and the compaction boundaries.
 
+While a big file is read (in pieces: formats/native.pieces_told_to), the stored side shows the
+messages read so far (`StoredPieces`), so the screen has rows to move over from the first piece on.
+
 Collector policy: a pipeline run allocates hundreds of thousands of acyclic
 objects, so the collector stays paused during it and what it allocated is
 frozen after (`paused_then_frozen`); otherwise the collector's next pass walks
@@ -20,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import threading
+import time
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,14 +33,15 @@ from typing import Any, Callable, Iterator, Mapping
 from textual.message import Message as TMessage
 
 from ..gcpause import paused_gc
-from ..model import Conversation, Session
+from ..model import Conversation, Message, Session
 from ..settings import Settings
 from ..system_block import tool_definitions
 from ..view import PreparedView
 from .follow import FileFollower
-from .layout import Layout, Marks, system_row, stored_heights_of
+from .layout import Layout, Marks, collapsed_height, system_row, stored_heights_of
 from .launch import LoadFailed, one_line
-from .messages import BloatReady, Copied, NoteReady, OpeningFailed, SessionLoaded, ViewFailed, ViewReady, WorkFailed, Written
+from .messages import (BloatReady, Copied, NoteReady, OpeningFailed, SessionLoaded, StoredPiece, ViewFailed, ViewReady,
+                       WorkFailed, Written)
 from .state import ViewKey, opening_settings
 
 __all__ = ["Layouts", "Opening", "bloat_job", "compute_job", "conversation_marks", "copy_body_job", "load_job",
@@ -108,6 +113,7 @@ def system_note(conversation: Conversation, counter_name: str, cache: Any) -> tu
 
 
 FITTING = "not in file: the system prompt and tools (fitting them to the recorded usage…)"
+READING = "the system prompt and tools (reading the file…)"
 
 
 class Layouts:
@@ -121,13 +127,23 @@ class Layouts:
         self.lock = threading.Lock()
         self._conversation: Conversation | None = None
         self._heights: list[int] = []
+        self._read_first: Message | None = None  # the first message read_so_far measured
         self._marks: Marks | None = None
         self._notes: dict[str, tuple[str, int]] = {}   # counter name -> the #sys note and its tokens
 
     def _for(self, conversation: Conversation) -> None:
         if conversation is not self._conversation:
-            self._conversation = conversation
-            self._heights = stored_heights_of(conversation.messages)
+            messages = conversation.messages
+            if self._conversation is None and messages and messages[0] is self._read_first:
+                # Built from the messages shown while the file was read (read_so_far): those are
+                # measured. (Linking results to their calls at the end of the reading makes new
+                # objects of the results alone, with a tool_name, and the same heights; never the
+                # first message: no call comes before it.)
+                heights = self._heights
+                heights.extend(map(collapsed_height, messages[len(heights):]))
+            else:
+                heights = stored_heights_of(messages)
+            self._conversation, self._heights, self._read_first = conversation, heights, None
             self._marks = None  # made with the first view: the stored side shows without them
             self._notes = {}
 
@@ -137,6 +153,15 @@ class Layouts:
         return Layout.pending(conversation.messages, settings, self._heights,
                               system_row(conversation.system_prompt, 0, "not in file: the system prompt and tools",
                                          tool_definitions(conversation)))
+
+    def read_so_far(self, messages: tuple[Message, ...], settings: Settings) -> Layout:
+        """The stored side of the messages read so far, while the file is read (before any
+        conversation: their heights are measured once, as they come, and kept for it)."""
+        assert self._conversation is None and messages
+        self._read_first = messages[0]
+        heights = self._heights
+        heights.extend(map(collapsed_height, messages[len(heights):]))
+        return Layout.pending(messages, settings, heights, system_row(None, 0, READING))
 
     def build(self, conversation: Conversation, view: PreparedView, previous: Layout | None = None,
               cache: Any = None) -> Layout:
@@ -186,16 +211,46 @@ class Opening:
     follower: FileFollower | None = None    # the file followed (follow.py), which reads it
 
 
+class StoredPieces:
+    """Posts the stored side of the messages read so far (StoredPiece) as a big file is read: the
+    first piece at once, then whenever the messages read have doubled and a while has passed (each
+    post copies them and sums their heights: doubling keeps all of it within twice one copy)."""
+
+    EVERY = 0.5   # seconds, at least, between posts
+
+    def __init__(self, post: Post, layouts: Layouts, settings: Settings) -> None:
+        self.post, self.layouts, self.settings = post, layouts, settings
+        self.shown, self.at = 0, 0.0
+
+    def __call__(self, conversation: int, messages) -> None:
+        n = len(messages)
+        if conversation != 0 or n < 2 * self.shown or not n:
+            return  # (the first conversation is the one opened, unless one is named: see load_job)
+        now = time.monotonic()
+        if self.shown and now - self.at < self.EVERY:
+            return
+        self.shown, self.at = n, now
+        self.post(StoredPiece(n, self.layouts.read_so_far(tuple(messages), self.settings)))
+
+
 def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare) -> None:
-    """Load the session, post it (the stored side shows), compute and post the first view."""
-    from ..pipeline import PipelineCache
+    """Load the session (showing what is read so far on the way, from a big file), post it (the
+    stored side shows), compute and post the first view."""
+    from ..formats.native import pieces_told_to
 
     try:
         # The collector stays paused from loading to the first view: the values are acyclic.
         with paused_then_frozen():
+            if opening.session is None and opening.agent is None:
+                with pieces_told_to(StoredPieces(post, layouts, opening.given)):
+                    session, index = open_session(opening.path, opening.label, opening.fmt, opening.lenient,
+                                                  None, None, opening.follower)
+            else:
+                session, index = open_session(opening.path, opening.label, opening.fmt, opening.lenient,
+                                              opening.session, opening.agent, opening.follower)
+            from ..pipeline import PipelineCache  # (after the reading: the first piece shows sooner)
+
             cache = PipelineCache()
-            session, index = open_session(opening.path, opening.label, opening.fmt, opening.lenient,
-                                          opening.session, opening.agent, opening.follower)
             conversation = session.conversations[index]
             settings = opening_settings(conversation, opening.given, opening.overrides)
             # Show the stored side now; the prepared side follows when the
