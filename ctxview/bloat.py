@@ -21,15 +21,16 @@ import orjson
 
 from . import reminders
 from .budget import fit_to_budget, plan_summary
-from .clearing import plan_clearing, tool_name_of
-from .compression import DEFAULT_POLICY, compress_tool_results
+from .clearing import clearing_saving, tool_name_of
+from .compression import (DEFAULT_POLICY, CompressionPolicy, compress_tool_results, detect_tool_name_cached, tier_for_age,
+                          tool_names_by_call_id)
 from .gcpause import paused_gc
 from .grouping import unit_runs
 from .model import Message
 from .tokens import SwarmEstimate, TokenCounter
 from .settings import ClearSettings
 
-__all__ = ["BloatReport", "Recommendation", "analyze_context_bloat"]
+__all__ = ["BloatReport", "Recommendation", "analyze_context_bloat", "tiers_saving"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,18 +285,17 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
     n = len(messages)
     all_units = unit_runs(messages)  # (summarising and fitting both keep a call with its results)
     recs: list[Recommendation] = []
-    compressed = compress_tool_results(messages, keep_recent, DEFAULT_POLICY)
-    saved = sum(per[i] - measure(c) for i, c in enumerate(compressed) if c is not messages[i])
+    saved = tiers_saving(messages, keep_recent, DEFAULT_POLICY, per, counter, measure)
     if saved > 0:
         recs.append(Recommendation(
             "compress old tool results by age", f"--tiers default --keep-recent {keep_recent}", saved,
             "SwarmSDK's tiers: ages 11-20 → 1000 chars, 21-40 → 500, 41-60 → 200, older → 100"))
-    clearing = plan_clearing(messages, ClearSettings(), counter, counts=per, measure=measure_cleared, blank=blank)
-    if clearing.saved_tokens > 0:
+    cleared, clearing_saved = clearing_saving(messages, ClearSettings(), counter, per, measure_cleared, blank)
+    if clearing_saved > 0:
         waste = sum(r["wasted_tokens"] for r in repeated)
         recs.append(Recommendation(
-            "clear old tool results (keep the 3 most recent)", "--clear-keep 3", clearing.saved_tokens,
-            f"{len(clearing.cleared)} results cleared; includes {len(repeated)} repeated groups "
+            "clear old tool results (keep the 3 most recent)", "--clear-keep 3", clearing_saved,
+            f"{cleared} results cleared; includes {len(repeated)} repeated groups "
             f"({waste:,} tokens) and {len(stale)} stale large results"))
     if n - keep_recent > 1:
         # exactly what --old-messages llm does: same boundary (moved to keep calls
@@ -316,3 +316,82 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
                 f"{len(fit.dropped):,} messages dropped, tool calls kept with their results"))
     recs.sort(key=lambda r: -r.saves)
     return recs
+
+
+# --- what the tiers save, measured without cutting ----------------------------------
+
+def _tier_limits(policy: CompressionPolicy) -> Callable[[int], int | None]:
+    """The policy's max_chars by age (tier_for_age), from a table: past the last finite tier age
+    every age has the last tier's limit."""
+    tiers = policy.tiers
+    top = max((t.max_age for t in tiers if t.max_age is not None), default=-1)
+    table = [tier_for_age(policy, age)[1].max_chars for age in range(min(top, 4095) + 1)]
+    last = tiers[-1].max_chars
+
+    def limit(age: int) -> int | None:
+        if 0 <= age < len(table):
+            return table[age]
+        return last if age > top or age < 0 else tier_for_age(policy, age)[1].max_chars
+    return limit
+
+
+def tiers_saving_built(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy,
+                       per: Sequence[int], measure: Callable[[Message], int]) -> int:
+    """Tokens compress_tool_results(messages, keep_recent, policy) saves: each result it cuts, measured."""
+    compressed = compress_tool_results(messages, keep_recent, policy)
+    return sum(per[i] - measure(c) for i, c in enumerate(compressed) if c is not messages[i])
+
+
+def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy, per: Sequence[int],
+                 counter: TokenCounter, measure: Callable[[Message], int]) -> int:
+    """tiers_saving_built, where `measure` counts as `counter` does. Under SwarmSDK's estimate a
+    message's tokens follow from its text's length and code characters, and a cut text is three
+    pieces (the kept head, the marker, maybe the hint) whose lengths and code characters add up:
+    so the cut is measured without building it (tests/test_bloat_fastpath.py holds the two equal)."""
+    if type(counter) is not SwarmEstimate:
+        return tiers_saving_built(messages, keep_recent, policy, per, measure)
+    n = len(messages)
+    stop = min(n - keep_recent, n)
+    if not policy.enabled or stop <= 0:
+        return 0
+    stats, tokens_of = SwarmEstimate.text_stats, SwarmEstimate.count_stats
+    marker_parts = policy.marker.split("{n}")
+    marker_chars, marker_code = stats("".join(marker_parts))
+    slots = len(marker_parts) - 1   # where the number of chars cut goes (digits: no code characters)
+    hints = {tool: stats(policy.hint.replace("{tool}", tool)) for tool in policy.rerunnable_tools}
+    by_content = policy.tool_name_from == "content"
+    names: Mapping[str, str] | None = None
+    limit_of = _tier_limits(policy)
+    saved = 0
+    for i in range(stop):
+        msg = messages[i]
+        if msg.role != "tool":
+            continue
+        limit = limit_of(n - i)
+        if limit is None:
+            continue
+        text = msg.content
+        if type(text) is not str:
+            text = msg.text   # (compression's _text_of: str() of what is neither text nor Content)
+            text = text if isinstance(text, str) else str(text)
+        length = len(text)
+        if length <= limit:
+            continue
+        # the tool whose hint is added: compression's _compress_into picks it so
+        if by_content:
+            name = detect_tool_name_cached(text)
+        else:
+            name = msg.tool_name
+            if name is None and msg.tool_call_id:
+                if names is None:
+                    names = tool_names_by_call_id(messages)
+                name = names.get(msg.tool_call_id)
+        chars, code = stats(text[:limit])
+        chars += marker_chars + slots * len(str(length - limit))
+        code += marker_code
+        hint = hints.get(name) if name is not None else None
+        if hint is not None:
+            chars += hint[0]
+            code += hint[1]
+        saved += per[i] - tokens_of("tool", chars, code)
+    return saved
