@@ -11,6 +11,7 @@ that setting over the messages.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 from collections import defaultdict
@@ -113,6 +114,25 @@ def _has_non_finite(value: Any) -> bool:
     return False
 
 
+def _stored_reminders(messages: Sequence[Message], counter: TokenCounter, rows=None) -> int:
+    """Tokens of the reminder blocks stored in the messages (rows: see _Tally)."""
+    count = counter.count
+    stored = 0
+    if rows is not None:
+        for m, row in zip(messages, rows):
+            if row.stored_reminders:
+                text = m.text
+                stored += sum(count(text[s:e]) for s, e in row.stored_reminders)
+        return stored
+    for m in messages:
+        text = m.content
+        if type(text) is not str:
+            text = m.text
+        if "<system-reminder>" in text:
+            stored += sum(count(b) for b in reminders.extract(text))
+    return stored
+
+
 def args_keys(arguments: Sequence[Mapping[str, Any]]) -> list[bytes] | list[str]:
     """The key of each call's arguments, grouping them as _args_key does. When every one is made of
     plain JSON values (what the loaders give) the keys are orjson's canonical text, several times
@@ -150,6 +170,7 @@ def analyze_context_bloat(
     measure: Callable[[Message], int] | None = None,
     measure_cleared: Callable[[Message], int] | None = None,
     blank: Callable[[Message, str], Message] | None = None,
+    rows: Sequence[Any] | None = None,
 ) -> BloatReport:
     """Analyse `messages` (see the module docstring).
 
@@ -158,17 +179,19 @@ def analyze_context_bloat(
     per message), `measure` (tokens of any message, e.g. through a cache),
     and for the clearing measured, `measure_cleared` (tokens of a cleared
     result) and `blank` (a result with its content replaced), may be passed
-    in by a caller that has them.
+    in by a caller that has them; so may `rows`, the pipeline's unchanged row
+    of each message (view.Row: its tool name and reminder spans).
     """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], not {threshold}")
     with paused_gc():
         return _analyze(messages, threshold, context_window, counter or SwarmEstimate(), ephemeral, system_prompt,
-                        keep_recent, largest, stale_age, stale_tokens, counts, measure, measure_cleared, blank)
+                        keep_recent, largest, stale_age, stale_tokens, counts, measure, measure_cleared, blank,
+                        rows)
 
 
 def _analyze(messages, threshold, context_window, counter, ephemeral, system_prompt, keep_recent, largest,
-             stale_age, stale_tokens, counts, measure, measure_cleared=None, blank=None) -> BloatReport:
+             stale_age, stale_tokens, counts, measure, measure_cleared=None, blank=None, rows=None) -> BloatReport:
     measure = measure or counter.count_message
     per = list(counts) if counts is not None else [measure(m) for m in messages]
     n = len(messages)
@@ -177,11 +200,13 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     if ephemeral:
         eph_tokens = sum(counter.count(str(p)) for i, ps in ephemeral.items() if 0 <= i < n for p in ps if p)
     total = sum(per) + system_tokens + eph_tokens
-    tally = _Tally(messages, per, counter, stale_age, stale_tokens)
+    tally = _Tally(messages, per, counter, stale_age, stale_tokens, rows)
     if system_tokens:
         tally.by_role["system"] += system_tokens
     repeated = tally.repeated_groups()
-    order = sorted(range(n), key=lambda j: -per[j])[:largest]
+    # the `largest` biggest, ties in index order (nlargest: that sort's first ones, without sorting 100k)
+    by_size = sorted(range(n), key=per.__getitem__, reverse=True)[:largest] if largest < 0 else None
+    order = heapq.nlargest(largest, range(n), key=per.__getitem__) if by_size is None else by_size
     biggest = tuple(
         {"index": j, "role": messages[j].role, "tool": tool_name_of(messages[j], tally.names)
          if messages[j].role == "tool" else None, "tokens": per[j]}
@@ -214,48 +239,49 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
 
 
 class _Tally:
-    """One pass over the messages: tokens by role and tool, stored reminders, the tool results that
-    repeat a call or a text, and the stale large ones."""
+    """Tokens by role and tool, stored reminders, the tool results that repeat a call or a text, and
+    the stale large ones. `rows`: the pipeline's unchanged row of each message, whose tool name and
+    reminder spans were found already (tool_name_of's name, reminders.spans' spans)."""
 
-    def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int) -> None:
+    def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int, rows=None) -> None:
         self.messages, self.per = messages, per
-        self.names: dict[str, str] = {}
-        calls: dict[str, Any] = {}
-        for m in messages:
-            for c in m.tool_calls:
-                if c.id:
-                    self.names[c.id] = c.name
-                    calls[c.id] = c
+        calls = {c.id: c for m in messages if m.tool_calls for c in m.tool_calls if c.id}  # (the last call of an id)
+        self.names: dict[str, str] = {key: c.name for key, c in calls.items()}
         self.by_role: dict[str, int] = defaultdict(int)
+        by_role = self.by_role
+        for m, tokens in zip(messages, per):
+            by_role[m.role] += tokens
+        self.stored_reminders = _stored_reminders(messages, counter, rows)
+        results = [i for i, m in enumerate(messages) if m.role == "tool"]
+        if rows is not None:
+            tools = [rows[i].tool_name or "unknown" for i in results]
+        else:
+            tools = [tool_name_of(messages[i], self.names) or "unknown" for i in results]
         self.by_tool: dict[str, int] = defaultdict(int)
         self.same_call: dict[tuple, list[int]] = defaultdict(list)
         self.same_text: dict[str, list[int]] = defaultdict(list)
         self.stale: list[dict] = []
         repeats: list[tuple[str, Mapping[str, Any], int]] = []  # (tool, arguments, index) of linked results
-        # (names bound locally: one iteration per message of 100k)
-        by_role, by_tool, same_text, stale, names = self.by_role, self.by_tool, self.same_text, self.stale, self.names
-        stored = tool_tokens = 0
+        # (names bound locally: one iteration per result of 60k)
+        by_tool, same_text, stale = self.by_tool, self.same_text, self.stale
+        tool_tokens = 0
         n = len(messages)
-        for i, m in enumerate(messages):
-            role, tokens, content = m.role, per[i], m.content
-            by_role[role] += tokens
-            text = content if type(content) is str else m.text
-            if "<system-reminder>" in text:
-                stored += sum(counter.count(b) for b in reminders.extract(text))
-            if role != "tool":
-                continue
+        for i, name in zip(results, tools):
+            m, tokens = messages[i], per[i]
             tool_tokens += tokens
-            name = tool_name_of(m, names) or "unknown"
             by_tool[name] += tokens
             call = calls.get(m.tool_call_id or "")
             if call is not None and call.arguments:
                 repeats.append((call.name, call.arguments, i))
+            text = m.content
+            if type(text) is not str:
+                text = m.text
             if text:
                 same_text[text].append(i)
             age = n - i
             if age > stale_age and tokens >= stale_tokens:
                 stale.append({"index": i, "tool": name, "tokens": tokens, "age": age})
-        self.stored_reminders, self.tool_tokens = stored, tool_tokens
+        self.tool_tokens = tool_tokens
         for (name, _, i), key in zip(repeats, args_keys([args for _, args, _ in repeats])):
             self.same_call[(name, key)].append(i)
 
@@ -320,6 +346,9 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
 
 # --- what the tiers save, measured without cutting ----------------------------------
 
+_UNSEEN = object()
+
+
 def _tier_limits(policy: CompressionPolicy) -> Callable[[int], int | None]:
     """The policy's max_chars by age (tier_for_age), from a table: past the last finite tier age
     every age has the last tier's limit."""
@@ -362,6 +391,7 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
     by_content = policy.tool_name_from == "content"
     names: Mapping[str, str] | None = None
     limit_of = _tier_limits(policy)
+    detected: dict[str, str | None] = {}  # by text: a text repeated in several results is looked at once
     saved = 0
     for i in range(stop):
         msg = messages[i]
@@ -379,7 +409,9 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
             continue
         # the tool whose hint is added: compression's _compress_into picks it so
         if by_content:
-            name = detect_tool_name_cached(text)
+            name = detected.get(text, _UNSEEN)
+            if name is _UNSEEN:
+                name = detected[text] = detect_tool_name_cached(text)
         else:
             name = msg.tool_name
             if name is None and msg.tool_call_id:

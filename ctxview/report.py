@@ -195,15 +195,17 @@ def conversation_report(
 def conversation_bloat(conversation: Conversation, settings: Settings, context_window: int | None,
                        cache: PipelineCache, threshold: float = 0.7):
     """The bloat analysis of the stored messages (the report's `"bloat"`, the inspector's `b`), with
-    the pipeline cache's counts: what prepare counted already is not counted again."""
+    the pipeline cache's counts and rows: what prepare counted or found already is not again."""
     counter = cache.counter(conversation, settings.counter)
-    stored_counts, _ = cache.stored_counts(cache.data(conversation), counter)
+    data = cache.data(conversation)
+    stored_counts, _ = cache.stored_counts(data, counter)
     return analyze_context_bloat(
         conversation.messages, threshold, context_window, counter,
         ephemeral=conversation.ephemeral if settings.embed_ephemeral else None,
         system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent, counts=stored_counts,
         measure=lambda m: cache.count(counter, m),
         measure_cleared=lambda m: cache.count_cleared(counter, m), blank=cache.blanked,
+        rows=cache.base_rows(data, counter),
     )
 
 

@@ -149,3 +149,33 @@ def test_clearing_saving_equals_clearing_and_counting(messages, clear, keep):
     result = plan_clearing(messages, clear, counter, counts=per)
     assert clearing_saving(messages, clear, counter, per, counter.count_message) == (len(result.cleared),
                                                                                    result.saved_tokens)
+
+
+def test_the_bloat_analysis_with_the_pipelines_rows_equals_it_without():
+    from ctxview.bloat import analyze_context_bloat
+    from ctxview.pipeline import PipelineCache, prepare
+    from ctxview.settings import settings_for
+
+    for path in _SESSIONS:
+        for conv in load_session(path).conversations:
+            settings = settings_for(conv, {})
+            cache = PipelineCache()
+            prepare(conv, settings, cache=cache)
+            counter = cache.counter(conv, settings.counter)
+            rows = cache.base_rows(cache.data(conv), counter)
+            for keep in (0, 10):
+                plain = analyze_context_bloat(conv.messages, counter=counter, keep_recent=keep,
+                                              system_prompt=conv.system_prompt, ephemeral=conv.ephemeral)
+                fast = analyze_context_bloat(conv.messages, counter=counter, keep_recent=keep, rows=rows,
+                                             system_prompt=conv.system_prompt, ephemeral=conv.ephemeral)
+                assert fast.to_dict() == plain.to_dict(), (path.name, conv.name, keep)
+
+
+@pytest.mark.parametrize("largest", [0, 1, 3, 5, -2])
+def test_the_largest_messages_are_the_sorts_first_ones(largest):
+    from ctxview.bloat import analyze_context_bloat
+
+    msgs = [Message("user", "x" * k) for k in (40, 8, 40, 12, 8, 40, 0, 12)]
+    per = [SwarmEstimate().count_message(m) for m in msgs]
+    order = sorted(range(len(msgs)), key=lambda j: -per[j])[:largest]
+    assert [x["index"] for x in analyze_context_bloat(msgs, largest=largest).largest] == order
