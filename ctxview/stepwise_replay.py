@@ -61,20 +61,32 @@ def scaled(tokens: int, scale: float) -> int:
 
 
 class Fenwick:
-    """Prefix sums of a list that changes in place and grows at its end."""
+    """Prefix sums of a list that changes in place and grows at its end.
+
+    While the list has only grown (the replay as sent: nothing changes after it is appended) its
+    running totals answer at once; the first add() builds the tree, which answers from then on."""
 
     def __init__(self, values: Sequence[int] = ()) -> None:
-        n = len(values)
+        self.totals: list[int] | None = [0, *itertools.accumulate(values)]
+        self.tree: list[int] | None = None
+
+    def _build(self) -> None:
+        totals = self.totals
+        n = len(totals) - 1
         tree = [0] * (n + 1)
-        for i, v in enumerate(values, 1):
-            tree[i] += v
+        for i in range(1, n + 1):
+            tree[i] += totals[i] - totals[i - 1]
             j = i + (i & -i)
             if j <= n:
                 tree[j] += tree[i]
-        self.tree = tree
+        self.tree, self.totals = tree, None
 
     def append(self, value: int) -> None:
         tree = self.tree
+        if tree is None:
+            totals = self.totals
+            totals.append(totals[-1] + value)
+            return
         i = len(tree)
         # the new node covers (i - lowbit(i), i]: its value plus the nodes that end inside that range
         total, j, stop = value, i - 1, i - (i & -i)
@@ -84,13 +96,18 @@ class Fenwick:
         tree.append(total)
 
     def add(self, position: int, delta: int) -> None:
+        if self.tree is None:
+            self._build()
         i, n, tree = position + 1, len(self.tree) - 1, self.tree
         while i <= n:
             tree[i] += delta
             i += i & -i
 
     def prefix(self, count: int) -> int:
-        total, i, tree = 0, count, self.tree
+        tree = self.tree
+        if tree is None:
+            return self.totals[count] if count > 0 else 0
+        total, i = 0, count
         while i > 0:
             total += tree[i]
             i -= i & -i
