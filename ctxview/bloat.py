@@ -204,9 +204,9 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     if system_tokens:
         tally.by_role["system"] += system_tokens
     repeated = tally.repeated_groups()
-    # the `largest` biggest, ties in index order (nlargest: that sort's first ones, without sorting 100k)
-    by_size = sorted(range(n), key=per.__getitem__, reverse=True)[:largest] if largest < 0 else None
-    order = heapq.nlargest(largest, range(n), key=per.__getitem__) if by_size is None else by_size
+    # the biggest first, ties in index order (nlargest: sorted(..., reverse=True)[:largest] without the sort)
+    order = (heapq.nlargest(largest, range(n), key=per.__getitem__) if largest >= 0
+             else sorted(range(n), key=per.__getitem__, reverse=True)[:largest])
     biggest = tuple(
         {"index": j, "role": messages[j].role, "tool": tool_name_of(messages[j], tally.names)
          if messages[j].role == "tool" else None, "tokens": per[j]}
