@@ -11,6 +11,7 @@ that setting over the messages.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 from collections import defaultdict
@@ -21,15 +22,16 @@ import orjson
 
 from . import reminders
 from .budget import fit_to_budget, plan_summary
-from .clearing import plan_clearing, tool_name_of
-from .compression import DEFAULT_POLICY, compress_tool_results
+from .clearing import clearing_saving, tool_name_of
+from .compression import (DEFAULT_POLICY, CompressionPolicy, compress_tool_results, detect_tool_name_cached, tier_for_age,
+                          tool_names_by_call_id)
 from .gcpause import paused_gc
 from .grouping import unit_runs
 from .model import Message
 from .tokens import SwarmEstimate, TokenCounter
 from .settings import ClearSettings
 
-__all__ = ["BloatReport", "Recommendation", "analyze_context_bloat"]
+__all__ = ["BloatReport", "Recommendation", "analyze_context_bloat", "tiers_saving"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +114,25 @@ def _has_non_finite(value: Any) -> bool:
     return False
 
 
+def _stored_reminders(messages: Sequence[Message], counter: TokenCounter, rows=None) -> int:
+    """Tokens of the reminder blocks stored in the messages (rows: see _Tally)."""
+    count = counter.count
+    stored = 0
+    if rows is not None:
+        for m, row in zip(messages, rows):
+            if row.stored_reminders:
+                text = m.text
+                stored += sum(count(text[s:e]) for s, e in row.stored_reminders)
+        return stored
+    for m in messages:
+        text = m.content
+        if type(text) is not str:
+            text = m.text
+        if "<system-reminder>" in text:
+            stored += sum(count(b) for b in reminders.extract(text))
+    return stored
+
+
 def args_keys(arguments: Sequence[Mapping[str, Any]]) -> list[bytes] | list[str]:
     """The key of each call's arguments, grouping them as _args_key does. When every one is made of
     plain JSON values (what the loaders give) the keys are orjson's canonical text, several times
@@ -149,6 +170,7 @@ def analyze_context_bloat(
     measure: Callable[[Message], int] | None = None,
     measure_cleared: Callable[[Message], int] | None = None,
     blank: Callable[[Message, str], Message] | None = None,
+    rows: Sequence[Any] | None = None,
 ) -> BloatReport:
     """Analyse `messages` (see the module docstring).
 
@@ -157,17 +179,19 @@ def analyze_context_bloat(
     per message), `measure` (tokens of any message, e.g. through a cache),
     and for the clearing measured, `measure_cleared` (tokens of a cleared
     result) and `blank` (a result with its content replaced), may be passed
-    in by a caller that has them.
+    in by a caller that has them; so may `rows`, the pipeline's unchanged row
+    of each message (view.Row: its tool name and reminder spans).
     """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], not {threshold}")
     with paused_gc():
         return _analyze(messages, threshold, context_window, counter or SwarmEstimate(), ephemeral, system_prompt,
-                        keep_recent, largest, stale_age, stale_tokens, counts, measure, measure_cleared, blank)
+                        keep_recent, largest, stale_age, stale_tokens, counts, measure, measure_cleared, blank,
+                        rows)
 
 
 def _analyze(messages, threshold, context_window, counter, ephemeral, system_prompt, keep_recent, largest,
-             stale_age, stale_tokens, counts, measure, measure_cleared=None, blank=None) -> BloatReport:
+             stale_age, stale_tokens, counts, measure, measure_cleared=None, blank=None, rows=None) -> BloatReport:
     measure = measure or counter.count_message
     per = list(counts) if counts is not None else [measure(m) for m in messages]
     n = len(messages)
@@ -176,11 +200,13 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     if ephemeral:
         eph_tokens = sum(counter.count(str(p)) for i, ps in ephemeral.items() if 0 <= i < n for p in ps if p)
     total = sum(per) + system_tokens + eph_tokens
-    tally = _Tally(messages, per, counter, stale_age, stale_tokens)
+    tally = _Tally(messages, per, counter, stale_age, stale_tokens, rows)
     if system_tokens:
         tally.by_role["system"] += system_tokens
     repeated = tally.repeated_groups()
-    order = sorted(range(n), key=lambda j: -per[j])[:largest]
+    # the biggest first, ties in index order (nlargest: sorted(..., reverse=True)[:largest] without the sort)
+    order = (heapq.nlargest(largest, range(n), key=per.__getitem__) if largest >= 0
+             else sorted(range(n), key=per.__getitem__, reverse=True)[:largest])
     biggest = tuple(
         {"index": j, "role": messages[j].role, "tool": tool_name_of(messages[j], tally.names)
          if messages[j].role == "tool" else None, "tokens": per[j]}
@@ -213,48 +239,49 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
 
 
 class _Tally:
-    """One pass over the messages: tokens by role and tool, stored reminders, the tool results that
-    repeat a call or a text, and the stale large ones."""
+    """Tokens by role and tool, stored reminders, the tool results that repeat a call or a text, and
+    the stale large ones. `rows`: the pipeline's unchanged row of each message, whose tool name and
+    reminder spans were found already (tool_name_of's name, reminders.spans' spans)."""
 
-    def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int) -> None:
+    def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int, rows=None) -> None:
         self.messages, self.per = messages, per
-        self.names: dict[str, str] = {}
-        calls: dict[str, Any] = {}
-        for m in messages:
-            for c in m.tool_calls:
-                if c.id:
-                    self.names[c.id] = c.name
-                    calls[c.id] = c
+        calls = {c.id: c for m in messages if m.tool_calls for c in m.tool_calls if c.id}  # (the last call of an id)
+        self.names: dict[str, str] = {key: c.name for key, c in calls.items()}
         self.by_role: dict[str, int] = defaultdict(int)
+        by_role = self.by_role
+        for m, tokens in zip(messages, per):
+            by_role[m.role] += tokens
+        self.stored_reminders = _stored_reminders(messages, counter, rows)
+        results = [i for i, m in enumerate(messages) if m.role == "tool"]
+        if rows is not None:
+            tools = [rows[i].tool_name or "unknown" for i in results]
+        else:
+            tools = [tool_name_of(messages[i], self.names) or "unknown" for i in results]
         self.by_tool: dict[str, int] = defaultdict(int)
         self.same_call: dict[tuple, list[int]] = defaultdict(list)
         self.same_text: dict[str, list[int]] = defaultdict(list)
         self.stale: list[dict] = []
         repeats: list[tuple[str, Mapping[str, Any], int]] = []  # (tool, arguments, index) of linked results
-        # (names bound locally: one iteration per message of 100k)
-        by_role, by_tool, same_text, stale, names = self.by_role, self.by_tool, self.same_text, self.stale, self.names
-        stored = tool_tokens = 0
+        # (names bound locally: one iteration per result of 60k)
+        by_tool, same_text, stale = self.by_tool, self.same_text, self.stale
+        tool_tokens = 0
         n = len(messages)
-        for i, m in enumerate(messages):
-            role, tokens, content = m.role, per[i], m.content
-            by_role[role] += tokens
-            text = content if type(content) is str else m.text
-            if "<system-reminder>" in text:
-                stored += sum(counter.count(b) for b in reminders.extract(text))
-            if role != "tool":
-                continue
+        for i, name in zip(results, tools):
+            m, tokens = messages[i], per[i]
             tool_tokens += tokens
-            name = tool_name_of(m, names) or "unknown"
             by_tool[name] += tokens
             call = calls.get(m.tool_call_id or "")
             if call is not None and call.arguments:
                 repeats.append((call.name, call.arguments, i))
+            text = m.content
+            if type(text) is not str:
+                text = m.text
             if text:
                 same_text[text].append(i)
             age = n - i
             if age > stale_age and tokens >= stale_tokens:
                 stale.append({"index": i, "tool": name, "tokens": tokens, "age": age})
-        self.stored_reminders, self.tool_tokens = stored, tool_tokens
+        self.tool_tokens = tool_tokens
         for (name, _, i), key in zip(repeats, args_keys([args for _, args, _ in repeats])):
             self.same_call[(name, key)].append(i)
 
@@ -284,18 +311,17 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
     n = len(messages)
     all_units = unit_runs(messages)  # (summarising and fitting both keep a call with its results)
     recs: list[Recommendation] = []
-    compressed = compress_tool_results(messages, keep_recent, DEFAULT_POLICY)
-    saved = sum(per[i] - measure(c) for i, c in enumerate(compressed) if c is not messages[i])
+    saved = tiers_saving(messages, keep_recent, DEFAULT_POLICY, per, counter, measure)
     if saved > 0:
         recs.append(Recommendation(
             "compress old tool results by age", f"--tiers default --keep-recent {keep_recent}", saved,
             "SwarmSDK's tiers: ages 11-20 → 1000 chars, 21-40 → 500, 41-60 → 200, older → 100"))
-    clearing = plan_clearing(messages, ClearSettings(), counter, counts=per, measure=measure_cleared, blank=blank)
-    if clearing.saved_tokens > 0:
+    cleared, clearing_saved = clearing_saving(messages, ClearSettings(), counter, per, measure_cleared, blank)
+    if clearing_saved > 0:
         waste = sum(r["wasted_tokens"] for r in repeated)
         recs.append(Recommendation(
-            "clear old tool results (keep the 3 most recent)", "--clear-keep 3", clearing.saved_tokens,
-            f"{len(clearing.cleared)} results cleared; includes {len(repeated)} repeated groups "
+            "clear old tool results (keep the 3 most recent)", "--clear-keep 3", clearing_saved,
+            f"{cleared} results cleared; includes {len(repeated)} repeated groups "
             f"({waste:,} tokens) and {len(stale)} stale large results"))
     if n - keep_recent > 1:
         # exactly what --old-messages llm does: same boundary (moved to keep calls
@@ -316,3 +342,88 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
                 f"{len(fit.dropped):,} messages dropped, tool calls kept with their results"))
     recs.sort(key=lambda r: -r.saves)
     return recs
+
+
+# --- what the tiers save, measured without cutting ----------------------------------
+
+_UNSEEN = object()
+
+
+def _tier_limits(policy: CompressionPolicy) -> Callable[[int], int | None]:
+    """The policy's max_chars by age (tier_for_age), from a table: past the last finite tier age
+    every age has the last tier's limit."""
+    tiers = policy.tiers
+    top = max((t.max_age for t in tiers if t.max_age is not None), default=-1)
+    table = [tier_for_age(policy, age)[1].max_chars for age in range(min(top, 4095) + 1)]
+    last = tiers[-1].max_chars
+
+    def limit(age: int) -> int | None:
+        if 0 <= age < len(table):
+            return table[age]
+        return last if age > top or age < 0 else tier_for_age(policy, age)[1].max_chars
+    return limit
+
+
+def tiers_saving_built(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy,
+                       per: Sequence[int], measure: Callable[[Message], int]) -> int:
+    """Tokens compress_tool_results(messages, keep_recent, policy) saves: each result it cuts, measured."""
+    compressed = compress_tool_results(messages, keep_recent, policy)
+    return sum(per[i] - measure(c) for i, c in enumerate(compressed) if c is not messages[i])
+
+
+def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy, per: Sequence[int],
+                 counter: TokenCounter, measure: Callable[[Message], int]) -> int:
+    """tiers_saving_built, where `measure` counts as `counter` does. Under SwarmSDK's estimate a
+    message's tokens follow from its text's length and code characters, and a cut text is three
+    pieces (the kept head, the marker, maybe the hint) whose lengths and code characters add up:
+    so the cut is measured without building it (tests/test_bloat_fastpath.py holds the two equal)."""
+    if type(counter) is not SwarmEstimate:
+        return tiers_saving_built(messages, keep_recent, policy, per, measure)
+    n = len(messages)
+    stop = min(n - keep_recent, n)
+    if not policy.enabled or stop <= 0:
+        return 0
+    stats, tokens_of = SwarmEstimate.text_stats, SwarmEstimate.count_stats
+    marker_parts = policy.marker.split("{n}")
+    marker_chars, marker_code = stats("".join(marker_parts))
+    slots = len(marker_parts) - 1   # where the number of chars cut goes (digits: no code characters)
+    hints = {tool: stats(policy.hint.replace("{tool}", tool)) for tool in policy.rerunnable_tools}
+    by_content = policy.tool_name_from == "content"
+    names: Mapping[str, str] | None = None
+    limit_of = _tier_limits(policy)
+    detected: dict[str, str | None] = {}  # by text: a text repeated in several results is looked at once
+    saved = 0
+    for i in range(stop):
+        msg = messages[i]
+        if msg.role != "tool":
+            continue
+        limit = limit_of(n - i)
+        if limit is None:
+            continue
+        text = msg.content
+        if type(text) is not str:
+            text = msg.text   # (compression's _text_of: str() of what is neither text nor Content)
+            text = text if isinstance(text, str) else str(text)
+        length = len(text)
+        if length <= limit:
+            continue
+        # the tool whose hint is added: compression's _compress_into picks it so
+        if by_content:
+            name = detected.get(text, _UNSEEN)
+            if name is _UNSEEN:
+                name = detected[text] = detect_tool_name_cached(text)
+        else:
+            name = msg.tool_name
+            if name is None and msg.tool_call_id:
+                if names is None:
+                    names = tool_names_by_call_id(messages)
+                name = names.get(msg.tool_call_id)
+        chars, code = stats(text[:limit])
+        chars += marker_chars + slots * len(str(length - limit))
+        code += marker_code
+        hint = hints.get(name) if name is not None else None
+        if hint is not None:
+            chars += hint[0]
+            code += hint[1]
+        saved += per[i] - tokens_of("tool", chars, code)
+    return saved

@@ -19,7 +19,7 @@ from .model import Message, ToolCall
 from .tokens import SwarmEstimate, TokenCounter
 from .settings import ClearSettings
 
-__all__ = ["ClearResult", "clear_tool_uses", "plan_clearing", "tool_name_of"]
+__all__ = ["ClearResult", "clear_tool_uses", "clearing_saving", "plan_clearing", "tool_name_of"]
 
 DEFAULT_PLACEHOLDER = ClearSettings().placeholder
 
@@ -111,6 +111,42 @@ def plan_clearing(
             reason=f"clearing would save {saved:,} tokens < minimum {settings.min_saving:,}",
         )
     return ClearResult(tuple(out), tuple(cleared), tuple(inputs_cleared), saved, True)
+
+
+def clearing_saving(
+    messages: Sequence[Message],
+    settings: ClearSettings,
+    counter: TokenCounter,
+    counts: Sequence[int],
+    measure: Callable[[Message], int],
+    blank: Callable[[Message, str], Message] | None = None,
+) -> tuple[int, int]:
+    """(results cleared, tokens saved) of plan_clearing(messages, settings, counter, counts=counts,
+    measure=measure, blank=blank), where `measure` counts as `counter` does. Under SwarmSDK's
+    estimate every cleared result (a tool message holding the placeholder) has the same tokens,
+    so nothing is built (tests/test_bloat_fastpath.py holds the two equal)."""
+    if type(counter) is not SwarmEstimate or settings.clear_inputs:
+        result = plan_clearing(messages, settings, counter, counts=counts, measure=measure, blank=blank)
+        return len(result.cleared), result.saved_tokens
+    if settings.trigger and sum(counts) <= settings.trigger:
+        return 0, 0
+    names = {c.id: c.name for m in messages for c in m.tool_calls if c.id} if settings.exclude else {}
+    results = [i for i, m in enumerate(messages) if m.role == "tool"]
+    placeholder, exclude = settings.placeholder, set(settings.exclude)
+    cleared = before = 0
+    for i in results[: max(len(results) - max(settings.keep, 0), 0)]:
+        msg = messages[i]
+        text = msg.content
+        if (text if type(text) is str else msg.text) == placeholder:
+            continue  # cleared already
+        if exclude and tool_name_of(msg, names) in exclude:
+            continue
+        cleared += 1
+        before += counts[i]
+    saved = before - cleared * counter.count_message(Message("tool", placeholder))
+    if not cleared or saved < settings.min_saving:
+        return 0, 0
+    return cleared, saved
 
 
 def clear_tool_uses(

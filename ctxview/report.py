@@ -14,6 +14,7 @@ from .gcpause import paused_gc
 from .model import Conversation, Session
 from .harness import rewrite_events, sent_tokens
 from .pipeline import PipelineCache, prepare
+from .pipeline.sent_history import truncations
 from .prices import CostTotal, PriceTable, cost_of
 from .prompt_cache import TTL_SECONDS, CacheRules, min_cacheable_tokens, outcome, replay, simulate
 from .tokens import calibrate
@@ -195,15 +196,17 @@ def conversation_report(
 def conversation_bloat(conversation: Conversation, settings: Settings, context_window: int | None,
                        cache: PipelineCache, threshold: float = 0.7):
     """The bloat analysis of the stored messages (the report's `"bloat"`, the inspector's `b`), with
-    the pipeline cache's counts: what prepare counted already is not counted again."""
+    the pipeline cache's counts and rows: what prepare counted or found already is not again."""
     counter = cache.counter(conversation, settings.counter)
-    stored_counts, _ = cache.stored_counts(cache.data(conversation), counter)
+    data = cache.data(conversation)
+    stored_counts, _ = cache.stored_counts(data, counter)
     return analyze_context_bloat(
         conversation.messages, threshold, context_window, counter,
         ephemeral=conversation.ephemeral if settings.embed_ephemeral else None,
         system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent, counts=stored_counts,
         measure=lambda m: cache.count(counter, m),
         measure_cleared=lambda m: cache.count_cleared(counter, m), blank=cache.blanked,
+        rows=cache.base_rows(data, counter),
     )
 
 
@@ -359,10 +362,15 @@ def _change(value: float | None, base: float | None) -> float | None:
 def as_sent_calibration(conversation: Conversation, settings: Settings, cache: PipelineCache):
     """The estimate of each recorded request's context as sent, fitted to what the file recorded."""
     counter = cache.counter(conversation, settings.counter)
-    counts, _ = cache.stored_counts(cache.data(conversation), counter)
+    counts, prefix = cache.stored_counts(cache.data(conversation), counter)
     system = counter.count(conversation.system_prompt) if conversation.system_prompt else 0
+    if not rewrite_events(conversation) and not truncations(cache, conversation):
+        # nothing the harness rewrote (the pipeline looked once): sent_tokens is the stored prefix sum
+        estimate = lambda k: system + prefix[k]  # noqa: E731
+    else:
+        estimate = sent_tokens(conversation, counts, lambda m: cache.count(counter, m), system)
     return calibrate(conversation.messages, counter, system_prompt=conversation.system_prompt, counts=counts,
-                     estimate=sent_tokens(conversation, counts, lambda m: cache.count(counter, m), system))
+                     estimate=estimate)
 
 
 def _row_dict(row: Row) -> dict[str, Any]:

@@ -32,10 +32,10 @@ from .clearing import tool_name_of
 from .compression import _plan, compress_tool_message
 from .context_manager import embed_ephemeral
 from .grouping import unit_runs
-from .harness import history_as_sent
+from .harness import SentHistory, history_as_sent
 from .model import Conversation, Message, request_indices
 from .pipeline import PipelineCache
-from .pipeline.sent_history import events_for
+from .pipeline.sent_history import events_for, truncations
 from .settings import Settings
 from .usage import timestamp_of
 
@@ -61,20 +61,32 @@ def scaled(tokens: int, scale: float) -> int:
 
 
 class Fenwick:
-    """Prefix sums of a list that changes in place and grows at its end."""
+    """Prefix sums of a list that changes in place and grows at its end.
+
+    While the list has only grown (the replay as sent: nothing changes after it is appended) its
+    running totals answer at once; the first add() builds the tree, which answers from then on."""
 
     def __init__(self, values: Sequence[int] = ()) -> None:
-        n = len(values)
+        self.totals: list[int] | None = [0, *itertools.accumulate(values)]
+        self.tree: list[int] | None = None
+
+    def _build(self) -> None:
+        totals = self.totals
+        n = len(totals) - 1
         tree = [0] * (n + 1)
-        for i, v in enumerate(values, 1):
-            tree[i] += v
+        for i in range(1, n + 1):
+            tree[i] += totals[i] - totals[i - 1]
             j = i + (i & -i)
             if j <= n:
                 tree[j] += tree[i]
-        self.tree = tree
+        self.tree, self.totals = tree, None
 
     def append(self, value: int) -> None:
         tree = self.tree
+        if tree is None:
+            totals = self.totals
+            totals.append(totals[-1] + value)
+            return
         i = len(tree)
         # the new node covers (i - lowbit(i), i]: its value plus the nodes that end inside that range
         total, j, stop = value, i - 1, i - (i & -i)
@@ -84,13 +96,18 @@ class Fenwick:
         tree.append(total)
 
     def add(self, position: int, delta: int) -> None:
+        if self.tree is None:
+            self._build()
         i, n, tree = position + 1, len(self.tree) - 1, self.tree
         while i <= n:
             tree[i] += delta
             i += i & -i
 
     def prefix(self, count: int) -> int:
-        total, i, tree = 0, count, self.tree
+        tree = self.tree
+        if tree is None:
+            return self.totals[count] if count > 0 else 0
+        total, i = 0, count
         while i > 0:
             total += tree[i]
             i -= i & -i
@@ -98,6 +115,23 @@ class Fenwick:
 
     def at(self, position: int) -> int:
         return self.prefix(position + 1) - self.prefix(position)
+
+
+class _Unread:
+    """Stands in for a Fenwick tree whose sums nothing reads (the savings without clearing, the
+    unscaled tokens without a budget): what is appended or added is dropped."""
+
+    def append(self, value: int) -> None:
+        pass
+
+    def add(self, position: int, delta: int) -> None:
+        pass
+
+    def at(self, position: int) -> int:
+        return 0
+
+
+_UNREAD = _Unread()
 
 
 class NotStepwise(Exception):
@@ -129,7 +163,8 @@ class _Epoch:
     """One history as sent (between two of the harness's rewrites) and what each position of it
     holds now: the message cut by the tiers, its limit, whether clearing blanked it, its tokens."""
 
-    def __init__(self, start: int, base: Sequence[Message], names: dict[str, str]) -> None:
+    def __init__(self, start: int, base: Sequence[Message], names: dict[str, str], clearing: bool,
+                 budget: bool) -> None:
         self.start, self.base, self.names = start, base, names
         self.comp: list[Message] = []
         self.limits: list[int | None] = []
@@ -137,9 +172,10 @@ class _Epoch:
         self.cleared: list[bool] = []
         self.raw: list[int] = []          # tokens as sent (the budget reads these)
         self.toks: list[int] = []         # the same, scaled (the prompts report these)
-        self.tree, self.raw_tree = Fenwick(), Fenwick()
-        self.saving = Fenwick()           # by position: what blanking a clearable result saves
-        self.clearable = Fenwick()        # by position: 1 for a clearable result
+        self.tree = Fenwick()
+        self.raw_tree = Fenwick() if budget else _UNREAD
+        self.saving = Fenwick() if clearing else _UNREAD     # by position: what blanking a clearable result saves
+        self.clearable = Fenwick() if clearing else _UNREAD  # by position: 1 for a clearable result
         self.results: list[int] = []      # positions of tool results, in order
         self.turns: list[int] = []        # positions of user turns (budget: the kept part starts at one)
         self.lone_turns: list[int] = []   # those without tool calls (the one budget keeps before a reply)
@@ -224,9 +260,9 @@ class StepwiseReplay:
     def _append(self, e: _Epoch, i: int, n: int) -> None:
         j = i - e.start
         msg = e.base[j]
-        limit = self._limit(i, n, msg)
+        limit = self._limit(i, n, msg) if self.plan is not None else None
         e.limits.append(limit)
-        e.comp.append(self._compressed(i, n, msg, limit))
+        e.comp.append(msg if limit is None else self._compressed(i, n, msg, limit))
         e.cleared.append(False)
         c, s, k = self._measure(e, j)
         e.counts.append(c)
@@ -252,9 +288,12 @@ class StepwiseReplay:
 
     def _epoch(self, applied: int) -> _Epoch:
         conv = self.conversation
-        sent = history_as_sent(conv, len(conv.messages), self.events[:applied])
+        if applied == 0 and not truncations(self.cache, conv):  # (the pipeline looked once for what is rewritten)
+            sent = SentHistory(0, conv.messages)   # history_as_sent's answer when nothing is
+        else:
+            sent = history_as_sent(conv, len(conv.messages), self.events[:applied])
         names = _calls_before_results(sent.messages) if (self.exclude or self.budget is not None) else {}
-        e = _Epoch(sent.start, sent.messages, names)
+        e = _Epoch(sent.start, sent.messages, names, self.clear is not None, self.budget is not None)
         if self.budget is not None:
             if any(m.role == "system" for m in sent.messages):
                 raise NotStepwise("a system message among the messages (the budget keeps it wherever it is)")

@@ -58,3 +58,124 @@ def test_args_keys_take_the_fast_path_for_json_and_the_simple_one_otherwise():
     # an object whose text equals a string groups with it, as under _args_key
     day = args_keys([{"d": datetime.date(2026, 1, 2)}, {"d": "2026-01-02"}])
     assert day[0] == day[1] == _args_key({"d": "2026-01-02"})
+
+
+# --- what the tiers and clearing save, measured without building the messages -------
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from ctxview import load_session  # noqa: E402
+from ctxview.bloat import tiers_saving, tiers_saving_built  # noqa: E402
+from ctxview.clearing import clearing_saving, plan_clearing  # noqa: E402
+from ctxview.compression import PRESETS, CompressionPolicy, get_policy  # noqa: E402
+from ctxview.model import Content, Message, ToolCall  # noqa: E402
+from ctxview.settings import ClearSettings  # noqa: E402
+from ctxview.tokens import CharsCounter, SwarmEstimate  # noqa: E402
+
+_ROOT = Path(__file__).parents[1]
+_SESSIONS = sorted(p for d in ("sample_sessions", "tests/fixtures/samples", "ctxview/samples")
+                   for p in (_ROOT / d).rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
+_POLICIES = [PRESETS["default"], PRESETS["light"], PRESETS["aggressive"], get_policy("1:full,3:40,*:7"),
+             CompressionPolicy(tool_name_from="tool_call"),
+             # code characters and several slots in the marker, code characters in the hint
+             CompressionPolicy(tiers="0:full,*:3", marker="{n}({n}];", hint=" {tool}{}", tool_name_from="tool_call",
+                               rerunnable_tools=frozenset({"Read", "Bash", "a"}))]
+_CLEARINGS = [ClearSettings(), ClearSettings(keep=0), ClearSettings(keep=10, exclude=("Read", "Bash")),
+              ClearSettings(trigger=5000), ClearSettings(min_saving=2000), ClearSettings(placeholder="x;{}")]
+
+
+def _conversations():
+    for path in _SESSIONS:
+        for conv in load_session(path).conversations:
+            yield path.name, conv.messages
+
+
+def test_the_samples_are_found():
+    assert len(_SESSIONS) >= 15
+
+
+@pytest.mark.parametrize("counter", [SwarmEstimate(), CharsCounter()], ids=lambda c: c.name)
+def test_tiers_saving_equals_cutting_and_counting_on_the_samples(counter):
+    for name, msgs in _conversations():
+        per = [counter.count_message(m) for m in msgs]
+        for policy in _POLICIES:
+            for keep in (0, 3, 10):
+                assert (tiers_saving(msgs, keep, policy, per, counter, counter.count_message)
+                        == tiers_saving_built(msgs, keep, policy, per, counter.count_message)), (name, policy, keep)
+
+
+@pytest.mark.parametrize("counter", [SwarmEstimate(), CharsCounter()], ids=lambda c: c.name)
+def test_clearing_saving_equals_clearing_and_counting_on_the_samples(counter):
+    for name, msgs in _conversations():
+        per = [counter.count_message(m) for m in msgs]
+        for clear in _CLEARINGS:
+            result = plan_clearing(msgs, clear, counter, counts=per)
+            assert (clearing_saving(msgs, clear, counter, per, counter.count_message)
+                    == (len(result.cleared), result.saved_tokens)), (name, clear)
+
+
+# texts with code characters, non-ASCII, a lone surrogate, what detection finds (Read, Grep, Glob)
+_texts = st.one_of(st.text(alphabet="ab{}();→💡\ud800 \n", max_size=40),
+                   st.sampled_from(["", "[tool result cleared to save context]", "x;{}", "     1→line\n" * 9,
+                                    "Found 3 files matching *.py\na\nb\nc", "4 matches in 2 files\n" + "x" * 30,
+                                    "memory://a\n     1→x" * 3]))
+_contents = st.one_of(_texts, st.builds(Content, _texts), st.none())
+_tool_message = st.builds(lambda content, call, name: Message("tool", content, tool_call_id=call, tool_name=name),
+                          _contents, st.sampled_from([None, "c1", "c2", "c3"]), st.sampled_from([None, "Read", "Bash"]))
+_calls = st.lists(st.builds(ToolCall, st.sampled_from(["c1", "c2", "c3", ""]), st.sampled_from(["Read", "Bash", "a"]),
+                            st.just({"x": 1})), max_size=2)
+_message = st.one_of(_tool_message, st.builds(lambda t, c: Message("assistant", t, tool_calls=tuple(c)), _texts, _calls),
+                     st.builds(lambda t: Message("user", t), _texts))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_message, max_size=25), st.sampled_from(_POLICIES), st.integers(-2, 6))
+def test_tiers_saving_equals_cutting_and_counting(messages, policy, keep):
+    counter = SwarmEstimate()
+    per = [counter.count_message(m) for m in messages]
+    assert (tiers_saving(messages, keep, policy, per, counter, counter.count_message)
+            == tiers_saving_built(messages, keep, policy, per, counter.count_message))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_message, max_size=25), st.sampled_from(_CLEARINGS), st.integers(-1, 4))
+def test_clearing_saving_equals_clearing_and_counting(messages, clear, keep):
+    counter = SwarmEstimate()
+    clear = ClearSettings(keep, clear.exclude, clear.clear_inputs, clear.trigger, min(clear.min_saving, 40),
+                          clear.placeholder)
+    per = [counter.count_message(m) for m in messages]
+    result = plan_clearing(messages, clear, counter, counts=per)
+    assert clearing_saving(messages, clear, counter, per, counter.count_message) == (len(result.cleared),
+                                                                                   result.saved_tokens)
+
+
+def test_the_bloat_analysis_with_the_pipelines_rows_equals_it_without():
+    from ctxview.bloat import analyze_context_bloat
+    from ctxview.pipeline import PipelineCache, prepare
+    from ctxview.settings import settings_for
+
+    for path in _SESSIONS:
+        for conv in load_session(path).conversations:
+            settings = settings_for(conv, {})
+            cache = PipelineCache()
+            prepare(conv, settings, cache=cache)
+            counter = cache.counter(conv, settings.counter)
+            rows = cache.base_rows(cache.data(conv), counter)
+            for keep in (0, 10):
+                plain = analyze_context_bloat(conv.messages, counter=counter, keep_recent=keep,
+                                              system_prompt=conv.system_prompt, ephemeral=conv.ephemeral)
+                fast = analyze_context_bloat(conv.messages, counter=counter, keep_recent=keep, rows=rows,
+                                             system_prompt=conv.system_prompt, ephemeral=conv.ephemeral)
+                assert fast.to_dict() == plain.to_dict(), (path.name, conv.name, keep)
+
+
+@pytest.mark.parametrize("largest", [0, 1, 3, 5, -2])
+def test_the_largest_messages_are_the_sorts_first_ones(largest):
+    from ctxview.bloat import analyze_context_bloat
+
+    msgs = [Message("user", "x" * k) for k in (40, 8, 40, 12, 8, 40, 0, 12)]
+    per = [SwarmEstimate().count_message(m) for m in msgs]
+    order = sorted(range(len(msgs)), key=lambda j: -per[j])[:largest]
+    assert [x["index"] for x in analyze_context_bloat(msgs, largest=largest).largest] == order

@@ -101,9 +101,30 @@ def test_fenwick_prefix_sums():
     tree = _Fenwick(values[:3])
     for v in values[3:]:
         tree.append(v)
+    # grown only: the running totals answer
+    assert [tree.prefix(k) for k in range(len(values) + 1)] == [sum(values[:k]) for k in range(len(values) + 1)]
     tree.add(2, 10)
     values[2] += 10
     assert [tree.prefix(k) for k in range(len(values) + 1)] == [sum(values[:k]) for k in range(len(values) + 1)]
+
+
+def test_fenwick_prefix_sums_under_any_appends_and_adds():
+    import random
+
+    rng = random.Random(16)
+    for _ in range(200):
+        values = [rng.randint(-5, 9) for _ in range(rng.randint(0, 6))]
+        tree = _Fenwick(values)
+        for _ in range(rng.randint(0, 40)):
+            if values and rng.random() < 0.3:
+                k, d = rng.randrange(len(values)), rng.randint(-9, 9)
+                tree.add(k, d)
+                values[k] += d
+            else:
+                values.append(rng.randint(-5, 9))
+                tree.append(values[-1])
+            assert [tree.prefix(k) for k in range(len(values) + 1)] == [sum(values[:k]) for k in range(len(values) + 1)]
+            assert [tree.at(k) for k in range(len(values))] == values
 
 
 # -- replaying a conversation ------------------------------------------------------------------
