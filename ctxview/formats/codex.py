@@ -19,7 +19,7 @@ from ..model import Conversation, Message, Session
 from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import SKIP, Input, LineReader, load_document
-from .linking import compaction_events, link_tool_results, unlinked_warning, usage_only_warning
+from .linking import compaction_events, unlinked_warning, usage_only_warning
 from .builders import message, openai_usage
 from .responses import ResponsesBuilder
 
@@ -268,8 +268,8 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         warnings.append(usage_only_warning("main", messages) or "main: the file holds usage records only")
     if not messages:
         raise LoadError(inp.name, "no messages found (no response_item records)", expected=EXPECTED)
-    messages, unlinked = link_tool_results(messages, in_place=True)  # (all of them made just now)
-    w = unlinked_warning("main", unlinked)
+    # (the builder named the tool results: the event and usage-only fallbacks hold none)
+    w = unlinked_warning("main", r.b.unlinked)
     if w:
         warnings.append(w)
     unknown = dict(r.unknown)

@@ -14,14 +14,11 @@ __all__ = ["compaction_events", "last_model", "link_tool_results", "new_message"
            "usage_only_warning"]
 
 
-def link_tool_results(messages: Sequence[Message], in_place: bool = False) -> tuple[list[Message], int]:
+def link_tool_results(messages: Sequence[Message]) -> tuple[list[Message], int]:
     """Set `tool_name` on each tool message from the call it answers.
 
     Returns the messages (new objects only where something changed) and how
     many tool results name a call id that no earlier assistant message made.
-    `in_place`: the loader built these messages a moment ago and nothing else
-    holds them, so a tool result is named where it is instead of copied (tens
-    of thousands of copies in a big rollout).
     """
     names: dict[str, str] = {}
     out: list[Message] = []
@@ -36,10 +33,7 @@ def link_tool_results(messages: Sequence[Message], in_place: bool = False) -> tu
             if name is None:
                 unlinked += 1
             elif msg.tool_name != name:
-                if in_place:
-                    object.__setattr__(msg, "tool_name", name)
-                else:
-                    msg = _with_tool_name(msg, name)
+                msg = _with_tool_name(msg, name)
         out.append(msg)
     return out, unlinked
 

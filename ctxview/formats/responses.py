@@ -56,14 +56,21 @@ class _Group:
 
 
 class ResponsesBuilder:
-    """Feed items in order with `item()`; read `messages` after `flush()`."""
+    """Feed items in order with `item()`; read `messages` after `flush()`.
+
+    Tool results are named after their calls as they come, as link_tool_results
+    would name them (a call is always flushed before the next result); `unlinked`
+    counts the results whose call no earlier item made.
+    """
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self.unknown: dict[str, int] = {}
         self.model: str | None = None
+        self.unlinked = 0
         self._group: _Group | None = None
         self._last_assistant: int | None = None
+        self._call_names: dict[str, str] = {}   # call id -> tool name, of every call so far
 
     # -- assistant groups
     def _open(self, origin: str) -> _Group:
@@ -149,19 +156,23 @@ class ResponsesBuilder:
         if parts:
             g.thinking.append("\n".join(parts))
 
+    def _call(self, origin: str, call: ToolCall) -> None:
+        self._open(origin).calls.append(call)
+        if call.id:
+            self._call_names[call.id] = call.name
+
     def _function_call(self, item: Mapping, origin: str, injected: bool) -> None:
-        self._open(origin).calls.append(
-            tool_call_from(item.get("call_id") or item.get("id"), item.get("name"), item.get("arguments")))
+        self._call(origin, tool_call_from(item.get("call_id") or item.get("id"), item.get("name"),
+                                          item.get("arguments")))
 
     def _custom_tool_call(self, item: Mapping, origin: str, injected: bool) -> None:
-        self._open(origin).calls.append(
-            tool_call_from(item.get("call_id") or item.get("id"), item.get("name"), {"input": item.get("input")}))
+        self._call(origin, tool_call_from(item.get("call_id") or item.get("id"), item.get("name"),
+                                          {"input": item.get("input")}))
 
     def _local_shell_call(self, item: Mapping, origin: str, injected: bool) -> None:
-        g = self._open(origin)
         action = item.get("action")
-        g.calls.append(tool_call_from(item.get("call_id") or item.get("id"), "local_shell",
-                                      action if isinstance(action, Mapping) else {"input": action}))
+        self._call(origin, tool_call_from(item.get("call_id") or item.get("id"), "local_shell",
+                                          action if isinstance(action, Mapping) else {"input": action}))
 
     def _server_tool_call(self, item: Mapping, origin: str, injected: bool) -> None:
         # Server-side tools: no output item follows, so show them as text, not as a call.
@@ -172,8 +183,12 @@ class ResponsesBuilder:
 
     def _output(self, item: Mapping, origin: str, injected: bool) -> None:
         self.flush()
-        self.messages.append(message(role="tool", content=output_text(item.get("output")),
-                                     tool_call_id=str(item.get("call_id") or ""), origin=origin))
+        call_id = str(item.get("call_id") or "")
+        name = self._call_names.get(call_id)
+        if name is None:
+            self.unlinked += 1
+        self.messages.append(message(role="tool", content=output_text(item.get("output")), tool_call_id=call_id,
+                                     tool_name=name, origin=origin))
 
     def _unknown(self, what: str) -> None:
         self.unknown[what] = self.unknown.get(what, 0) + 1
@@ -187,7 +202,8 @@ _ITEMS = {
     "function_call": ResponsesBuilder._function_call,
     "custom_tool_call": ResponsesBuilder._custom_tool_call,
     "local_shell_call": ResponsesBuilder._local_shell_call,
-    **dict.fromkeys(("web_search_call", "tool_search_call", "image_generation_call"), ResponsesBuilder._server_tool_call),
-    **dict.fromkeys(("function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output"),
-                    ResponsesBuilder._output),
+    **dict.fromkeys(("web_search_call", "tool_search_call", "image_generation_call"),
+                    ResponsesBuilder._server_tool_call),
+    **dict.fromkeys(("function_call_output", "custom_tool_call_output", "local_shell_call_output",
+                     "tool_search_output"), ResponsesBuilder._output),
 }
