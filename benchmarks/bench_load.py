@@ -79,6 +79,18 @@ def baseline(path: Path) -> None:
             loads(line)
 
 
+def _message_of(rec: dict) -> object:
+    """A line's message: Claude Code's "message", a Codex response item's payload (one per item:
+    Codex writes each tool call and output as an item of its own)."""
+    msg = rec.get("message")
+    return rec.get("payload") if msg is None and rec.get("type") == "response_item" else msg
+
+
+def _content_of(msg: dict) -> object:
+    """A message's content; a Codex tool output's output, a tool call's arguments."""
+    return msg.get("content") if "content" in msg else msg.get("output", msg.get("arguments"))
+
+
 def keep_texts(path: Path) -> list:
     """Reference: read + orjson.loads per line, keeping each message's text (strings only)."""
     loads = orjson.loads
@@ -86,9 +98,9 @@ def keep_texts(path: Path) -> list:
     keep = kept.append
     with open(path, "rb", buffering=READ_BUFFER) as f:
         for line in f:
-            msg = loads(line).get("message")
+            msg = _message_of(loads(line))
             if type(msg) is dict:
-                content = msg.get("content")
+                content = _content_of(msg)
                 block = content[0] if type(content) is list and content else content
                 if type(block) is dict:
                     keep(block.get("text") or block.get("content") or block.get("thinking") or block.get("input"))
@@ -109,9 +121,9 @@ def bare_messages(path: Path) -> list:
     with paused_gc(), open(path, "rb", buffering=READ_BUFFER) as f:  # as load_session does
         for line in f:
             rec = loads(line)
-            msg = rec.get("message")
+            msg = _message_of(rec)
             if type(msg) is dict:
-                content = msg.get("content")
+                content = _content_of(msg)
                 block = content[0] if type(content) is list and content else content
                 text = block.get("text") or block.get("content") if type(block) is dict else block
                 keep(new_message(msg.get("role"), text if type(text) is str else "", None, (), None, None, None,

@@ -195,11 +195,12 @@ def openai_parts_text(content: Any) -> str | None:
         return orjson.dumps(content).decode()
     out: list[str] = []
     for part in content:
-        if isinstance(part, str):
-            out.append(part)
-            continue
-        if not isinstance(part, Mapping):
-            continue
+        if type(part) is not dict:  # (the common case first)
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            if not isinstance(part, Mapping):
+                continue
         ptype = part.get("type")
         if ptype in ("text", "input_text", "output_text", "summary_text", "reasoning_text") or (
             ptype is None and isinstance(part.get("text"), str)

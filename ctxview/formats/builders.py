@@ -34,7 +34,7 @@ usage = slot_builder(Usage, "usage")
 
 def arguments_from(value: Any) -> Mapping[str, Any]:
     """Tool-call arguments as a mapping: JSON strings are decoded, other values wrapped."""
-    if isinstance(value, Mapping):
+    if type(value) is not str and isinstance(value, Mapping):  # (a str first: the common case)
         return value
     if value is None or value == "":
         return {}
@@ -71,7 +71,7 @@ def anthropic_usage(u: dict) -> Usage:
 
 def openai_usage(u: Any) -> Usage | None:
     """Usage from an OpenAI / Codex usage object (cached tokens are part of input there)."""
-    if not isinstance(u, Mapping):
+    if type(u) is not dict and not isinstance(u, Mapping):
         return None
     inp = u.get("input_tokens", u.get("prompt_tokens"))
     out = u.get("output_tokens", u.get("completion_tokens"))
@@ -79,8 +79,10 @@ def openai_usage(u: Any) -> Usage | None:
     if cached is None:
         details = u.get("input_tokens_details") or u.get("prompt_tokens_details") or {}
         cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
-    inp, out, cached = _count(inp), _count(out), _count(cached)
-    return usage(input_tokens=max(0, inp - cached), output_tokens=out, cache_read_tokens=cached)
+    inp = inp if type(inp) is int else 0  # (_count, inline: a rollout holds tens of thousands)
+    out = out if type(out) is int else 0
+    cached = cached if type(cached) is int else 0
+    return usage(inp - cached if inp > cached else 0, out, cached)
 
 
 def swarm_usage(u: Any) -> Usage | None:

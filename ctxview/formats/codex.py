@@ -19,7 +19,7 @@ from ..model import Conversation, Message, Session
 from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import SKIP, Input, LineReader, load_document
-from .linking import compaction_events, link_tool_results, unlinked_warning, usage_only_warning
+from .linking import compaction_events, unlinked_warning, usage_only_warning
 from .builders import message, openai_usage
 from .responses import ResponsesBuilder
 
@@ -40,12 +40,14 @@ def _output_meta(msg: Message, output: Any, policy: dict | None) -> None:
     """Give the tool message of an output item what the rollout states about it, in meta: the
     turn's truncation_policy, exit_code where the output names one, and is_error when it says
     the call failed (success: false, or a non-zero exit code)."""
-    meta: dict[str, Any] = {} if policy is None else {"truncation_policy": policy}
     success = None
     if type(output) is dict:
         success = output.get("success")
         output = output.get("content")
     code = _exit_code(output) if type(output) is str else None
+    if code is None and success is not False and policy is None:
+        return  # nothing to say (no dict made: this runs for every output)
+    meta: dict[str, Any] = {} if policy is None else {"truncation_policy": policy}
     if code is not None:
         meta["exit_code"] = code
         if code:
@@ -109,41 +111,46 @@ class _Rollout:
             self.unknown[type(rec).__name__] = self.unknown.get(type(rec).__name__, 0) + 1
             return
         rtype = rec.get("type")
-        rtype = rtype if type(rtype) is str else repr(rtype)
-        payload = rec.get("payload")
-        if rtype not in _TYPES:
-            # The first rollouts (2025) wrote bare items and a header line, no envelope.
-            if "role" in rec or rec.get("type") in ("message", "function_call", "function_call_output", "reasoning"):
-                self.b.item(rec, origin)
-            elif "instructions" in rec and "id" in rec:
-                self._meta(rec)
-            elif "record_type" in rec:
-                return
-            else:
-                self.unknown[str(rtype)] = self.unknown.get(str(rtype), 0) + 1
+        handler = _RECORDS.get(rtype) if type(rtype) is str else None
+        if handler is None:
+            self._bare(rec, rtype if type(rtype) is str else repr(rtype), origin)
             return
+        payload = rec.get("payload")
         if not isinstance(payload, dict):
             self.malformed += 1
             return
-        if rtype == "response_item":
-            b = self.b
-            b.item(payload, origin)
-            ptype = payload.get("type")
-            if type(ptype) is str and ptype in _OUTPUTS and b.messages and b.messages[-1].origin == origin:
-                _output_meta(b.messages[-1], payload.get("output"), self.policy)
-        elif rtype == "event_msg":
-            ts = rec.get("timestamp")
-            self._event(payload, origin, ts if type(ts) is str else None)
-        elif rtype == "turn_context":
-            model = payload.get("model")
-            if isinstance(model, str):
-                self.b.model = model
-            policy = payload.get("truncation_policy")
-            self.policy = policy if isinstance(policy, dict) else None
-        elif rtype == "session_meta":
-            self._meta(payload)
-        elif rtype == "compacted":
-            self._compacted(payload, origin)
+        handler(self, rec, payload, origin)
+
+    def _bare(self, rec: dict, rtype: str, origin: str) -> None:
+        """A line without an envelope: the first rollouts (2025) wrote bare items and a header line."""
+        if "role" in rec or rec.get("type") in ("message", "function_call", "function_call_output", "reasoning"):
+            self.b.item(rec, origin)
+        elif "instructions" in rec and "id" in rec:
+            self._meta(rec)
+        elif "record_type" in rec:
+            return
+        else:
+            self.unknown[rtype] = self.unknown.get(rtype, 0) + 1
+
+    def _response_item(self, rec: dict, payload: dict, origin: str) -> None:
+        b = self.b
+        b.item(payload, origin)
+        ptype = payload.get("type")
+        if type(ptype) is str and ptype in _OUTPUTS and b.messages and b.messages[-1].origin == origin:
+            _output_meta(b.messages[-1], payload.get("output"), self.policy)
+
+    def _turn_context(self, rec: dict, payload: dict, origin: str) -> None:
+        model = payload.get("model")
+        if isinstance(model, str):
+            self.b.model = model
+        policy = payload.get("truncation_policy")
+        self.policy = policy if isinstance(policy, dict) else None
+
+    def _session_meta(self, rec: dict, payload: dict, origin: str) -> None:
+        self._meta(payload)
+
+    def _compacted_record(self, rec: dict, payload: dict, origin: str) -> None:
+        self._compacted(payload, origin)
 
     def _meta(self, p: dict) -> None:
         m = self.metadata
@@ -160,7 +167,7 @@ class _Rollout:
         elif isinstance(p.get("instructions"), str) and self.system_prompt is None:
             self.system_prompt = p["instructions"]
 
-    def _event(self, p: dict, origin: str, timestamp: str | None = None) -> None:
+    def _event_msg(self, rec: dict, p: dict, origin: str) -> None:
         etype = p.get("type")
         if etype == "token_count":
             info = p.get("info")
@@ -174,11 +181,16 @@ class _Rollout:
                 return  # Codex repeats the last count at each turn start
             self.last_total = total
             usage = openai_usage(info.get("last_token_usage"))
+            if usage is None:
+                return
             # (the count's time: just after the response, the prompt cache's clock)
-            if usage is not None and not self.b.attach_usage(usage, timestamp):
+            timestamp = rec.get("timestamp")
+            if not self.b.attach_usage(usage, timestamp if type(timestamp) is str else None):
                 # a model call whose items the file does not hold (usage-only rollouts)
                 self.usage_only.append(message(role="assistant", content="", model_id=self.b.model, usage=usage,
                                                origin=origin))
+        elif self.b.messages:
+            return  # the UI's copies of the text are needed only when there is no response item
         elif etype == "user_message" and isinstance(p.get("message"), str):
             self.event_texts.append(("user", p["message"], origin))
         elif etype == "agent_message" and isinstance(p.get("message"), str):
@@ -201,10 +213,20 @@ class _Rollout:
                            "trigger": p.get("trigger") if isinstance(p.get("trigger"), str) else None})
 
 
+
+# What _Rollout.add does with each envelope type (_TYPES); a line with another type is a bare item.
+_RECORDS = {
+    "response_item": _Rollout._response_item,
+    "event_msg": _Rollout._event_msg,
+    "turn_context": _Rollout._turn_context,
+    "session_meta": _Rollout._session_meta,
+    "compacted": _Rollout._compacted_record,
+}
+assert _RECORDS.keys() == _TYPES
+
 def _add_lines(r: _Rollout, reader: LineReader) -> None:
     """Every line of a JSONL rollout given to r.add, parsed here (no generator in between: one
-    iteration per line of a 100 MB file). An agent_reasoning event is skipped without a call:
-    _event has nothing to do with it, and it is one line in ten."""
+    iteration per line of a 100 MB file)."""
     loads, decode_error, bad_line, add = orjson.loads, orjson.JSONDecodeError, reader.bad_line, r.add
     lineno = reader.first_line - 1
     with reader.raw_lines() as lines:
@@ -215,10 +237,6 @@ def _add_lines(r: _Rollout, reader: LineReader) -> None:
             except decode_error:
                 rec = bad_line(raw, lineno)
                 if rec is SKIP:
-                    continue
-            if type(rec) is dict and rec.get("type") == "event_msg":
-                payload = rec.get("payload")
-                if type(payload) is dict and payload.get("type") == "agent_reasoning":
                     continue
             add(f"line {lineno}", rec)
     reader.read_to(lineno)
@@ -250,8 +268,8 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         warnings.append(usage_only_warning("main", messages) or "main: the file holds usage records only")
     if not messages:
         raise LoadError(inp.name, "no messages found (no response_item records)", expected=EXPECTED)
-    messages, unlinked = link_tool_results(messages)
-    w = unlinked_warning("main", unlinked)
+    # (the builder named the tool results: the event and usage-only fallbacks hold none)
+    w = unlinked_warning("main", r.b.unlinked)
     if w:
         warnings.append(w)
     unknown = dict(r.unknown)

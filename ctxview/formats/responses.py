@@ -31,7 +31,7 @@ def output_text(output: Any) -> str:
     """A tool output as the model read it."""
     if isinstance(output, str):
         return output
-    if isinstance(output, Mapping) and "content" in output:
+    if (type(output) is dict or isinstance(output, Mapping)) and "content" in output:
         inner = output.get("content")
         return inner if isinstance(inner, str) else (openai_parts_text(inner) or "")
     if isinstance(output, list):
@@ -56,14 +56,21 @@ class _Group:
 
 
 class ResponsesBuilder:
-    """Feed items in order with `item()`; read `messages` after `flush()`."""
+    """Feed items in order with `item()`; read `messages` after `flush()`.
+
+    Tool results are named after their calls as they come, as link_tool_results
+    would name them (a call is always flushed before the next result); `unlinked`
+    counts the results whose call no earlier item made.
+    """
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self.unknown: dict[str, int] = {}
         self.model: str | None = None
+        self.unlinked = 0
         self._group: _Group | None = None
         self._last_assistant: int | None = None
+        self._call_names: dict[str, str] = {}   # call id -> tool name, of every call so far
 
     # -- assistant groups
     def _open(self, origin: str) -> _Group:
@@ -104,67 +111,99 @@ class ResponsesBuilder:
 
     # -- items
     def item(self, item: Any, origin: str, injected: bool = False) -> None:
-        if not isinstance(item, Mapping):
+        if type(item) is not dict and not isinstance(item, Mapping):
             self._unknown(type(item).__name__)
             return
         itype = item.get("type")
-        if itype is not None and type(itype) is not str:
-            self._unknown(repr(itype)[:40])
-            return
-        if itype is None and "role" in item:
-            itype = "message"
-        if itype == "message":
-            role = str(item.get("role") or "user")
-            text = openai_parts_text(item.get("content"))
-            if role == "assistant":
-                g = self._open(origin)
-                if text:
-                    g.texts.append(text)
-                if g.id is None and isinstance(item.get("id"), str):
-                    g.id = item["id"]
+        if type(itype) is not str:
+            if itype is not None:
+                self._unknown(repr(itype)[:40])
                 return
-            self.flush()
-            text = text or ""
-            inj = injected or role in ("developer", "system") or text.lstrip().startswith(INJECTED_PREFIXES)
-            self.messages.append(message(role=role, content=text, injected=inj, origin=origin,
-                                         id=item.get("id") if isinstance(item.get("id"), str) else None))
-        elif itype == "reasoning":
+            if "role" not in item:
+                self._unknown("None")
+                return
+            itype = "message"
+        # one table look-up instead of a chain of comparisons: this runs for every item of a rollout
+        handler = _ITEMS.get(itype)
+        if handler is not None:
+            handler(self, item, origin, injected)
+        elif itype not in _QUIET:
+            self._unknown(itype)
+
+    def _message(self, item: Mapping, origin: str, injected: bool) -> None:
+        role = str(item.get("role") or "user")
+        text = openai_parts_text(item.get("content"))
+        if role == "assistant":
             g = self._open(origin)
-            parts = []
-            for key in ("summary", "content"):
-                t = openai_parts_text(item.get(key)) if isinstance(item.get(key), list) else None
-                if t:
-                    parts.append(t)
-            if parts:
-                g.thinking.append("\n".join(parts))
-        elif itype == "function_call":
-            g = self._open(origin)
-            g.calls.append(tool_call_from(item.get("call_id") or item.get("id"), item.get("name"), item.get("arguments")))
-        elif itype == "custom_tool_call":
-            g = self._open(origin)
-            g.calls.append(tool_call_from(item.get("call_id") or item.get("id"), item.get("name"),
-                                          {"input": item.get("input")}))
-        elif itype == "local_shell_call":
-            g = self._open(origin)
-            action = item.get("action")
-            g.calls.append(tool_call_from(item.get("call_id") or item.get("id"), "local_shell",
-                                          action if isinstance(action, Mapping) else {"input": action}))
-        elif itype in ("web_search_call", "tool_search_call", "image_generation_call"):
-            # Server-side tools: no output item follows, so show them as text, not as a call.
-            g = self._open(origin)
-            action = item.get("action")
-            desc = orjson.dumps(action).decode() if action is not None else ""
-            g.texts.append(f"[{itype}: {desc[:300]}]")
-        elif itype in ("function_call_output", "custom_tool_call_output", "local_shell_call_output",
-                       "tool_search_output"):
-            self.flush()
-            self.messages.append(message(role="tool", content=output_text(item.get("output")),
-                                         tool_call_id=str(item.get("call_id") or ""), origin=origin))
-        elif itype in _QUIET:
+            if text:
+                g.texts.append(text)
+            if g.id is None and isinstance(item.get("id"), str):
+                g.id = item["id"]
             return
-        else:
-            self._unknown(str(itype))
+        self.flush()
+        text = text or ""
+        inj = injected or role in ("developer", "system") or text.lstrip().startswith(INJECTED_PREFIXES)
+        self.messages.append(message(role=role, content=text, injected=inj, origin=origin,
+                                     id=item.get("id") if isinstance(item.get("id"), str) else None))
+
+    def _reasoning(self, item: Mapping, origin: str, injected: bool) -> None:
+        g = self._open(origin)
+        parts = []
+        for key in ("summary", "content"):
+            t = openai_parts_text(item.get(key)) if isinstance(item.get(key), list) else None
+            if t:
+                parts.append(t)
+        if parts:
+            g.thinking.append("\n".join(parts))
+
+    def _call(self, origin: str, call: ToolCall) -> None:
+        self._open(origin).calls.append(call)
+        if call.id:
+            self._call_names[call.id] = call.name
+
+    def _function_call(self, item: Mapping, origin: str, injected: bool) -> None:
+        self._call(origin, tool_call_from(item.get("call_id") or item.get("id"), item.get("name"),
+                                          item.get("arguments")))
+
+    def _custom_tool_call(self, item: Mapping, origin: str, injected: bool) -> None:
+        self._call(origin, tool_call_from(item.get("call_id") or item.get("id"), item.get("name"),
+                                          {"input": item.get("input")}))
+
+    def _local_shell_call(self, item: Mapping, origin: str, injected: bool) -> None:
+        action = item.get("action")
+        self._call(origin, tool_call_from(item.get("call_id") or item.get("id"), "local_shell",
+                                          action if isinstance(action, Mapping) else {"input": action}))
+
+    def _server_tool_call(self, item: Mapping, origin: str, injected: bool) -> None:
+        # Server-side tools: no output item follows, so show them as text, not as a call.
+        g = self._open(origin)
+        action = item.get("action")
+        desc = orjson.dumps(action).decode() if action is not None else ""
+        g.texts.append(f"[{item['type']}: {desc[:300]}]")
+
+    def _output(self, item: Mapping, origin: str, injected: bool) -> None:
+        self.flush()
+        call_id = str(item.get("call_id") or "")
+        name = self._call_names.get(call_id)
+        if name is None:
+            self.unlinked += 1
+        self.messages.append(message(role="tool", content=output_text(item.get("output")), tool_call_id=call_id,
+                                     tool_name=name, origin=origin))
 
     def _unknown(self, what: str) -> None:
         self.unknown[what] = self.unknown.get(what, 0) + 1
 
+
+
+# What item() does with each item type (_QUIET ones are dropped, any other is counted as unknown).
+_ITEMS = {
+    "message": ResponsesBuilder._message,
+    "reasoning": ResponsesBuilder._reasoning,
+    "function_call": ResponsesBuilder._function_call,
+    "custom_tool_call": ResponsesBuilder._custom_tool_call,
+    "local_shell_call": ResponsesBuilder._local_shell_call,
+    **dict.fromkeys(("web_search_call", "tool_search_call", "image_generation_call"),
+                    ResponsesBuilder._server_tool_call),
+    **dict.fromkeys(("function_call_output", "custom_tool_call_output", "local_shell_call_output",
+                     "tool_search_output"), ResponsesBuilder._output),
+}
