@@ -204,3 +204,26 @@ def test_real_rollout_records_the_policy_on_every_output():
     assert not any(m.meta.get("is_error") for m in tools)
     # reasoning items with text are kept as thinking; Codex has no Anthropic thinking blocks
     assert any(m.thinking for m in conv.messages) and not any("thinking_blocks" in m.meta for m in conv.messages)
+
+
+def test_an_exit_code_that_is_no_number_is_left_out_not_an_error(tmp_path):
+    # 'Exit code: --5' once reached int() and raised a bare ValueError; a code of thousands of
+    # digits would too (int() refuses over 4,300): both say no code, and the output still loads
+    def call(cid):
+        return ("response_item", {"type": "function_call", "name": "shell", "call_id": cid, "arguments": "{}"})
+
+    def out(cid, output):
+        return ("response_item", {"type": "function_call_output", "call_id": cid, "output": output})
+
+    huge = "9" * 5000
+    p = rollout(tmp_path, [
+        ("turn_context", {"model": "m"}), msg("user", "go"),
+        call("c1"), out("c1", "Exit code: --5\nOutput:\nx"),
+        call("c2"), out("c2", "Exit code: -\nOutput:\nx"),
+        call("c3"), out("c3", '{"output":"x","metadata":{"exit_code":' + huge + '}}'),
+        call("c4"), out("c4", "Process exited with code " + "7" * 400 + "\nOutput:\nx"),
+        call("c5"), out("c5", "Exit code: -3\nOutput:\nx"),
+    ])
+    tools = [m for m in load_session(p).conversations[0].messages if m.role == "tool"]
+    assert [m.meta.get("exit_code") for m in tools] == [None, None, None, None, -3]
+    assert [m.tool_call_id for m in tools] == ["c1", "c2", "c3", "c4", "c5"]

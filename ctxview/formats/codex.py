@@ -32,7 +32,7 @@ _TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context"
 # The outputs Codex's ContextManager truncates by the turn's policy before the model sees them
 # (process_item in codex-rs/core/src/context_manager/history.rs); the rollout keeps them whole.
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
-_EXIT_KEY = re.compile(r'"metadata"\s*:\s*\{\s*"exit_code"\s*:\s*(-?\d+)')
+_EXIT_KEY = re.compile(r'"metadata"\s*:\s*\{\s*"exit_code"\s*:\s*(-?[0-9]+)')
 _EXIT_LINES = ("Process exited with code ", "Exit code: ")
 
 
@@ -66,7 +66,7 @@ def _exit_code(output: str) -> int | None:
         # inside the output string is escaped, so the key is found only where it is a key
         at = output.rfind('"metadata"')
         m = _EXIT_KEY.search(output, at) if at > 0 else None
-        return int(m.group(1)) if m else None
+        return _code_of(m.group(1)) if m else None
     # exec tools' text form: header lines ("Exit code: N" or "Process exited with code N"),
     # then "Output:" and the output itself, which is not searched. str methods, not a regex:
     # this runs for every output of a rollout.
@@ -78,8 +78,16 @@ def _exit_code(output: str) -> int | None:
         if i >= 0 and (i == 0 or output[i - 1] == "\n"):
             k = i + len(key)
             j = output.find("\n", k, end)
-            digits = output[k:end if j < 0 else j]
-            return int(digits) if digits.lstrip("-").isdigit() and digits.isascii() else None
+            return _code_of(output[k:end if j < 0 else j])
+    return None
+
+
+def _code_of(text: str) -> int | None:
+    """An exit code written as an optional '-' and ASCII digits, or None: a header such as
+    'Exit code: --5', or a number too long to be one (int() refuses over 4,300 digits), says none."""
+    digits = text[1:] if text.startswith("-") else text
+    if 0 < len(digits) <= 18 and digits.isascii() and digits.isdigit():
+        return int(text)
     return None
 
 
