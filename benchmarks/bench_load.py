@@ -4,9 +4,10 @@
     python benchmarks/bench_load.py                    # 100 MB Claude Code transcript
     python benchmarks/bench_load.py --mb 50 --format codex
 
-Targets (issue 3): loading takes at most 2x the time of reading the file and
-calling orjson.loads on each line, and peak memory is at most 3x the file
-size. Time is the median of --repeat runs of each (runs of the two
+Targets (issue 16): loading a Claude Code transcript takes at most 2.5x the time of reading
+the file and calling orjson.loads on each line, a Codex rollout at most 3x (issue 3 asked 2x of
+every format); peak memory is at most 3x the file size, and at most 2x for a large JSON document
+(a SwarmSDK snapshot). Time is the median of --repeat runs of each (runs of the two
 alternate, after a warm-up that also fills the page cache), in CPU seconds
 of this process; wall time and the minimum are printed too. A third
 reference run keeps each line's message text (what any loader must keep):
@@ -41,6 +42,8 @@ sys.path.insert(0, str(HERE.parent))
 import make_session  # noqa: E402
 from ctxview.formats.jsonio import READ_BUFFER  # noqa: E402
 
+# issue 16's time targets, as multiples of the read + orjson.loads floor (issue 3's 2x elsewhere)
+TIME_TARGET = {"claude-code": 2.5, "codex": 3.0}
 MSGS_PER_MB = {"claude-code": 533, "codex": 700, "swarm-events": 700, "swarm-snapshot": 880}
 DOCUMENTS = {"swarm-snapshot"}  # one JSON document: the floor is one orjson.loads of the whole file
 
@@ -258,12 +261,13 @@ def main(argv: list[str] | None = None) -> int:
             if "keep" in med else "")
     refs += f", one linear pass: {med['linear'][0] / bc:.2f}x" if "linear" in med else ""
     print(f"time ratio (medians of {args.repeat}): {lc / bc:.2f}x cpu, {lw / bw:.2f}x wall, "
-          f"{ll / bl:.2f}x of the minima (target <= 2x){refs}")
+          f"{ll / bl:.2f}x of the minima (target <= {TIME_TARGET.get(args.format, 2)}x){refs}")
 
     module = args.format.replace("-", "_")
     peak = memory(path, "tracemalloc", module)
     rss = memory(path, "rss", module)
-    print(f"peak traced memory: {peak / 1e6:.1f} MB = {peak / size:.2f}x file size (target <= 3x)")
+    print(f"peak traced memory: {peak / 1e6:.1f} MB = {peak / size:.2f}x file size "
+          f"(target <= {2 if args.format in DOCUMENTS else 3}x)")
     print(f"resident set growth: {rss / 1e6:.1f} MB = {rss / size:.2f}x file size")
     return 0
 
