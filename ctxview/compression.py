@@ -270,7 +270,8 @@ def compress_tool_results(
     names = _LINKS.get(id(messages)) if type(messages) is tuple else None
     names = names[1] if names is not None and names[0] is messages else None
     if stop > 2000:
-        with paused_gc():
+        # (keep: the cut messages live on in `out`; see gcpause, no collection walks them at once)
+        with paused_gc(keep=True):
             names = _compress(out, stop, plan, names, shared=shared_texts)
     else:
         names = _compress(out, stop, plan, names, shared=shared_texts)

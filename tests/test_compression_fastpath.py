@@ -96,3 +96,24 @@ def test_the_by_text_loop_equals_the_general_one_on_the_samples(path):
         for keep_recent in (0, 3, 10):
             for policy in (comp.DEFAULT_POLICY, comp.get_policy("aggressive")):
                 _assert_same(conv.messages, keep_recent, policy)
+
+
+def test_a_long_cold_run_leaves_no_young_collection_pending():
+    # compress_tool_results pauses the collector with keep=True (gcpause) past 2,000 messages: the
+    # cut messages it made live on in its result, so they are moved to the oldest generation as
+    # they stand rather than walked by a young collection at the caller's next allocation
+    import gc
+
+    comp.clear_caches()
+    msgs = []
+    for i in range(1500):
+        msgs.append(Message("assistant", "Checking.", tool_calls=()))
+        msgs.append(Message("tool", f"     1\tline {i}\n" * 200, tool_call_id=f"c{i}"))
+    gc.unfreeze()  # (keep is skipped while anything is frozen: an inspector test run before froze its views)
+    gc.collect()
+    out = comp.compress_tool_results(msgs, 10)
+    cut = {id(a) for a, b in zip(out, msgs) if a is not b}
+    assert len(cut) > 1000 and gc.get_freeze_count() == 0
+    # a young collection would have moved them to generation 1; kept, they are in the oldest
+    assert not cut & {id(o) for o in gc.get_objects(generation=0) + gc.get_objects(generation=1)}
+    assert len(cut & {id(o) for o in gc.get_objects(generation=2)}) == len(cut)
