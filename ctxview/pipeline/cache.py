@@ -18,7 +18,7 @@ from ..grouping import unit_runs
 from ..identity_table import IdentityTable
 from ..model import Conversation, Message
 from ..settings import Settings
-from ..tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, counter_for
+from ..tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, count_messages, counter_for
 from ..view import PreparedView, Row
 from . import limits
 from . import changes as made
@@ -260,8 +260,7 @@ class PipelineCache:
         """Tokens of each stored message, counted once per conversation and counter."""
         counts = data.counts.get(counter.name)
         if counts is None:
-            count = counter.count_message
-            counts = data.counts[counter.name] = [count(m) for m in data.conversation.messages]
+            counts = data.counts[counter.name] = count_messages(counter, data.conversation.messages)
         return counts
 
     def stored_counts(self, data: _ConversationData, counter: TokenCounter) -> tuple[list[int], list[int]]:
@@ -330,10 +329,14 @@ class PipelineCache:
             # depends on its message and tier limit only): their tokens are that run's.
             ref_msgs, ref_counts = data.last_compressed.get((counter.name, tag), ((), []))
             m = len(ref_msgs)
-            count_message = counter.count_message
+            new_ones = []
             for i in changed:
-                new = current[i]
-                cur_counts[i] = ref_counts[i] if i < m and ref_msgs[i] is new else count_message(new)
+                if i < m and ref_msgs[i] is current[i]:
+                    cur_counts[i] = ref_counts[i]
+                else:
+                    new_ones.append(i)
+            for i, tokens in zip(new_ones, count_messages(counter, [current[i] for i in new_ones])):
+                cur_counts[i] = tokens
             stage1 = tuple(current)
             done = StageResult(stage1, cur_counts, Specs(n, tag, stage1, msgs, changed), {}, {})
             last = data.last_compressed
