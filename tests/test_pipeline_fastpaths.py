@@ -449,3 +449,17 @@ def test_unchanged_rows_are_made_when_read_and_shared_by_views():
     for i in unchanged:
         assert a.rows[i] is b.rows[i] is base[i]
         assert base[i] == base_row(i, conv.messages[i], counts[i], data.names)
+
+
+def test_reminder_suffixes_are_shared_by_equal_texts_only():
+    """embedding.suffix_of remembers a tuple of strings by value (a loader may give each message its own
+    equal tuple): the entry is the one a fresh cache makes; texts that are not all strings go by identity
+    ((1,) and (True,) are equal tuples with different suffixes)."""
+    from ctxview.pipeline.embedding import suffix_of
+
+    cache = PipelineCache()
+    first = ("<system-reminder>\nx\n</system-reminder>", "note")
+    again = tuple(["<system-reminder>\nx\n</system-reminder>", "note"])
+    assert again is not first
+    assert suffix_of(cache, first)[1:] == suffix_of(cache, again)[1:] == suffix_of(PipelineCache(), again)[1:]
+    assert suffix_of(cache, (1,))[1] == "\n\n1" and suffix_of(cache, (True,))[1] == "\n\nTrue"

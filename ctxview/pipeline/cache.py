@@ -113,7 +113,7 @@ class PipelineCache:
         self.counters: dict[tuple, TokenCounter] = {}
         self.policies: dict[tuple, compression.CompressionPolicy] = {}
         self.embeds: dict[str, dict[int, tuple]] = {}  # counter name -> embedded()'s table
-        self.suffixes: dict[int, tuple] = {}  # id(ephemeral texts) -> suffix()'s entry
+        self.suffixes: dict[Any, tuple] = {}  # ephemeral texts (a tuple of str; else its id) -> suffix_of()'s entry
         # placeholder -> {message: the message blanked with it}
         self.blanks: dict[str, IdentityTable] = {}
         self.views: dict[tuple, tuple] = {}   # the last few views, oldest first
