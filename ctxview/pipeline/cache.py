@@ -51,14 +51,14 @@ _TEXT_ONLY_COUNTERS = (SwarmEstimate, CharsCounter, BpeCounter)
 class _ConversationData:
     """What depends only on the conversation (and a counter): computed once."""
 
-    __slots__ = ("conversation", "requests", "names", "tool_indices", "counts", "prefix", "totals", "base_rows", "units",
+    __slots__ = ("conversation", "requests", "_names", "tool_indices", "counts", "prefix", "totals", "base_rows", "units",
                  "ephemeral", "shared", "stages", "last_compressed")
 
     def __init__(self, conversation: Conversation) -> None:
         msgs = conversation.messages
         self.conversation = conversation
         self.requests = tuple(request_indices(msgs))
-        self.names = compression.tool_names_by_call_id(msgs)
+        self._names: dict[str, str] | None = None
         self.tool_indices = [i for i, m in enumerate(msgs) if m.role == "tool"]
         self.counts: dict[str, list[int]] = {}      # counter name -> tokens per stored message
         self.prefix: dict[str, list[int]] = {}      # counter name -> prefix sums of counts (for callers)
@@ -72,6 +72,13 @@ class _ConversationData:
         # (counter name, policy tag) -> the last compression's messages and tokens (kept beyond the
         # stages: a tuple and a list per policy), whose counts the next one under the policy reuses
         self.last_compressed: dict[tuple[str, int], tuple[tuple[Message, ...], list[int]]] = {}
+
+    @property
+    def names(self) -> dict[str, str]:
+        """compression.tool_names_by_call_id of the messages, when first wanted (a row on screen)."""
+        if self._names is None:
+            self._names = compression.tool_names_by_call_id(self.conversation.messages)
+        return self._names
 
     def shared_texts(self) -> set[int]:
         """compression.shared_text_ids of the conversation's messages (valid for any prefix)."""
@@ -293,8 +300,7 @@ class PipelineCache:
         """Each stored message's unchanged row (a row is made when first read: BaseRows)."""
         rows = data.base_rows.get(counter.name)
         if rows is None:
-            rows = data.base_rows[counter.name] = BaseRows(data.conversation.messages, self.counts_of(data, counter),
-                                                           data.names)
+            rows = data.base_rows[counter.name] = BaseRows(data, self.counts_of(data, counter))
         return rows
 
     def stages(self, data: _ConversationData, counter: TokenCounter, policy: compression.CompressionPolicy | None,
@@ -363,11 +369,11 @@ class BaseRows(Sequence[Row]):
     object after: a view's unchanged rows are these, and the first screen reads a screenful of them
     (making all 100k up front was 0.09 s of the first view). `entries` gives a view's row table."""
 
-    __slots__ = ("messages", "counts", "names", "rows")
+    __slots__ = ("data", "messages", "counts", "rows")
 
-    def __init__(self, messages: Sequence[Message], counts: Sequence[int], names: dict[str, str]) -> None:
-        self.messages, self.counts, self.names = messages, counts, names
-        self.rows: list[Row | None] = [None] * len(messages)
+    def __init__(self, data: _ConversationData, counts: Sequence[int]) -> None:
+        self.data, self.messages, self.counts = data, data.conversation.messages, counts
+        self.rows: list[Row | None] = [None] * len(self.messages)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -379,7 +385,7 @@ class BaseRows(Sequence[Row]):
         if row is None:
             if i < 0:
                 i += len(self.rows)
-            row = self.rows[i] = base_row(i, self.messages[i], self.counts[i], self.names)
+            row = self.rows[i] = base_row(i, self.messages[i], self.counts[i], self.data.names)
         return row
 
     def entries(self, n: int, maker: Any) -> list:
