@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import itertools
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 from .. import compression, reminders
 from ..grouping import unit_runs
@@ -385,8 +385,12 @@ class BaseRows(Sequence[Row]):
         if row is None:
             if i < 0:
                 i += len(self.rows)
-            row = self.rows[i] = base_row(i, self.messages[i], self.counts[i], self.data.names)
+            row = self.rows[i] = base_row(i, self.messages[i], self.counts[i], self)
         return row
+
+    def get(self, call_id: str) -> str | None:
+        """The tool a call id names (the map is made when a result without a tool_name first asks)."""
+        return self.data.names.get(call_id)
 
     def entries(self, n: int, maker: Any) -> list:
         """The first n positions of a view's row table (view.Rows): the rows made so far, `maker`
@@ -394,7 +398,7 @@ class BaseRows(Sequence[Row]):
         return [maker if row is None else row for row in self.rows[:n]]
 
 
-def base_row(i: int, msg: Message, tokens: int, names: dict[str, str]) -> Row:
+def base_row(i: int, msg: Message, tokens: int, names: Mapping[str, str] | BaseRows) -> Row:
     """Stored message i as sent unchanged: its tool and reminder spans, no changes."""
     text = msg.text
     spans = tuple(reminders.spans(text)) if "<system-reminder>" in text else ()
@@ -402,7 +406,7 @@ def base_row(i: int, msg: Message, tokens: int, names: dict[str, str]) -> Row:
     return _row(i, msg, msg, (), tokens, tokens, tool, spans, spans, ())
 
 
-def _tool_name(msg: Message, names: dict[str, str]) -> str | None:
+def _tool_name(msg: Message, names: Mapping[str, str] | BaseRows) -> str | None:
     """A tool result's tool: its own field, its call's name, else detected from the text (cached by the
     compression module, which detects the same texts when it cuts them)."""
     name = msg.tool_name or (names.get(msg.tool_call_id) if msg.tool_call_id else None)
