@@ -114,10 +114,10 @@ def _piece(ahead: _ReadAhead, depth: int, separator: re.Pattern) -> tuple[list, 
         sep = ahead.search(separator, search)
         data = ahead.data
         end = sep.start(1) if sep is not None else len(data)
-        text = data[:end]
-        items = _items(text, depth) if sep is not None else None
+        items = _items(data, end, depth) if sep is not None else None
         if items is not None:
             return items, end, False
+        text = data[:end]
         # Not whole items: the array ended inside the piece (its "]" and what follows came
         # along), or the cut was inside a string or a nested value (cut further on).
         try:
@@ -128,7 +128,7 @@ def _piece(ahead: _ReadAhead, depth: int, separator: re.Pattern) -> tuple[list, 
                 # the array's "]" is the last one before what follows; exc.pos counts characters
                 chars = text.decode(errors="surrogateescape")[:exc.pos - 1]
                 end = data.rfind(b"]", 0, len(chars.encode(errors="surrogateescape")))
-                items = _items(data[:end], depth) if end >= 0 else None
+                items = _items(data, end, depth) if end >= 0 else None
                 return None if items is None else (items, end, True)
         if sep is None:
             return None
@@ -136,11 +136,13 @@ def _piece(ahead: _ReadAhead, depth: int, separator: re.Pattern) -> tuple[list, 
     return None
 
 
-def _items(text: bytes, depth: int) -> list | None:
-    """`text` parsed as the items of an array held in `depth` containers; None unless it
+def _items(data: bytes, end: int, depth: int) -> list | None:
+    """`data[:end]` parsed as the items of an array held in `depth` containers; None unless it
     is exactly a run of whole items."""
+    # (one copy of the piece, not two: a slice, then the slice in brackets, was ~30 ms at 100 MB)
+    wrapped = b"".join((b"[" * (depth + 1), memoryview(data)[:end], b"]" * (depth + 1)))
     try:
-        value = orjson.loads(b"[" * (depth + 1) + text + b"]" * (depth + 1))
+        value = orjson.loads(wrapped)
     except orjson.JSONDecodeError:
         return None
     for _ in range(depth):
