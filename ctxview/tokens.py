@@ -44,6 +44,7 @@ __all__ = [
     "SwarmEstimate",
     "TokenCounter",
     "calibrate",
+    "count_messages",
     "counter_for",
     "exact_available",
     "exact_encoding_for_model",
@@ -133,6 +134,33 @@ class SwarmEstimate:
             tokens += TOOL_MESSAGE_OVERHEAD
         return tokens
 
+    def count_messages(self, messages: Sequence[Message]) -> list[int]:
+        """[count_message(m) for m in messages], each text object counted once: the loaders keep a
+        text that repeats (a file read twice, an output seen again) as one object, and compression
+        cuts a text shared by several results into one (ids are safe: `messages`, a sequence, holds
+        the texts while they are counted)."""
+        by_text: dict[int, int] = {}  # id(str content) -> its tokens, the tool overhead aside
+        get = by_text.get
+        out: list[int] = []
+        append = out.append
+        for msg in messages:
+            content = msg.content
+            tokens = get(id(content)) if type(content) is str else None
+            if tokens is None:
+                text = content if type(content) is str else msg.text
+                n = len(text)
+                if n == 0:
+                    tokens = 0
+                else:
+                    raw = text.encode("utf-8", "surrogatepass")
+                    code = len(raw) - len(raw.translate(None, _CODE_BYTES))
+                    tokens = math.ceil(n / (CHARS_PER_TOKEN_CODE if code / n > CODE_RATIO_THRESHOLD
+                                            else CHARS_PER_TOKEN_PROSE))
+                if text is content:
+                    by_text[id(content)] = tokens
+            append(tokens + TOOL_MESSAGE_OVERHEAD if msg.role == "tool" else tokens)
+        return out
+
     @staticmethod
     def text_stats(text: str) -> tuple[int, int]:
         """(length, code characters) of a text: both add up over concatenated texts."""
@@ -160,6 +188,12 @@ class CharsCounter:
 
 
 _ENCODINGS: dict[str, object] = {}
+
+
+def count_messages(counter: TokenCounter, messages: Sequence[Message]) -> list[int]:
+    """[counter.count_message(m) for m in messages], by the counter's own loop where it has one."""
+    many = getattr(counter, "count_messages", None)
+    return many(messages) if many is not None else [counter.count_message(m) for m in messages]
 
 
 def _load_encoding(name: str):

@@ -455,3 +455,29 @@ def test_a_wrong_message_field_is_named(tmp_path, fields, pointer):
     with pytest.raises(LoadError) as exc:
         load_session(dump(tmp_path, doc))
     assert f": /conversations/0/messages/1/{pointer}: " in str(exc.value)
+
+
+def test_pieces_are_cut_before_messages_and_elsewhere_when_they_do_not_start_with_role(tmp_path, monkeypatch):
+    """native._NEXT_MESSAGE: pieces are cut where a message starts with "role", as ctxview writes
+    them, not inside the lists of objects of a call's arguments (such a cut costs a failed parse);
+    messages written with another key first are still read in pieces (at any "},{"), and either
+    way the session is the one a whole parse gives."""
+    todos = {"todos": [{"content": f"step {k}", "status": "pending"} for k in range(40)]}
+    messages = [m for k in range(60) for m in (
+        {"role": "assistant", "content": f"plan {k}", "tool_calls": [{"id": f"c{k}", "name": "TodoWrite",
+                                                                       "arguments": todos}]},
+        {"role": "tool", "content": "ok", "tool_call_id": f"c{k}"})]
+    monkeypatch.setattr(native, "PIECES_ABOVE", 0)
+    monkeypatch.setattr(json_pieces, "PIECE_BYTES", 2048)
+    parsed = []
+    real = json_pieces._items
+    monkeypatch.setattr(json_pieces, "_items", lambda *a: (parsed.append(real(*a)), parsed[-1])[1])
+    for first in ("role", "content"):
+        ordered = [{first: m[first], **m} for m in messages]
+        doc = {"format": "ctxview", "conversations": [{"name": "a", "messages": ordered}]}
+        parsed.clear()
+        pieces, whole = both_ways(open_input(dump(tmp_path, doc)))
+        assert pieces is not None and pieces == whole
+        assert len(parsed) > 5
+        if first == "role":
+            assert None not in parsed  # every cut tried was between messages

@@ -185,3 +185,22 @@ def test_line_by_line_and_the_messages_already_read_are_kept(tmp_path, src):
         kept = sum(id(m) in before for c in s.conversations for m in c.messages)
         # every message but the last one of the conversation the line went to is the one read before
         assert kept >= len(before) - 1 - len(s.conversations)
+
+
+def test_a_document_is_read_for_its_layout_once(monkeypatch) -> None:
+    """GrowingSession.load detects a document's layout once and the loader takes its answer (a one-line
+    document is read to its end to tell): the session is the one load_session reads."""
+    from ctxview.formats import growing, json_lines, registry
+
+    calls = []
+
+    def counted(inp):
+        calls.append(inp.name)
+        return json_lines.detect_layout(inp)
+
+    monkeypatch.setattr(growing, "detect_layout", counted)
+    monkeypatch.setattr(registry, "detect_layout", counted)
+    sample = ROOT / "ctxview" / "samples" / "swarm-demo.ctxview.json"
+    session = GrowingSession(sample).load()
+    assert len(calls) == 1
+    assert session.conversations == load_session(sample).conversations

@@ -425,3 +425,41 @@ def test_a_big_patch_is_folded_into_a_copy():
     assert type(spliced(list(base), 0, ["a"] * 6_000, list)) is list
     small = spliced(spliced(base, 0, ["a"]), 5, ["b"])
     assert type(small) is Spliced and small.base is base and small.patch == {0: "a", 5: "b"}
+
+
+def test_unchanged_rows_are_made_when_read_and_shared_by_views():
+    """cache.BaseRows: a view's unchanged rows are made when first read, each the same object in every
+    view of the cache that leaves it unchanged (their equality to the reference: test_pipeline_reference)."""
+    from pathlib import Path
+
+    from ctxview.formats import load_session
+    from ctxview.pipeline.cache import base_row
+
+    path = Path(__file__).resolve().parent.parent / "ctxview" / "samples" / "swarm-demo.ctxview.json"
+    conv = load_session(path).conversations[0]
+    cache = PipelineCache()
+    a = prepare(conv, Settings(), cache=cache)
+    b = prepare(conv, Settings(tiers="default", keep_recent=2), cache=cache)
+    data = cache.data(conv)
+    base = next(iter(data.base_rows.values()))
+    assert base.rows.count(None) == len(conv.messages)  # none made by the runs themselves
+    counts = cache.counts_of(data, cache.counter(conv, "auto"))
+    unchanged = [i for i, m in enumerate(conv.messages) if a.rows[i].prepared is m and b.rows[i].prepared is m]
+    assert 0 < len(unchanged) < len(conv.messages)
+    for i in unchanged:
+        assert a.rows[i] is b.rows[i] is base[i]
+        assert base[i] == base_row(i, conv.messages[i], counts[i], data.names)
+
+
+def test_reminder_suffixes_are_shared_by_equal_texts_only():
+    """embedding.suffix_of remembers a tuple of strings by value (a loader may give each message its own
+    equal tuple): the entry is the one a fresh cache makes; texts that are not all strings go by identity
+    ((1,) and (True,) are equal tuples with different suffixes)."""
+    from ctxview.pipeline.embedding import suffix_of
+
+    cache = PipelineCache()
+    first = ("<system-reminder>\nx\n</system-reminder>", "note")
+    again = tuple(["<system-reminder>\nx\n</system-reminder>", "note"])
+    assert again is not first
+    assert suffix_of(cache, first)[1:] == suffix_of(cache, again)[1:] == suffix_of(PipelineCache(), again)[1:]
+    assert suffix_of(cache, (1,))[1] == "\n\n1" and suffix_of(cache, (True,))[1] == "\n\nTrue"

@@ -310,3 +310,32 @@ def test_swarm_counts_from_added_text_stats_match_count_message(a, b, role):
 def test_exact_counter_counts_a_lone_surrogate_as_a_replacement_character():
     c = BpeCounter("o200k_base")
     assert c.count("a\ud800b") == c.count("a\ufffdb")
+
+
+# --- count_messages: each text object counted once, the same counts -------------------------
+
+_TEXTS = ["", "plain prose here", "def f(x):\n    return {x: [1, 2]};", "é→ unicode ✓", "x" * 50]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant", "tool"]), st.integers(0, len(_TEXTS) - 1),
+                          st.booleans()), max_size=40))
+def test_count_messages_equals_count_message(picks):
+    # shared text objects (the same str in several messages, of several roles) and Content ones
+    texts = list(_TEXTS)
+    msgs = [Message(role, Content(texts[k], ("a.png",)) if boxed else texts[k]) for role, k, boxed in picks]
+    from ctxview.tokens import count_messages
+
+    for counter in (SwarmEstimate(), CharsCounter()):
+        assert count_messages(counter, msgs) == [counter.count_message(m) for m in msgs]
+
+
+def test_count_messages_on_the_samples():
+    from ctxview.formats import load_session
+    from ctxview.tokens import count_messages
+
+    root = Path(__file__).resolve().parent.parent / "sample_sessions"
+    for path in [*sorted(root.glob("*.json*")), *sorted(root.glob("*/*.jsonl"))]:
+        for conv in load_session(path).conversations:
+            assert count_messages(SwarmEstimate(), conv.messages) == [SwarmEstimate().count_message(m)
+                                                                     for m in conv.messages]

@@ -19,7 +19,7 @@ from . import claude_code
 from .errors import LoadError
 from .inputs import check_path, open_input, read_at
 from .json_lines import detect_layout
-from .registry import _within_limits, detect_format, load_session
+from .registry import _within_limits, detect_format, load_input
 
 __all__ = ["APPENDED", "CHANGED", "GONE", "GrowingSession", "RELOAD", "Refresh", "REWRITTEN", "SAME"]
 
@@ -75,13 +75,14 @@ class GrowingSession:
         st = check_path(self.path)  # before reading: what is appended meanwhile is read next time
         inp = open_input(self.path)
         self._resumable = None
-        if detect_layout(inp) == "jsonl" and (self.format or detect_format(self.path)) == claude_code.FORMAT:
+        layout = detect_layout(inp)
+        if layout == "jsonl" and (self.format or detect_format(self.path)) == claude_code.FORMAT:
             with paused_gc():
                 resumable = claude_code.Resumable(inp, self.lenient)
             session = _within_limits(inp, resumable.session)
             self._resumable, end = resumable, resumable.end
         else:
-            session = load_session(self.path, format=self.format, lenient=self.lenient)
+            session = load_input(inp, self.format, self.lenient, layout)
             end = st.st_size
         self._remember(st, end)
         self.session, self.gone = session, False

@@ -288,6 +288,9 @@ class _Built:
 PIECES_ABOVE = 8 << 20
 _HEAD = re.compile(rb'(?:\xef\xbb\xbf)?\s*\{\s*"format"\s*:\s*"ctxview"')
 _MESSAGES_DEPTH = 3  # /conversations/<i>/messages: inside the document, its list, a conversation
+# Where one message may end and the next begin: ctxview writes "role" first (native_write), which
+# the lists of objects in a call's arguments (a TodoWrite's todos) do not start with
+_NEXT_MESSAGE = re.compile(rb'\}\s*(,)\s*\{\s*"role"\s*:')
 
 
 # Told of each piece of a conversation's messages as load_in_pieces reads it: (the conversation's
@@ -328,7 +331,7 @@ def load_in_pieces(inp: Input) -> Session | None:
             listener(k, built[k].messages)
 
     try:
-        split = parse_in_pieces(inp, "messages", _MESSAGES_DEPTH, take)
+        split = parse_in_pieces(inp, "messages", _MESSAGES_DEPTH, take, _NEXT_MESSAGE)
     except _Bad:
         return None  # a bad message: load() names it, with the checks that come before
     if split is None:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import itertools
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 from .. import compression, reminders
 from ..grouping import unit_runs
 from ..identity_table import IdentityTable
 from ..model import Conversation, Message
 from ..settings import Settings
-from ..tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, counter_for
+from ..tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, count_messages, counter_for
 from ..view import PreparedView, Row
 from . import limits
 from . import changes as made
@@ -28,7 +28,7 @@ from ..model import request_indices
 from .row_keys import SHARED_CHANGES, SHARED_ONES, Specs
 from ..system_block import system_block_tokens
 
-__all__ = ["PipelineCache", "StageResult"]
+__all__ = ["BaseRows", "PipelineCache", "StageResult", "base_row"]
 
 
 class StageResult(NamedTuple):
@@ -51,19 +51,19 @@ _TEXT_ONLY_COUNTERS = (SwarmEstimate, CharsCounter, BpeCounter)
 class _ConversationData:
     """What depends only on the conversation (and a counter): computed once."""
 
-    __slots__ = ("conversation", "requests", "names", "tool_indices", "counts", "prefix", "totals", "base_rows", "units",
+    __slots__ = ("conversation", "requests", "_names", "tool_indices", "counts", "prefix", "totals", "base_rows", "units",
                  "ephemeral", "shared", "stages", "last_compressed")
 
     def __init__(self, conversation: Conversation) -> None:
         msgs = conversation.messages
         self.conversation = conversation
         self.requests = tuple(request_indices(msgs))
-        self.names = compression.tool_names_by_call_id(msgs)
+        self._names: dict[str, str] | None = None
         self.tool_indices = [i for i, m in enumerate(msgs) if m.role == "tool"]
         self.counts: dict[str, list[int]] = {}      # counter name -> tokens per stored message
         self.prefix: dict[str, list[int]] = {}      # counter name -> prefix sums of counts (for callers)
         self.totals: dict[tuple[str, int], int] = {}  # (counter name, n) -> tokens of messages[:n]
-        self.base_rows: dict[str, list[Row]] = {}   # counter name -> the unchanged row of each message
+        self.base_rows: dict[str, BaseRows] = {}    # counter name -> the unchanged row of each message
         self.units: dict[int, list[Sequence[int]]] = {}  # n -> grouping.unit_runs(messages[:n])
         self.ephemeral: dict[int, Sequence[str]] | None = None
         self.shared: set[int] | None = None
@@ -72,6 +72,13 @@ class _ConversationData:
         # (counter name, policy tag) -> the last compression's messages and tokens (kept beyond the
         # stages: a tuple and a list per policy), whose counts the next one under the policy reuses
         self.last_compressed: dict[tuple[str, int], tuple[tuple[Message, ...], list[int]]] = {}
+
+    @property
+    def names(self) -> dict[str, str]:
+        """compression.tool_names_by_call_id of the messages, when first wanted (a row on screen)."""
+        if self._names is None:
+            self._names = compression.tool_names_by_call_id(self.conversation.messages)
+        return self._names
 
     def shared_texts(self) -> set[int]:
         """compression.shared_text_ids of the conversation's messages (valid for any prefix)."""
@@ -113,7 +120,7 @@ class PipelineCache:
         self.counters: dict[tuple, TokenCounter] = {}
         self.policies: dict[tuple, compression.CompressionPolicy] = {}
         self.embeds: dict[str, dict[int, tuple]] = {}  # counter name -> embedded()'s table
-        self.suffixes: dict[int, tuple] = {}  # id(ephemeral texts) -> suffix()'s entry
+        self.suffixes: dict[Any, tuple] = {}  # ephemeral texts (a tuple of str; else its id) -> suffix_of()'s entry
         # placeholder -> {message: the message blanked with it}
         self.blanks: dict[str, IdentityTable] = {}
         self.views: dict[tuple, tuple] = {}   # the last few views, oldest first
@@ -260,8 +267,7 @@ class PipelineCache:
         """Tokens of each stored message, counted once per conversation and counter."""
         counts = data.counts.get(counter.name)
         if counts is None:
-            count = counter.count_message
-            counts = data.counts[counter.name] = [count(m) for m in data.conversation.messages]
+            counts = data.counts[counter.name] = count_messages(counter, data.conversation.messages)
         return counts
 
     def stored_counts(self, data: _ConversationData, counter: TokenCounter) -> tuple[list[int], list[int]]:
@@ -290,25 +296,11 @@ class PipelineCache:
             tokens = data.totals[key] = system_block_tokens(data.conversation, counter)
         return tokens
 
-    def base_rows(self, data: _ConversationData, counter: TokenCounter) -> list[Row]:
+    def base_rows(self, data: _ConversationData, counter: TokenCounter) -> BaseRows:
+        """Each stored message's unchanged row (a row is made when first read: BaseRows)."""
         rows = data.base_rows.get(counter.name)
         if rows is None:
-            counts = self.counts_of(data, counter)
-            other = next(iter(data.base_rows.values()), None)  # another counter's: same names and spans
-            rows = []
-            if other is not None:
-                for i, row in enumerate(other):
-                    rows.append(_row(i, row.stored, row.stored, (), counts[i], counts[i], row.tool_name,
-                                     row.stored_reminders, row.stored_reminders, ()))
-            else:
-                names = data.names
-                find_spans = reminders.spans
-                for i, msg in enumerate(data.conversation.messages):
-                    text = msg.text
-                    spans = tuple(find_spans(text)) if "<system-reminder>" in text else ()
-                    tool = _tool_name(msg, names) if msg.role == "tool" else None
-                    rows.append(_row(i, msg, msg, (), counts[i], counts[i], tool, spans, spans, ()))
-            data.base_rows[counter.name] = rows
+            rows = data.base_rows[counter.name] = BaseRows(data, self.counts_of(data, counter))
         return rows
 
     def stages(self, data: _ConversationData, counter: TokenCounter, policy: compression.CompressionPolicy | None,
@@ -343,10 +335,14 @@ class PipelineCache:
             # depends on its message and tier limit only): their tokens are that run's.
             ref_msgs, ref_counts = data.last_compressed.get((counter.name, tag), ((), []))
             m = len(ref_msgs)
-            count_message = counter.count_message
+            new_ones = []
             for i in changed:
-                new = current[i]
-                cur_counts[i] = ref_counts[i] if i < m and ref_msgs[i] is new else count_message(new)
+                if i < m and ref_msgs[i] is current[i]:
+                    cur_counts[i] = ref_counts[i]
+                else:
+                    new_ones.append(i)
+            for i, tokens in zip(new_ones, count_messages(counter, [current[i] for i in new_ones])):
+                cur_counts[i] = tokens
             stage1 = tuple(current)
             done = StageResult(stage1, cur_counts, Specs(n, tag, stage1, msgs, changed), {}, {})
             last = data.last_compressed
@@ -368,7 +364,49 @@ class PipelineCache:
         return found
 
 
-def _tool_name(msg: Message, names: dict[str, str]) -> str | None:
+class BaseRows(Sequence[Row]):
+    """The unchanged row of each stored message (`base_row`), made when first read and the same
+    object after: a view's unchanged rows are these, and the first screen reads a screenful of them
+    (making all 100k up front was 0.09 s of the first view). `entries` gives a view's row table."""
+
+    __slots__ = ("data", "messages", "counts", "rows")
+
+    def __init__(self, data: _ConversationData, counts: Sequence[int]) -> None:
+        self.data, self.messages, self.counts = data, data.conversation.messages, counts
+        self.rows: list[Row | None] = [None] * len(self.messages)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if type(i) is slice:
+            return [self[k] for k in range(*i.indices(len(self.rows)))]
+        row = self.rows[i]
+        if row is None:
+            if i < 0:
+                i += len(self.rows)
+            row = self.rows[i] = base_row(i, self.messages[i], self.counts[i], self)
+        return row
+
+    def get(self, call_id: str) -> str | None:
+        """The tool a call id names (the map is made when a result without a tool_name first asks)."""
+        return self.data.names.get(call_id)
+
+    def entries(self, n: int, maker: Any) -> list:
+        """The first n positions of a view's row table (view.Rows): the rows made so far, `maker`
+        (which makes an unchanged row from this table, RowMaker.make) where none is yet."""
+        return [maker if row is None else row for row in self.rows[:n]]
+
+
+def base_row(i: int, msg: Message, tokens: int, names: Mapping[str, str] | BaseRows) -> Row:
+    """Stored message i as sent unchanged: its tool and reminder spans, no changes."""
+    text = msg.text
+    spans = tuple(reminders.spans(text)) if "<system-reminder>" in text else ()
+    tool = _tool_name(msg, names) if msg.role == "tool" else None
+    return _row(i, msg, msg, (), tokens, tokens, tool, spans, spans, ())
+
+
+def _tool_name(msg: Message, names: Mapping[str, str] | BaseRows) -> str | None:
     """A tool result's tool: its own field, its call's name, else detected from the text (cached by the
     compression module, which detects the same texts when it cuts them)."""
     name = msg.tool_name or (names.get(msg.tool_call_id) if msg.tool_call_id else None)

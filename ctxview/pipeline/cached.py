@@ -297,11 +297,11 @@ class _Run:
         system_tokens = cache.system_tokens(data, counter)
         gone = self.removed | self.dropped
         base_rows = cache.base_rows(data, counter)
-        items: list = base_rows[:n]
         shown_at = None if inserted is None or self.inserted_dropped else insert_at
         maker = RowMaker(cache, counter, self.policy, self.tag, n, msgs, current, cur_counts, self.stored_counts,
                          self.specs, self.removed, self.removed_spec, self.dropped, self.settings.budget,
                          self.eph_spans, self.eph_reminders, self.settings.clear, shown_at, base_rows)
+        items: list = base_rows.entries(n, maker)  # (an unchanged row not made yet: the maker makes it)
         for i in self.specs.indices():
             items[i] = maker
         for i in gone:

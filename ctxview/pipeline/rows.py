@@ -31,7 +31,7 @@ class RowMaker:
                  stored_counts: list[int], specs: Specs, removed: frozenset[int], removed_spec: tuple,
                  dropped: set[int], budget: int | None,
                  eph_spans: dict[int, tuple], eph_reminders: dict[int, tuple], clear: Any,
-                 insert_at: int | None, base: list[Row]) -> None:
+                 insert_at: int | None, base: Sequence[Row]) -> None:
         self.base = base  # each message's unchanged row
         self.cache, self.policy = cache, policy
         self.msgs, self.current, self.cur_counts, self.stored_counts = msgs, current, cur_counts, stored_counts
@@ -48,6 +48,8 @@ class RowMaker:
     def make(self, position: int) -> Row:
         i = position if self.insert_at is None or position < self.insert_at else position - 1
         key = self.specs.get(i)
+        if len(key) == 1 and i not in self.removed and i not in self.dropped:
+            return self.base[i]  # unchanged (cache.BaseRows makes it)
         stored = self.msgs[i]
         prepared = self.current[i]
         if i in self.removed:

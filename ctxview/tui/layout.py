@@ -62,7 +62,9 @@ def collapsed_height(message: Message | None) -> int:
         text = text.rstrip("\n")
         lines = text.count("\n", preview_start(text)) + 1 if text else 0
     elif text[-1] != "\n":
-        lines = text.count("\n") + 1
+        # (lines past PREVIEW_LINES + 1 do not count: most texts with many show them in their start)
+        lines = text.count("\n", 0, 256)
+        lines = (lines if lines >= PREVIEW_LINES else text.count("\n")) + 1
     else:
         text = text.rstrip("\n")
         lines = text.count("\n") + 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from array import array
 from itertools import accumulate
+from operator import sub
 from typing import Iterator, Sequence
 
 __all__ = ["RowHeights", "RowTops"]
@@ -27,9 +28,8 @@ class RowHeights:
         n = len(heights)
         self.heights = heights  # (owned: `set` changes it)
         prefix = array("q", accumulate(heights, initial=0))
-        # node i holds the sum of heights[i - lowbit(i):i], i.e. prefix[i] - prefix[i & (i - 1)];
         # machine integers: 500k Python ints would be ~14 MB more
-        self._tree = array("q", [prefix[i] - prefix[i & (i - 1)] for i in range(n + 1)])
+        self._tree = fenwick_nodes(prefix)
         self._top_bit = 1 << (n.bit_length() - 1) if n else 0
         self.total = prefix[-1]
 
@@ -74,6 +74,23 @@ class RowHeights:
     def tops(self) -> RowTops:
         """The first line of every row and the total after them, as a read-only sequence of n + 1."""
         return RowTops(self)
+
+
+def fenwick_nodes(prefix: array) -> array:
+    """The tree of the heights whose prefix sums are `prefix` (n + 1 of them, from 0): node i holds
+    the sum of heights[i - lowbit(i):i], i.e. prefix[i] - prefix[i & (i - 1)] (node 0: 0).
+
+    Built a level at a time (the nodes whose lowbit is 2^k are every 2^(k+1)-th from 2^k, and
+    i & (i - 1) = i - 2^k for them) with C-level slices and `map(sub)`: a first layout sizes 100k
+    rows, and the comprehension per node was ~15 ms of it."""
+    n = len(prefix) - 1
+    tree = array("q", bytes(8 * (n + 1)))
+    low = 1
+    while low <= n:
+        step = 2 * low
+        tree[low::step] = array("q", map(sub, prefix[low::step], prefix[0::step]))
+        low = step
+    return tree
 
 
 class RowTops(Sequence[int]):

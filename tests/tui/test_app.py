@@ -735,19 +735,19 @@ class SlowLoader:
         self.release = threading.Event()
         self.started = threading.Event()
         self.done = threading.Event()
-        real = formats.load_session
+        def slowed(real):
+            def load(*args, **kwargs):
+                self.started.set()
+                # (released at the end of the test; the timeout only keeps a broken app from hanging the run)
+                self.release.wait(20)
+                try:
+                    return real(*args, **kwargs)
+                finally:
+                    self.done.set()
+            return load
 
-        def load(*args, **kwargs):
-            self.started.set()
-            # (released at the end of the test; the timeout only keeps a broken app from hanging the run)
-            self.release.wait(20)
-            try:
-                return real(*args, **kwargs)
-            finally:
-                self.done.set()
-
-        monkeypatch.setattr(formats, "load_session", load)
-        monkeypatch.setattr(growing, "load_session", load)  # (how a followed file is read)
+        monkeypatch.setattr(formats, "load_session", slowed(formats.load_session))
+        monkeypatch.setattr(growing, "load_input", slowed(growing.load_input))  # (how a followed file is read)
 
 
 async def wait_for(pilot, condition) -> None:

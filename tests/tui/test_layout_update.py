@@ -119,3 +119,28 @@ def test_as_sent_after_a_compaction_the_steps_are_named_in_stored_positions():
         new.settle()
         assert shown(new) == shown(Layouts().build(conv, new_view))
         layout = new
+
+
+def _collapsed_by_definition(message) -> int:
+    """collapsed_height as the preview shows it: header, the lines from preview_start (at most
+    PREVIEW_LINES, then a "more" line), the thinking line, the tool calls or "(empty)"."""
+    from ctxview.tui.layout import PREVIEW_LINES, TOOL_CALL_PREVIEW, preview_start
+
+    text = message.text.rstrip("\n")
+    lines = text.count("\n", preview_start(text)) + 1 if text else 0
+    height = 1 + min(lines, PREVIEW_LINES + 1) + (1 if message.thinking else 0)
+    calls = len(message.tool_calls)
+    return height + (min(calls, TOOL_CALL_PREVIEW + 1) if calls else (0 if lines else 1))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.text(alphabet=" \tab→", max_size=5) | st.integers(0, 400).map("→".__mul__), max_size=7).map("\n".join),
+       st.text(alphabet=" \n", max_size=3), st.text(alphabet=" \n", max_size=3), st.booleans(), st.integers(0, 4))
+def test_collapsed_height_is_its_definition(body, before, after, thinking, calls):
+    # lines short and long (past the 256 characters collapsed_height first looks at), blank ones around
+    text = before + body + after
+    from ctxview.model import ToolCall
+
+    message = Message("assistant", text, thinking="t" if thinking else None,
+                      tool_calls=tuple(ToolCall(f"c{k}", "Read") for k in range(calls)))
+    assert collapsed_height(message) == _collapsed_by_definition(message)

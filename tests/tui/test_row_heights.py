@@ -46,3 +46,15 @@ def test_updated_equals_a_rebuilt_one(heights, updates):
 def test_no_rows():
     empty = RowHeights([])
     assert empty.total == 0 and list(empty.tops) == [0] and empty.row_at(0) == -1 and empty.row_at(5) == -1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 50), max_size=300))
+def test_the_tree_built_a_level_at_a_time_is_the_one_by_definition(heights):
+    from array import array
+    from itertools import accumulate
+
+    from ctxview.tui.row_heights import fenwick_nodes
+
+    prefix = array("q", accumulate(heights, initial=0))
+    assert fenwick_nodes(prefix) == array("q", [prefix[i] - prefix[i & (i - 1)] for i in range(len(heights) + 1)])
