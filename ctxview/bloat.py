@@ -154,6 +154,19 @@ def args_keys(arguments: Sequence[Mapping[str, Any]]) -> list[bytes] | list[str]
     return [_args_key(args) for args in arguments]
 
 
+def calls_by_id(messages: Sequence[Message]) -> tuple[dict[str, Any], dict[str, int]]:
+    """({tool call id: the last call with it}, grouping.call_owner(messages)), in one pass."""
+    calls: dict[str, Any] = {}
+    owner: dict[str, int] = {}
+    for i, m in enumerate(messages):
+        if m.tool_calls:
+            for c in m.tool_calls:
+                if c.id:
+                    calls[c.id] = c
+                    owner[c.id] = i
+    return calls, owner
+
+
 def analyze_context_bloat(
     messages: Sequence[Message],
     threshold: float = 0.7,
@@ -200,7 +213,8 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     if ephemeral:
         eph_tokens = sum(counter.count(str(p)) for i, ps in ephemeral.items() if 0 <= i < n for p in ps if p)
     total = sum(per) + system_tokens + eph_tokens
-    tally = _Tally(messages, per, counter, stale_age, stale_tokens, rows)
+    calls, owner = calls_by_id(messages)
+    tally = _Tally(messages, per, counter, stale_age, stale_tokens, rows, calls)
     if system_tokens:
         tally.by_role["system"] += system_tokens
     repeated = tally.repeated_groups()
@@ -208,8 +222,8 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     order = (heapq.nlargest(largest, range(n), key=per.__getitem__) if largest >= 0
              else sorted(range(n), key=per.__getitem__, reverse=True)[:largest])
     biggest = tuple(
-        {"index": j, "role": messages[j].role, "tool": tool_name_of(messages[j], tally.names)
-         if messages[j].role == "tool" else None, "tokens": per[j]}
+        {"index": j, "role": messages[j].role, "tool": tally.tool_of(j) if messages[j].role == "tool" else None,
+         "tokens": per[j]}
         for j in order
     )
     if context_window:
@@ -219,7 +233,7 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     recs = _recommendations(messages, per, counter, measure, keep_recent, repeated, tally.stale,
                             threshold * context_window - system_tokens - eph_tokens
                             if context_window and bloated else None, threshold, context_window,
-                            measure_cleared or measure, blank)
+                            measure_cleared or measure, blank, unit_runs(messages, owner))
     return BloatReport(
         total_tokens=total,
         bloated=bloated,
@@ -243,10 +257,12 @@ class _Tally:
     the stale large ones. `rows`: the pipeline's unchanged row of each message, whose tool name and
     reminder spans were found already (tool_name_of's name, reminders.spans' spans)."""
 
-    def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int, rows=None) -> None:
-        self.messages, self.per = messages, per
-        calls = {c.id: c for m in messages if m.tool_calls for c in m.tool_calls if c.id}  # (the last call of an id)
-        self.names: dict[str, str] = {key: c.name for key, c in calls.items()}
+    def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int, rows=None, calls=None) -> None:
+        self.messages, self.per, self.rows = messages, per, rows
+        if calls is None:
+            calls = calls_by_id(messages)[0]
+        self.calls = calls
+        self._names: dict[str, str] | None = None
         self.by_role: dict[str, int] = defaultdict(int)
         by_role = self.by_role
         for m, tokens in zip(messages, per):
@@ -256,7 +272,7 @@ class _Tally:
         if rows is not None:
             tools = [rows[i].tool_name or "unknown" for i in results]
         else:
-            tools = [tool_name_of(messages[i], self.names) or "unknown" for i in results]
+            tools = [self.tool_of(i) or "unknown" for i in results]
         self.by_tool: dict[str, int] = defaultdict(int)
         self.same_call: dict[tuple, list[int]] = defaultdict(list)
         self.same_text: dict[str, list[int]] = defaultdict(list)
@@ -285,6 +301,14 @@ class _Tally:
         for (name, _, i), key in zip(repeats, args_keys([args for _, args, _ in repeats])):
             self.same_call[(name, key)].append(i)
 
+    def tool_of(self, i: int) -> str | None:
+        """tool_name_of(messages[i], names of the calls): the row's name when the rows are given."""
+        if self.rows is not None:
+            return self.rows[i].tool_name
+        if self._names is None:
+            self._names = {key: c.name for key, c in self.calls.items()}
+        return tool_name_of(self.messages[i], self._names)
+
     def repeated_groups(self) -> list[dict]:
         """Groups of two or more results of the same call or text, most wasted tokens first."""
         repeated = []
@@ -296,7 +320,7 @@ class _Tally:
                 seen.add(tuple(idx))
                 repeated.append({
                     "kind": kind,
-                    "tool": tool_name_of(self.messages[idx[0]], self.names) or "unknown",
+                    "tool": self.tool_of(idx[0]) or "unknown",
                     "indices": list(idx),
                     "wasted_tokens": sum(self.per[j] for j in idx[:-1]),  # every copy but the latest
                 })
@@ -306,10 +330,10 @@ class _Tally:
 
 def _recommendations(messages, per, counter, measure, keep_recent: int, repeated: list, stale: list,
                      room: float | None, threshold: float, context_window: int | None,
-                     measure_cleared: Callable[[Message], int], blank) -> list[Recommendation]:
-    """What each setting would save, most first (`room`: tokens the messages may take, when bloated)."""
+                     measure_cleared: Callable[[Message], int], blank, all_units) -> list[Recommendation]:
+    """What each setting would save, most first (`room`: tokens the messages may take, when bloated;
+    `all_units`: unit_runs(messages), as summarising and fitting both keep a call with its results)."""
     n = len(messages)
-    all_units = unit_runs(messages)  # (summarising and fitting both keep a call with its results)
     recs: list[Recommendation] = []
     saved = tiers_saving(messages, keep_recent, DEFAULT_POLICY, per, counter, measure)
     if saved > 0:

@@ -54,12 +54,13 @@ def units(messages: Sequence[Message]) -> list[list[int]]:
     return out
 
 
-def unit_runs(messages: Sequence[Message]) -> list[Sequence[int]]:
+def unit_runs(messages: Sequence[Message], owner: dict[str, int] | None = None) -> list[Sequence[int]]:
     """units(messages) with each unit as a range, when every unit is a run of consecutive
     indices (the usual case: a call followed by its results); otherwise units() itself.
     For the 100k-message callers: ranges are cheaper to build than lists and are not
-    tracked by the cyclic GC."""
-    owner = call_owner(messages)
+    tracked by the cyclic GC. `owner`: call_owner(messages), when the caller has it."""
+    if owner is None:
+        owner = call_owner(messages)
     joined: dict[int, int] = {}  # message -> its unit's head, for messages that join an earlier unit
     starts = []
     prev = -1  # the head of the previous message's unit
