@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 import orjson
 
 from . import reminders
-from .budget import fit_to_budget, plan_summary
+from .budget import checkpoint_message, extractive_summary, fit_to_budget, summary_span
 from .clearing import clearing_saving, tool_name_of
 from .compression import (DEFAULT_POLICY, CompressionPolicy, compress_tool_results, detect_tool_name_cached, tier_for_age,
                           tool_names_by_call_id)
@@ -350,13 +350,15 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
     if n - keep_recent > 1:
         # exactly what --old-messages llm does: same boundary (moved to keep calls
         # with their results), same offline checkpoint
-        summary = plan_summary(messages, n - keep_recent, "llm", unit_list=all_units)
-        if summary.removed and summary.inserted is not None:
-            saving = sum(per[i] for i in summary.removed) - measure(summary.inserted)
+        # (plan_summary's "llm" without the messages after it: its removed and inserted only)
+        boundary, removed = summary_span(messages, n - keep_recent, all_units)
+        if removed:
+            inserted = checkpoint_message(len(removed), extractive_summary([messages[i] for i in removed]))
+            saving = sum(per[i] for i in removed) - measure(inserted)
             if saving > 0:
                 recs.append(Recommendation(
                     "summarise old messages into one checkpoint", "--old-messages llm", saving,
-                    f"the {len(summary.removed):,} messages before index {summary.boundary}"))
+                    f"the {len(removed):,} messages before index {boundary}"))
     if room is not None and context_window:
         fit = fit_to_budget(messages, max(int(room), 0), keep_recent, counts=per, unit_list=all_units)
         if fit.dropped:

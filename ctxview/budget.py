@@ -36,6 +36,7 @@ __all__ = [
     "extractive_summary",
     "fit_to_budget",
     "plan_summary",
+    "summary_span",
     "summarize_old_messages",
     "truncate_to_fit",
 ]
@@ -229,6 +230,14 @@ def checkpoint_message(count: int, summary: str) -> Message:
     )
 
 
+def summary_span(messages: Sequence[Message], before_index: int,
+                 unit_list: Sequence[Sequence[int]] | None = None) -> tuple[int, list[int]]:
+    """What "remove" and "llm" take out: the boundary (`before_index` moved down so that no unit
+    straddles it) and the indices before it that are not system messages."""
+    b = _adjusted_boundary(messages, max(0, min(before_index, len(messages))), unit_list)
+    return b, [i for i in range(b) if messages[i].role != "system"]
+
+
 def plan_summary(
     messages: Sequence[Message],
     before_index: int,
@@ -259,8 +268,7 @@ def plan_summary(
                 out[i] = short
                 excerpted.append(i)
         return SummaryResult(tuple(out), strategy, b, excerpted=tuple(excerpted))
-    b = _adjusted_boundary(messages, b, unit_list)
-    removed = [i for i in range(b) if messages[i].role != "system"]
+    b, removed = summary_span(messages, b, unit_list)
     if not removed:
         return SummaryResult(tuple(messages), strategy, b)
     if strategy == "remove":

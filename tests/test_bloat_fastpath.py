@@ -179,3 +179,38 @@ def test_the_largest_messages_are_the_sorts_first_ones(largest):
     per = [SwarmEstimate().count_message(m) for m in msgs]
     order = sorted(range(len(msgs)), key=lambda j: -per[j])[:largest]
     assert [x["index"] for x in analyze_context_bloat(msgs, largest=largest).largest] == order
+
+
+def _summary_as_bloat_sees_it(messages, before):
+    """The bloat analysis's view of plan_summary(messages, before, "llm"): span and checkpoint only."""
+    from ctxview.budget import checkpoint_message, extractive_summary, summary_span
+    from ctxview.grouping import unit_runs
+
+    boundary, removed = summary_span(messages, before, unit_runs(messages))
+    inserted = checkpoint_message(len(removed), extractive_summary([messages[i] for i in removed])) if removed else None
+    return boundary, tuple(removed), inserted
+
+
+def _summary_planned(messages, before):
+    from ctxview.budget import plan_summary
+
+    result = plan_summary(messages, before, "llm")
+    return result.boundary, result.removed, result.inserted
+
+
+def test_the_summary_span_and_checkpoint_are_plan_summarys_on_the_samples():
+    for name, msgs in _conversations():
+        for before in (0, 1, len(msgs) // 2, len(msgs) - 10, len(msgs)):
+            span = _summary_as_bloat_sees_it(msgs, before)
+            assert span[1:] == _summary_planned(msgs, before)[1:], (name, before)
+            if span[1]:
+                assert span[0] == _summary_planned(msgs, before)[0], (name, before)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_message, max_size=25), st.integers(-2, 27))
+def test_the_summary_span_and_checkpoint_are_plan_summarys(messages, before):
+    span, planned = _summary_as_bloat_sees_it(messages, before), _summary_planned(messages, before)
+    assert span[1:] == planned[1:]
+    if span[1]:
+        assert span[0] == planned[0]
