@@ -11,12 +11,13 @@ that setting over the messages.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import orjson
 
@@ -133,17 +134,19 @@ def _stored_reminders(messages: Sequence[Message], counter: TokenCounter, rows=N
     return stored
 
 
-def args_keys(arguments: Sequence[Mapping[str, Any]]) -> list[bytes] | list[str]:
-    """The key of each call's arguments, grouping them as _args_key does. When every one is made of
-    plain JSON values (what the loaders give) the keys are orjson's canonical text, several times
-    faster; if any is not (orjson raises for a non-str key, an int past 64 bits, an object, a
-    subclass; writes NaN and infinities as null, as it does None) every key is _args_key's, so that
-    the two kinds never mix (tests/test_bloat_fastpath.py holds them equal)."""
+def args_keys(arguments: Sequence[Mapping[str, Any]], names: Sequence[str] | None = None) -> list:
+    """The key of each call's arguments, grouping them as _args_key does; with `names` (the tool of
+    each call), the key of each (name, arguments), grouping as (name, _args_key(arguments)) does.
+    When every one is made of plain JSON values (what the loaders give) the keys are orjson's
+    canonical text, several times faster (and one bytes object hashes faster than a tuple); if any is
+    not (orjson raises for a non-str key, an int past 64 bits, an object, a subclass; writes NaN and
+    infinities as null, as it does None) every key is _args_key's, so that the two kinds never mix
+    (tests/test_bloat_fastpath.py holds them equal)."""
     dumps, option = orjson.dumps, _ORJSON_KEY
     keys = []
     try:
-        for args in arguments:
-            key = dumps(args, option=option)
+        for args, named in zip(arguments, names if names is not None else arguments):
+            key = dumps(args if names is None else (named, args), option=option)
             if b"null" in key and _has_non_finite(args):
                 break
             keys.append(key)
@@ -151,20 +154,36 @@ def args_keys(arguments: Sequence[Mapping[str, Any]]) -> list[bytes] | list[str]
             return keys
     except TypeError:
         pass
-    return [_args_key(args) for args in arguments]
+    if names is None:
+        return [_args_key(args) for args in arguments]
+    return [(name, _args_key(args)) for name, args in zip(names, arguments)]
 
 
-def calls_by_id(messages: Sequence[Message]) -> tuple[dict[str, Any], dict[str, int]]:
-    """({tool call id: the last call with it}, grouping.call_owner(messages)), in one pass."""
+class _Scan(NamedTuple):
+    """What the analysis reads off every message, gathered in one pass (each pass over 100k
+    messages costs about as much in memory reads as in work)."""
+    calls: dict[str, Any]      # tool call id -> the last call with it
+    owner: dict[str, int]      # grouping.call_owner(messages)
+    by_role: dict[str, int]    # tokens by role
+    results: list[int]         # the indices of the tool results
+
+
+def _scan(messages: Sequence[Message], per: Sequence[int]) -> _Scan:
     calls: dict[str, Any] = {}
     owner: dict[str, int] = {}
+    by_role: dict[str, int] = defaultdict(int)
+    results = []
     for i, m in enumerate(messages):
+        role = m.role
+        by_role[role] += per[i]
+        if role == "tool":
+            results.append(i)
         if m.tool_calls:
             for c in m.tool_calls:
                 if c.id:
                     calls[c.id] = c
                     owner[c.id] = i
-    return calls, owner
+    return _Scan(calls, owner, by_role, results)
 
 
 def analyze_context_bloat(
@@ -213,8 +232,8 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     if ephemeral:
         eph_tokens = sum(counter.count(str(p)) for i, ps in ephemeral.items() if 0 <= i < n for p in ps if p)
     total = sum(per) + system_tokens + eph_tokens
-    calls, owner = calls_by_id(messages)
-    tally = _Tally(messages, per, counter, stale_age, stale_tokens, rows, calls)
+    scan = _scan(messages, per)
+    tally = _Tally(messages, per, counter, stale_age, stale_tokens, rows, scan)
     if system_tokens:
         tally.by_role["system"] += system_tokens
     repeated = tally.repeated_groups()
@@ -233,7 +252,8 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     recs = _recommendations(messages, per, counter, measure, keep_recent, repeated, tally.stale,
                             threshold * context_window - system_tokens - eph_tokens
                             if context_window and bloated else None, threshold, context_window,
-                            measure_cleared or measure, blank, unit_runs(messages, owner))
+                            measure_cleared or measure, blank, unit_runs(messages, scan.owner),
+                            scan.results)
     return BloatReport(
         total_tokens=total,
         bloated=bloated,
@@ -257,27 +277,25 @@ class _Tally:
     the stale large ones. `rows`: the pipeline's unchanged row of each message, whose tool name and
     reminder spans were found already (tool_name_of's name, reminders.spans' spans)."""
 
-    def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int, rows=None, calls=None) -> None:
+    def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int, rows, scan: _Scan) -> None:
         self.messages, self.per, self.rows = messages, per, rows
-        if calls is None:
-            calls = calls_by_id(messages)[0]
-        self.calls = calls
+        self.calls = calls = scan.calls
         self._names: dict[str, str] | None = None
-        self.by_role: dict[str, int] = defaultdict(int)
-        by_role = self.by_role
-        for m, tokens in zip(messages, per):
-            by_role[m.role] += tokens
+        self.by_role = scan.by_role
         self.stored_reminders = _stored_reminders(messages, counter, rows)
-        results = [i for i, m in enumerate(messages) if m.role == "tool"]
+        results = scan.results
         if rows is not None:
             tools = [rows[i].tool_name or "unknown" for i in results]
         else:
             tools = [self.tool_of(i) or "unknown" for i in results]
         self.by_tool: dict[str, int] = defaultdict(int)
-        self.same_call: dict[tuple, list[int]] = defaultdict(list)
+        self.same_call: dict[Any, list[int]] = defaultdict(list)  # args_keys' key -> results
         self.same_text: dict[str, list[int]] = defaultdict(list)
         self.stale: list[dict] = []
-        repeats: list[tuple[str, Mapping[str, Any], int]] = []  # (tool, arguments, index) of linked results
+        # the tool, arguments and index of each result linked to a call with arguments
+        linked_names: list[str] = []
+        linked_args: list[Mapping[str, Any]] = []
+        linked: list[int] = []
         # (names bound locally: one iteration per result of 60k)
         by_tool, same_text, stale = self.by_tool, self.same_text, self.stale
         tool_tokens = 0
@@ -288,7 +306,9 @@ class _Tally:
             by_tool[name] += tokens
             call = calls.get(m.tool_call_id or "")
             if call is not None and call.arguments:
-                repeats.append((call.name, call.arguments, i))
+                linked_names.append(call.name)
+                linked_args.append(call.arguments)
+                linked.append(i)
             text = m.content
             if type(text) is not str:
                 text = m.text
@@ -298,8 +318,9 @@ class _Tally:
             if age > stale_age and tokens >= stale_tokens:
                 stale.append({"index": i, "tool": name, "tokens": tokens, "age": age})
         self.tool_tokens = tool_tokens
-        for (name, _, i), key in zip(repeats, args_keys([args for _, args, _ in repeats])):
-            self.same_call[(name, key)].append(i)
+        same_call = self.same_call
+        for i, key in zip(linked, args_keys(linked_args, linked_names)):
+            same_call[key].append(i)
 
     def tool_of(self, i: int) -> str | None:
         """tool_name_of(messages[i], names of the calls): the row's name when the rows are given."""
@@ -330,12 +351,13 @@ class _Tally:
 
 def _recommendations(messages, per, counter, measure, keep_recent: int, repeated: list, stale: list,
                      room: float | None, threshold: float, context_window: int | None,
-                     measure_cleared: Callable[[Message], int], blank, all_units) -> list[Recommendation]:
+                     measure_cleared: Callable[[Message], int], blank, all_units, results) -> list[Recommendation]:
     """What each setting would save, most first (`room`: tokens the messages may take, when bloated;
-    `all_units`: unit_runs(messages), as summarising and fitting both keep a call with its results)."""
+    `all_units`: unit_runs(messages), as summarising and fitting both keep a call with its results;
+    `results`: the indices of the tool results)."""
     n = len(messages)
     recs: list[Recommendation] = []
-    saved = tiers_saving(messages, keep_recent, DEFAULT_POLICY, per, counter, measure)
+    saved = tiers_saving(messages, keep_recent, DEFAULT_POLICY, per, counter, measure, results)
     if saved > 0:
         recs.append(Recommendation(
             "compress old tool results by age", f"--tiers default --keep-recent {keep_recent}", saved,
@@ -375,9 +397,9 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
 _UNSEEN = object()
 
 
-def _tier_limits(policy: CompressionPolicy) -> Callable[[int], int | None]:
+def _tier_limits(policy: CompressionPolicy) -> tuple[list[int | None], Callable[[int], int | None]]:
     """The policy's max_chars by age (tier_for_age), from a table: past the last finite tier age
-    every age has the last tier's limit."""
+    every age has the last tier's limit. (The table, which the function reads first, and the function.)"""
     tiers = policy.tiers
     top = max((t.max_age for t in tiers if t.max_age is not None), default=-1)
     table = [tier_for_age(policy, age)[1].max_chars for age in range(min(top, 4095) + 1)]
@@ -387,7 +409,7 @@ def _tier_limits(policy: CompressionPolicy) -> Callable[[int], int | None]:
         if 0 <= age < len(table):
             return table[age]
         return last if age > top or age < 0 else tier_for_age(policy, age)[1].max_chars
-    return limit
+    return table, limit
 
 
 def tiers_saving_built(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy,
@@ -398,11 +420,14 @@ def tiers_saving_built(messages: Sequence[Message], keep_recent: int, policy: Co
 
 
 def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy, per: Sequence[int],
-                 counter: TokenCounter, measure: Callable[[Message], int]) -> int:
+                 counter: TokenCounter, measure: Callable[[Message], int],
+                 tool_indices: Sequence[int] | None = None) -> int:
     """tiers_saving_built, where `measure` counts as `counter` does. Under SwarmSDK's estimate a
     message's tokens follow from its text's length and code characters, and a cut text is three
     pieces (the kept head, the marker, maybe the hint) whose lengths and code characters add up:
-    so the cut is measured without building it (tests/test_bloat_fastpath.py holds the two equal)."""
+    so the cut is measured without building it (tests/test_bloat_fastpath.py holds the two equal).
+    `tool_indices`: the indices of the tool results in order, when the caller has them (the others
+    are not looked at)."""
     if type(counter) is not SwarmEstimate:
         return tiers_saving_built(messages, keep_recent, policy, per, measure)
     n = len(messages)
@@ -416,14 +441,16 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
     hints = {tool: stats(policy.hint.replace("{tool}", tool)) for tool in policy.rerunnable_tools}
     by_content = policy.tool_name_from == "content"
     names: Mapping[str, str] | None = None
-    limit_of = _tier_limits(policy)
+    table, limit_of = _tier_limits(policy)
+    size = len(table)
     detected: dict[str, str | None] = {}  # by text: a text repeated in several results is looked at once
     saved = 0
-    for i in range(stop):
+    for i in range(stop) if tool_indices is None else tool_indices[:bisect.bisect_left(tool_indices, stop)]:
         msg = messages[i]
         if msg.role != "tool":
             continue
-        limit = limit_of(n - i)
+        age = n - i
+        limit = table[age] if age < size else limit_of(age)
         if limit is None:
             continue
         text = msg.content

@@ -48,6 +48,18 @@ def test_args_keys_group_any_arguments_as_args_key(arguments):
     assert _groups(args_keys(arguments)) == _groups([_args_key(a) for a in arguments])
 
 
+_names = st.lists(st.sampled_from(["Read", "Grep", "", "null"]), min_size=20, max_size=20)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(_args, _odd_args), max_size=8), _names)
+def test_args_keys_with_names_group_as_the_name_and_args_key(arguments, names):
+    arguments = arguments + arguments[: len(arguments) // 2]
+    names = names[:len(arguments)]
+    assert (_groups(args_keys(arguments, names))
+            == _groups([(name, _args_key(a)) for name, a in zip(names, arguments)]))
+
+
 def test_args_keys_take_the_fast_path_for_json_and_the_simple_one_otherwise():
     plain = [{"file_path": "/a", "limit": 10}, {"limit": 10, "file_path": "/a"}]
     fast = args_keys(plain)
@@ -58,6 +70,10 @@ def test_args_keys_take_the_fast_path_for_json_and_the_simple_one_otherwise():
     # an object whose text equals a string groups with it, as under _args_key
     day = args_keys([{"d": datetime.date(2026, 1, 2)}, {"d": "2026-01-02"}])
     assert day[0] == day[1] == _args_key({"d": "2026-01-02"})
+    # with names: the same arguments of two tools are two keys
+    named = args_keys(plain + plain, ["Read", "Read", "Write", "Read"])
+    assert all(type(k) is bytes for k in named) and named[0] == named[1] == named[3] != named[2]
+    assert args_keys([{"a": math.nan}] * 2, ["R", "R"]) == [("R", _args_key({"a": math.nan}))] * 2
 
 
 # --- what the tiers and clearing save, measured without building the messages -------
@@ -92,6 +108,10 @@ def _conversations():
             yield path.name, conv.messages
 
 
+def _tool_indices(messages):
+    return [i for i, m in enumerate(messages) if m.role == "tool"]
+
+
 def test_the_samples_are_found():
     assert len(_SESSIONS) >= 15
 
@@ -102,8 +122,10 @@ def test_tiers_saving_equals_cutting_and_counting_on_the_samples(counter):
         per = [counter.count_message(m) for m in msgs]
         for policy in _POLICIES:
             for keep in (0, 3, 10):
-                assert (tiers_saving(msgs, keep, policy, per, counter, counter.count_message)
-                        == tiers_saving_built(msgs, keep, policy, per, counter.count_message)), (name, policy, keep)
+                built = tiers_saving_built(msgs, keep, policy, per, counter.count_message)
+                assert tiers_saving(msgs, keep, policy, per, counter, counter.count_message) == built, (name, policy, keep)
+                assert tiers_saving(msgs, keep, policy, per, counter, counter.count_message,
+                                    _tool_indices(msgs)) == built, (name, policy, keep)
 
 
 @pytest.mark.parametrize("counter", [SwarmEstimate(), CharsCounter()], ids=lambda c: c.name)
@@ -135,8 +157,9 @@ _message = st.one_of(_tool_message, st.builds(lambda t, c: Message("assistant", 
 def test_tiers_saving_equals_cutting_and_counting(messages, policy, keep):
     counter = SwarmEstimate()
     per = [counter.count_message(m) for m in messages]
-    assert (tiers_saving(messages, keep, policy, per, counter, counter.count_message)
-            == tiers_saving_built(messages, keep, policy, per, counter.count_message))
+    built = tiers_saving_built(messages, keep, policy, per, counter.count_message)
+    assert tiers_saving(messages, keep, policy, per, counter, counter.count_message) == built
+    assert tiers_saving(messages, keep, policy, per, counter, counter.count_message, _tool_indices(messages)) == built
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
