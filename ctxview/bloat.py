@@ -397,19 +397,15 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
 _UNSEEN = object()
 
 
-def _tier_limits(policy: CompressionPolicy) -> tuple[list[int | None], Callable[[int], int | None]]:
-    """The policy's max_chars by age (tier_for_age), from a table: past the last finite tier age
-    every age has the last tier's limit. (The table, which the function reads first, and the function.)"""
+def _tier_limits(policy: CompressionPolicy) -> list[int | None] | None:
+    """The policy's max_chars by age (tier_for_age) as a table: an age of 0 or more has
+    table[min(age, len(table) - 1)], as past the last finite tier age every age has the last
+    tier's limit (the table's last entry). None for tiers going past age 4095 (no table that long)."""
     tiers = policy.tiers
     top = max((t.max_age for t in tiers if t.max_age is not None), default=-1)
-    table = [tier_for_age(policy, age)[1].max_chars for age in range(min(top, 4095) + 1)]
-    last = tiers[-1].max_chars
-
-    def limit(age: int) -> int | None:
-        if 0 <= age < len(table):
-            return table[age]
-        return last if age > top or age < 0 else tier_for_age(policy, age)[1].max_chars
-    return table, limit
+    if top > 4095:
+        return None
+    return [tier_for_age(policy, age)[1].max_chars for age in range(top + 1)] + [tiers[-1].max_chars]
 
 
 def tiers_saving_built(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy,
@@ -428,7 +424,8 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
     so the cut is measured without building it (tests/test_bloat_fastpath.py holds the two equal).
     `tool_indices`: the indices of the tool results in order, when the caller has them (the others
     are not looked at)."""
-    if type(counter) is not SwarmEstimate:
+    limits = _tier_limits(policy)
+    if type(counter) is not SwarmEstimate or limits is None:
         return tiers_saving_built(messages, keep_recent, policy, per, measure)
     n = len(messages)
     stop = min(n - keep_recent, n)
@@ -441,8 +438,7 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
     hints = {tool: stats(policy.hint.replace("{tool}", tool)) for tool in policy.rerunnable_tools}
     by_content = policy.tool_name_from == "content"
     names: Mapping[str, str] | None = None
-    table, limit_of = _tier_limits(policy)
-    size = len(table)
+    oldest = len(limits) - 1
     detected: dict[str, str | None] = {}  # by text: a text repeated in several results is looked at once
     saved = 0
     for i in range(stop) if tool_indices is None else tool_indices[:bisect.bisect_left(tool_indices, stop)]:
@@ -450,7 +446,7 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
         if msg.role != "tool":
             continue
         age = n - i
-        limit = table[age] if age < size else limit_of(age)
+        limit = limits[age if age < oldest else oldest]
         if limit is None:
             continue
         text = msg.content

@@ -94,6 +94,7 @@ _ROOT = Path(__file__).parents[1]
 _SESSIONS = sorted(p for d in ("sample_sessions", "tests/fixtures/samples", "ctxview/samples")
                    for p in (_ROOT / d).rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
 _POLICIES = [PRESETS["default"], PRESETS["light"], PRESETS["aggressive"], get_policy("1:full,3:40,*:7"),
+             get_policy("2:full,5000:30,*:7"),  # a tier past the table's 4095 ages
              CompressionPolicy(tool_name_from="tool_call"),
              # code characters and several slots in the marker, code characters in the hint
              CompressionPolicy(tiers="0:full,*:3", marker="{n}({n}];", hint=" {tool}{}", tool_name_from="tool_call",
