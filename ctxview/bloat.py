@@ -253,7 +253,7 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
                             threshold * context_window - system_tokens - eph_tokens
                             if context_window and bloated else None, threshold, context_window,
                             measure_cleared or measure, blank, unit_runs(messages, scan.owner),
-                            scan.results)
+                            tally.same_text)
     return BloatReport(
         total_tokens=total,
         bloated=bloated,
@@ -351,13 +351,13 @@ class _Tally:
 
 def _recommendations(messages, per, counter, measure, keep_recent: int, repeated: list, stale: list,
                      room: float | None, threshold: float, context_window: int | None,
-                     measure_cleared: Callable[[Message], int], blank, all_units, results) -> list[Recommendation]:
+                     measure_cleared: Callable[[Message], int], blank, all_units, by_text) -> list[Recommendation]:
     """What each setting would save, most first (`room`: tokens the messages may take, when bloated;
     `all_units`: unit_runs(messages), as summarising and fitting both keep a call with its results;
-    `results`: the indices of the tool results)."""
+    `by_text`: the tool results by their text, the tally's same_text)."""
     n = len(messages)
     recs: list[Recommendation] = []
-    saved = tiers_saving(messages, keep_recent, DEFAULT_POLICY, per, counter, measure, results)
+    saved = tiers_saving(messages, keep_recent, DEFAULT_POLICY, per, counter, measure, by_text=by_text)
     if saved > 0:
         recs.append(Recommendation(
             "compress old tool results by age", f"--tiers default --keep-recent {keep_recent}", saved,
@@ -417,13 +417,16 @@ def tiers_saving_built(messages: Sequence[Message], keep_recent: int, policy: Co
 
 def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy, per: Sequence[int],
                  counter: TokenCounter, measure: Callable[[Message], int],
-                 tool_indices: Sequence[int] | None = None) -> int:
+                 tool_indices: Sequence[int] | None = None,
+                 by_text: Mapping[str, Sequence[int]] | None = None) -> int:
     """tiers_saving_built, where `measure` counts as `counter` does. Under SwarmSDK's estimate a
     message's tokens follow from its text's length and code characters, and a cut text is three
     pieces (the kept head, the marker, maybe the hint) whose lengths and code characters add up:
     so the cut is measured without building it (tests/test_bloat_fastpath.py holds the two equal).
     `tool_indices`: the indices of the tool results in order, when the caller has them (the others
-    are not looked at)."""
+    are not looked at); or `by_text`: the tool results with a text, in order, by their text (the
+    tally's same_text): a text repeated in several results is then looked at once for each tier
+    limit it is cut to, not once for each result."""
     limits = _tier_limits(policy)
     if type(counter) is not SwarmEstimate or limits is None:
         return tiers_saving_built(messages, keep_recent, policy, per, measure)
@@ -439,40 +442,52 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
     by_content = policy.tool_name_from == "content"
     names: Mapping[str, str] | None = None
     oldest = len(limits) - 1
+    if by_text is not None:
+        groups = by_text.items()
+    else:
+        indices = range(stop) if tool_indices is None else tool_indices[:bisect.bisect_left(tool_indices, stop)]
+        groups = ((_result_text(messages[i]), (i,)) for i in indices if messages[i].role == "tool")
     detected: dict[str, str | None] = {}  # by text: a text repeated in several results is looked at once
     saved = 0
-    for i in range(stop) if tool_indices is None else tool_indices[:bisect.bisect_left(tool_indices, stop)]:
-        msg = messages[i]
-        if msg.role != "tool":
-            continue
-        age = n - i
-        limit = limits[age if age < oldest else oldest]
-        if limit is None:
-            continue
-        text = msg.content
+    for text, results in groups:
         if type(text) is not str:
-            text = msg.text   # (compression's _text_of: str() of what is neither text nor Content)
-            text = text if isinstance(text, str) else str(text)
+            text = str(text)
         length = len(text)
-        if length <= limit:
-            continue
-        # the tool whose hint is added: compression's _compress_into picks it so
-        if by_content:
-            name = detected.get(text, _UNSEEN)
-            if name is _UNSEEN:
-                name = detected[text] = detect_tool_name_cached(text)
-        else:
-            name = msg.tool_name
-            if name is None and msg.tool_call_id:
-                if names is None:
-                    names = tool_names_by_call_id(messages)
-                name = names.get(msg.tool_call_id)
-        chars, code = stats(text[:limit])
-        chars += marker_chars + slots * len(str(length - limit))
-        code += marker_code
-        hint = hints.get(name) if name is not None else None
-        if hint is not None:
-            chars += hint[0]
-            code += hint[1]
-        saved += per[i] - tokens_of("tool", chars, code)
+        cut_to = None  # the limit of the last cut measured for this text, and its (chars, code)
+        for i in results:
+            if i >= stop:
+                break
+            age = n - i
+            limit = limits[age if age < oldest else oldest]
+            if limit is None or length <= limit:
+                continue
+            # the tool whose hint is added: compression's _compress_into picks it so
+            if by_content:
+                name = detected.get(text, _UNSEEN)
+                if name is _UNSEEN:
+                    name = detected[text] = detect_tool_name_cached(text)
+            else:
+                msg = messages[i]
+                name = msg.tool_name
+                if name is None and msg.tool_call_id:
+                    if names is None:
+                        names = tool_names_by_call_id(messages)
+                    name = names.get(msg.tool_call_id)
+            if limit != cut_to:
+                cut_to = limit
+                chars, code = stats(text[:limit])
+                chars += marker_chars + slots * len(str(length - limit))
+                code += marker_code
+            hint = hints.get(name) if name is not None else None
+            if hint is None:
+                saved += per[i] - tokens_of("tool", chars, code)
+            else:
+                saved += per[i] - tokens_of("tool", chars + hint[0], code + hint[1])
     return saved
+
+
+def _result_text(msg: Message) -> Any:
+    """A tool result's text as the tally keys it: its content when that is a str, else Message.text
+    (which tiers_saving makes a str, as compression's _text_of does)."""
+    text = msg.content
+    return text if type(text) is str else msg.text

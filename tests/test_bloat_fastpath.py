@@ -113,6 +113,13 @@ def _tool_indices(messages):
     return [i for i, m in enumerate(messages) if m.role == "tool"]
 
 
+def _by_text(messages, per):
+    """The tally's tool results by text, as the bloat analysis passes them to tiers_saving."""
+    from ctxview.bloat import _scan, _Tally
+
+    return _Tally(messages, per, SwarmEstimate(), 20, 1000, None, _scan(messages, per)).same_text
+
+
 def test_the_samples_are_found():
     assert len(_SESSIONS) >= 15
 
@@ -127,6 +134,8 @@ def test_tiers_saving_equals_cutting_and_counting_on_the_samples(counter):
                 assert tiers_saving(msgs, keep, policy, per, counter, counter.count_message) == built, (name, policy, keep)
                 assert tiers_saving(msgs, keep, policy, per, counter, counter.count_message,
                                     _tool_indices(msgs)) == built, (name, policy, keep)
+                assert tiers_saving(msgs, keep, policy, per, counter, counter.count_message,
+                                    by_text=_by_text(msgs, per)) == built, (name, policy, keep)
 
 
 @pytest.mark.parametrize("counter", [SwarmEstimate(), CharsCounter()], ids=lambda c: c.name)
@@ -161,6 +170,8 @@ def test_tiers_saving_equals_cutting_and_counting(messages, policy, keep):
     built = tiers_saving_built(messages, keep, policy, per, counter.count_message)
     assert tiers_saving(messages, keep, policy, per, counter, counter.count_message) == built
     assert tiers_saving(messages, keep, policy, per, counter, counter.count_message, _tool_indices(messages)) == built
+    assert tiers_saving(messages, keep, policy, per, counter, counter.count_message,
+                        by_text=_by_text(messages, per)) == built
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
