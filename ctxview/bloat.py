@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 import orjson
 
 from . import reminders
-from .budget import checkpoint_message, extractive_summary, fit_to_budget, summary_span
+from .budget import checkpoint_message, extractive_summary, fit_plan, summary_span
 from .clearing import clearing_saving, tool_name_of
 from .compression import (DEFAULT_POLICY, CompressionPolicy, compress_tool_results, detect_tool_name_cached, tier_for_age,
                           tool_names_by_call_id)
@@ -382,12 +382,12 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
                     "summarise old messages into one checkpoint", "--old-messages llm", saving,
                     f"the {len(removed):,} messages before index {boundary}"))
     if room is not None and context_window:
-        fit = fit_to_budget(messages, max(int(room), 0), keep_recent, counts=per, unit_list=all_units)
-        if fit.dropped:
+        dropped, tokens = fit_plan(messages, max(int(room), 0), keep_recent, per, unit_list=all_units)
+        if dropped:
             recs.append(Recommendation(
                 f"drop the oldest messages to stay under {threshold:.0%} of the window",
-                f"--budget {int(threshold * context_window)}", sum(per) - fit.tokens,
-                f"{len(fit.dropped):,} messages dropped, tool calls kept with their results"))
+                f"--budget {int(threshold * context_window)}", sum(per) - tokens,
+                f"{len(dropped):,} messages dropped, tool calls kept with their results"))
     recs.sort(key=lambda r: -r.saves)
     return recs
 

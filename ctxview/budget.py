@@ -34,6 +34,7 @@ __all__ = [
     "SUMMARY_STRATEGIES",
     "SummaryResult",
     "extractive_summary",
+    "fit_plan",
     "fit_to_budget",
     "plan_summary",
     "summary_span",
@@ -82,12 +83,27 @@ def fit_to_budget(
     may be passed in when the caller has them already. What is kept starts
     with a user turn (the module docstring says how).
     """
-    if max_tokens < 0:
-        raise ValueError(f"max_tokens must be ≥ 0, not {max_tokens}")
-    n = len(messages)
     if counts is None:
         counter = counter or SwarmEstimate()
         counts = [counter.count_message(m) for m in messages]
+    gone, total = fit_plan(messages, max_tokens, keep_recent, counts, protected, unit_list)
+    kept = tuple(i for i in range(len(messages)) if i not in gone)
+    return FitResult(
+        messages=tuple(messages[i] for i in kept),
+        kept=kept,
+        dropped=tuple(sorted(gone)),
+        tokens=total,
+        budget=max_tokens,
+        shortfall=max(0, total - max_tokens),
+    )
+
+
+def fit_plan(messages: Sequence[Message], max_tokens: int, keep_recent: int, counts: Sequence[int],
+             protected: Sequence[int] = (), unit_list: Sequence[Sequence[int]] | None = None) -> tuple[set[int], int]:
+    """What fit_to_budget drops, and the tokens of what it keeps (for a caller that needs no more)."""
+    if max_tokens < 0:
+        raise ValueError(f"max_tokens must be ≥ 0, not {max_tokens}")
+    n = len(messages)
     total = sum(counts)
     dropped: list[int] = []
     gone: set[int] = set()
@@ -113,16 +129,7 @@ def fit_to_budget(
         if dropped:
             gone = set(dropped)
             total -= _user_first(messages, counts, all_units, gone, is_protected)
-            dropped = sorted(gone)
-    kept = tuple(i for i in range(n) if i not in gone)
-    return FitResult(
-        messages=tuple(messages[i] for i in kept),
-        kept=kept,
-        dropped=tuple(dropped),
-        tokens=total,
-        budget=max_tokens,
-        shortfall=max(0, total - max_tokens),
-    )
+    return gone, total
 
 
 def _is_user_turn(msg: Message) -> bool:
