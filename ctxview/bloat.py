@@ -252,7 +252,7 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     recs = _recommendations(messages, per, counter, measure, keep_recent, repeated, tally.stale,
                             threshold * context_window - system_tokens - eph_tokens
                             if context_window and bloated else None, threshold, context_window,
-                            measure_cleared or measure, blank, unit_runs(messages, scan.owner),
+                            measure_cleared or measure, blank, unit_runs(messages, scan.owner, scan.results),
                             tally.same_text)
     return BloatReport(
         total_tokens=total,
@@ -375,8 +375,8 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
         # (plan_summary's "llm" without the messages after it: its removed and inserted only)
         boundary, removed = summary_span(messages, n - keep_recent, all_units)
         if removed:
-            inserted = checkpoint_message(len(removed), extractive_summary([messages[i] for i in removed]))
-            saving = sum(per[i] for i in removed) - measure(inserted)
+            inserted = checkpoint_message(len(removed), extractive_summary(list(map(messages.__getitem__, removed))))
+            saving = sum(map(per.__getitem__, removed)) - measure(inserted)
             if saving > 0:
                 recs.append(Recommendation(
                     "summarise old messages into one checkpoint", "--old-messages llm", saving,
