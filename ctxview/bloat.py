@@ -453,7 +453,9 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
         if type(text) is not str:
             text = str(text)
         length = len(text)
-        cut_to = None  # the limit of the last cut measured for this text, and its (chars, code)
+        name = _UNSEEN  # the tool whose hint is added (compression's _compress_into picks it so)
+        # the last cut measured for this text: its limit, tool, and tokens
+        cut_to, cut_name, tokens = None, _UNSEEN, 0
         for i in results:
             if i >= stop:
                 break
@@ -461,28 +463,28 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
             limit = limits[age if age < oldest else oldest]
             if limit is None or length <= limit:
                 continue
-            # the tool whose hint is added: compression's _compress_into picks it so
-            if by_content:
-                name = detected.get(text, _UNSEEN)
-                if name is _UNSEEN:
-                    name = detected[text] = detect_tool_name_cached(text)
-            else:
+            if not by_content:
                 msg = messages[i]
                 name = msg.tool_name
                 if name is None and msg.tool_call_id:
                     if names is None:
                         names = tool_names_by_call_id(messages)
                     name = names.get(msg.tool_call_id)
-            if limit != cut_to:
-                cut_to = limit
+            elif name is _UNSEEN:
+                name = detected.get(text, _UNSEEN)
+                if name is _UNSEEN:
+                    name = detected[text] = detect_tool_name_cached(text)
+            if limit != cut_to or name is not cut_name:
+                cut_to, cut_name = limit, name
                 chars, code = stats(text[:limit])
                 chars += marker_chars + slots * len(str(length - limit))
                 code += marker_code
-            hint = hints.get(name) if name is not None else None
-            if hint is None:
-                saved += per[i] - tokens_of("tool", chars, code)
-            else:
-                saved += per[i] - tokens_of("tool", chars + hint[0], code + hint[1])
+                hint = hints.get(name) if name is not None else None
+                if hint is not None:
+                    chars += hint[0]
+                    code += hint[1]
+                tokens = tokens_of("tool", chars, code)
+            saved += per[i] - tokens
     return saved
 
 
