@@ -345,7 +345,15 @@ def extractive_summary(messages: Sequence[Message], *, max_requests: int = 10, m
                     more_requests += 1
         for call in msg.tool_calls:
             tools[call.name or "?"] += 1
-            get = getattr(call.arguments, "get", None)
+            args = call.arguments
+            if type(args) is dict:  # (`in` before reading: most calls have none of the keys)
+                for key in _PATH_KEYS:
+                    if key in args:
+                        value = args[key]
+                        if isinstance(value, str) and value:
+                            files.setdefault(value, None)
+                continue
+            get = getattr(args, "get", None)
             if get is not None:
                 for key in _PATH_KEYS:
                     value = get(key)
