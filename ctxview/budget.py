@@ -331,7 +331,7 @@ def extractive_summary(messages: Sequence[Message], *, max_requests: int = 10, m
     requests: list[str] = []   # the first max_requests (those shown); the others are only counted
     more_requests = 0
     cap = max(max_requests, 0)
-    tools: Counter[str] = Counter()
+    called: list[str] = []   # the tool of each call, counted at the end (Counter counts a list in C)
     files: dict[str, None] = {}
     errors: list[str] = []
     for msg in messages:
@@ -344,7 +344,7 @@ def extractive_summary(messages: Sequence[Message], *, max_requests: int = 10, m
                 else:
                     more_requests += 1
         for call in msg.tool_calls:
-            tools[call.name or "?"] += 1
+            called.append(call.name or "?")
             args = call.arguments
             if type(args) is dict:  # (`in` before reading: most calls have none of the keys)
                 for key in _PATH_KEYS:
@@ -363,7 +363,7 @@ def extractive_summary(messages: Sequence[Message], *, max_requests: int = 10, m
             m = _ERROR_RE.search(msg.text)
             if m:
                 errors.append(_first_line(m.group(0)))
-    return summary_text(requests, more_requests, tools, files, errors)
+    return summary_text(requests, more_requests, Counter(called), files, errors)
 
 
 def summary_text(requests: Sequence[str], more_requests: int, tools: Counter[str], files: Mapping[str, None],
