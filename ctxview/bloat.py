@@ -142,18 +142,40 @@ def args_keys(arguments: Sequence[Mapping[str, Any]], names: Sequence[str] | Non
     not (orjson raises for a non-str key, an int past 64 bits, an object, a subclass; writes NaN and
     infinities as null, as it does None) every key is _args_key's, so that the two kinds never mix
     (tests/test_bloat_fastpath.py holds them equal)."""
-    dumps, option = orjson.dumps, _ORJSON_KEY
-    keys = []
     try:
-        for args, named in zip(arguments, names if names is not None else arguments):
-            key = dumps(args if names is None else (named, args), option=option)
-            if b"null" in key and _has_non_finite(args):
-                break
-            keys.append(key)
-        else:
-            return keys
+        return list(_json_keys(arguments, names))
     except TypeError:
-        pass
+        return _simple_keys(arguments, names)
+
+
+def args_groups(indices: Sequence[int], arguments: Sequence[Mapping[str, Any]],
+                names: Sequence[str] | None = None) -> dict[Any, list[int]]:
+    """The indices (one for each call) grouped as args_keys(arguments, names) groups them, groups in
+    order of their first index. The keys are made and dropped one at a time: a repeated call's
+    canonical text is freed at once, not kept in a list of 60k texts (whose fresh pages cost more
+    than the grouping)."""
+    groups: dict[Any, list[int]] = defaultdict(list)
+    try:
+        for i, key in zip(indices, _json_keys(arguments, names)):
+            groups[key].append(i)
+    except TypeError:
+        groups = defaultdict(list)
+        for i, key in zip(indices, _simple_keys(arguments, names)):
+            groups[key].append(i)
+    return groups
+
+
+def _json_keys(arguments, names):
+    """args_keys' fast keys, one at a time; TypeError at the first arguments that are not plain JSON."""
+    dumps, option = orjson.dumps, _ORJSON_KEY
+    for args, named in zip(arguments, names if names is not None else arguments):
+        key = dumps(args if names is None else (named, args), option=option)
+        if b"null" in key and _has_non_finite(args):
+            raise TypeError("NaN or an infinity: orjson writes them as null")
+        yield key
+
+
+def _simple_keys(arguments, names) -> list:
     if names is None:
         return [_args_key(args) for args in arguments]
     return [(name, _args_key(args)) for name, args in zip(names, arguments)]
@@ -289,7 +311,6 @@ class _Tally:
         else:
             tools = [self.tool_of(i) or "unknown" for i in results]
         self.by_tool: dict[str, int] = defaultdict(int)
-        self.same_call: dict[Any, list[int]] = defaultdict(list)  # args_keys' key -> results
         self.same_text: dict[str, list[int]] = defaultdict(list)
         self.stale: list[dict] = []
         # the tool, arguments and index of each result linked to a call with arguments
@@ -318,9 +339,7 @@ class _Tally:
             if age > stale_age and tokens >= stale_tokens:
                 stale.append({"index": i, "tool": name, "tokens": tokens, "age": age})
         self.tool_tokens = tool_tokens
-        same_call = self.same_call
-        for i, key in zip(linked, args_keys(linked_args, linked_names)):
-            same_call[key].append(i)
+        self.same_call = args_groups(linked, linked_args, linked_names)  # the results of equal calls
 
     def tool_of(self, i: int) -> str | None:
         """tool_name_of(messages[i], names of the calls): the row's name when the rows are given."""

@@ -8,7 +8,7 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview.bloat import _args_key, args_keys
+from ctxview.bloat import _args_key, args_groups, args_keys
 
 # what the loaders give: JSON values (orjson parses no NaN, no big ints past 64 bits as floats, ...)
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1),
@@ -58,6 +58,24 @@ def test_args_keys_with_names_group_as_the_name_and_args_key(arguments, names):
     names = names[:len(arguments)]
     assert (_groups(args_keys(arguments, names))
             == _groups([(name, _args_key(a)) for name, a in zip(names, arguments)]))
+
+
+def _group_lists(keys: list, indices: list) -> list[list[int]]:
+    by: dict = {}
+    for i, k in zip(indices, keys):
+        by.setdefault(k, []).append(i)
+    return list(by.values())
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(_args, _odd_args), max_size=8), _names)
+def test_args_groups_are_the_groups_of_args_keys(arguments, names):
+    arguments = arguments + arguments[: len(arguments) // 2]
+    names = names[:len(arguments)]
+    indices = [3 * i + 1 for i in range(len(arguments))]
+    for named in (None, names):
+        groups = args_groups(indices, arguments, named)
+        assert list(groups.values()) == _group_lists(args_keys(arguments, named), indices)
 
 
 def test_args_keys_take_the_fast_path_for_json_and_the_simple_one_otherwise():
