@@ -45,6 +45,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "ctxview-bench"))
     parser.add_argument("--ctxview-root", default=str(HERE.parent),
                         help="the checkout whose ctxview is measured (default: this one)")
+    parser.add_argument("--profile", action="store_true",
+                        help="then profile one `b` (cProfile) and print where its time went")
     return parser.parse_args(argv)
 
 
@@ -146,7 +148,23 @@ def main(argv: list[str] | None = None) -> int:
         target = {"report": "   target <= 3x", "report --json": "   target <= 3x",
                   "b (bloat report)": "   target <= 0.5 s"}.get(name, "")
         print(f"  {name:18s} {cpu:7.3f} s ({wall:.3f} s){ratio}{target}")
+    if args.profile:
+        _profile(press, reset)
     return 0
+
+
+def _profile(press, reset) -> None:
+    """One `b` under cProfile: the calls taking the most time, with what they call (the profiler
+    slows calls down, and the small ones most: read the shares, not the seconds)."""
+    import cProfile
+    import pstats
+
+    reset()
+    gc.collect()
+    profile = cProfile.Profile()
+    profile.runcall(press)
+    print("\n`b` under cProfile, by cumulative time:")
+    pstats.Stats(profile, stream=sys.stdout).sort_stats("cumulative").print_stats(25)
 
 
 if __name__ == "__main__":

@@ -11,17 +11,18 @@ that setting over the messages.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import orjson
 
 from . import reminders
-from .budget import fit_to_budget, plan_summary
+from .budget import checkpoint_message, extractive_summary, fit_plan, summary_span
 from .clearing import clearing_saving, tool_name_of
 from .compression import (DEFAULT_POLICY, CompressionPolicy, compress_tool_results, detect_tool_name_cached, tier_for_age,
                           tool_names_by_call_id)
@@ -133,25 +134,78 @@ def _stored_reminders(messages: Sequence[Message], counter: TokenCounter, rows=N
     return stored
 
 
-def args_keys(arguments: Sequence[Mapping[str, Any]]) -> list[bytes] | list[str]:
-    """The key of each call's arguments, grouping them as _args_key does. When every one is made of
-    plain JSON values (what the loaders give) the keys are orjson's canonical text, several times
-    faster; if any is not (orjson raises for a non-str key, an int past 64 bits, an object, a
-    subclass; writes NaN and infinities as null, as it does None) every key is _args_key's, so that
-    the two kinds never mix (tests/test_bloat_fastpath.py holds them equal)."""
-    dumps, option = orjson.dumps, _ORJSON_KEY
-    keys = []
+def args_keys(arguments: Sequence[Mapping[str, Any]], names: Sequence[str] | None = None) -> list:
+    """The key of each call's arguments, grouping them as _args_key does; with `names` (the tool of
+    each call), the key of each (name, arguments), grouping as (name, _args_key(arguments)) does.
+    When every one is made of plain JSON values (what the loaders give) the keys are orjson's
+    canonical text, several times faster (and one bytes object hashes faster than a tuple); if any is
+    not (orjson raises for a non-str key, an int past 64 bits, an object, a subclass; writes NaN and
+    infinities as null, as it does None) every key is _args_key's, so that the two kinds never mix
+    (tests/test_bloat_fastpath.py holds them equal)."""
     try:
-        for args in arguments:
-            key = dumps(args, option=option)
-            if b"null" in key and _has_non_finite(args):
-                break
-            keys.append(key)
-        else:
-            return keys
+        return list(_json_keys(arguments, names))
     except TypeError:
-        pass
-    return [_args_key(args) for args in arguments]
+        return _simple_keys(arguments, names)
+
+
+def args_groups(indices: Sequence[int], arguments: Sequence[Mapping[str, Any]],
+                names: Sequence[str] | None = None) -> dict[Any, list[int]]:
+    """The indices (one for each call) grouped as args_keys(arguments, names) groups them, groups in
+    order of their first index. The keys are made and dropped one at a time: a repeated call's
+    canonical text is freed at once, not kept in a list of 60k texts (whose fresh pages cost more
+    than the grouping)."""
+    groups: dict[Any, list[int]] = defaultdict(list)
+    try:
+        for i, key in zip(indices, _json_keys(arguments, names)):
+            groups[key].append(i)
+    except TypeError:
+        groups = defaultdict(list)
+        for i, key in zip(indices, _simple_keys(arguments, names)):
+            groups[key].append(i)
+    return groups
+
+
+def _json_keys(arguments, names):
+    """args_keys' fast keys, one at a time; TypeError at the first arguments that are not plain JSON."""
+    dumps, option = orjson.dumps, _ORJSON_KEY
+    for args, named in zip(arguments, names if names is not None else arguments):
+        key = dumps(args if names is None else (named, args), option=option)
+        if b"null" in key and _has_non_finite(args):
+            raise TypeError("NaN or an infinity: orjson writes them as null")
+        yield key
+
+
+def _simple_keys(arguments, names) -> list:
+    if names is None:
+        return [_args_key(args) for args in arguments]
+    return [(name, _args_key(args)) for name, args in zip(names, arguments)]
+
+
+class _Scan(NamedTuple):
+    """What the analysis reads off every message, gathered in one pass (each pass over 100k
+    messages costs about as much in memory reads as in work)."""
+    calls: dict[str, Any]      # tool call id -> the last call with it
+    owner: dict[str, int]      # grouping.call_owner(messages)
+    by_role: dict[str, int]    # tokens by role
+    results: list[int]         # the indices of the tool results
+
+
+def _scan(messages: Sequence[Message], per: Sequence[int]) -> _Scan:
+    calls: dict[str, Any] = {}
+    owner: dict[str, int] = {}
+    by_role: dict[str, int] = defaultdict(int)
+    results = []
+    for i, m in enumerate(messages):
+        role = m.role
+        by_role[role] += per[i]
+        if role == "tool":
+            results.append(i)
+        if m.tool_calls:
+            for c in m.tool_calls:
+                if c.id:
+                    calls[c.id] = c
+                    owner[c.id] = i
+    return _Scan(calls, owner, by_role, results)
 
 
 def analyze_context_bloat(
@@ -200,7 +254,8 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     if ephemeral:
         eph_tokens = sum(counter.count(str(p)) for i, ps in ephemeral.items() if 0 <= i < n for p in ps if p)
     total = sum(per) + system_tokens + eph_tokens
-    tally = _Tally(messages, per, counter, stale_age, stale_tokens, rows)
+    scan = _scan(messages, per)
+    tally = _Tally(messages, per, counter, stale_age, stale_tokens, rows, scan)
     if system_tokens:
         tally.by_role["system"] += system_tokens
     repeated = tally.repeated_groups()
@@ -208,8 +263,8 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     order = (heapq.nlargest(largest, range(n), key=per.__getitem__) if largest >= 0
              else sorted(range(n), key=per.__getitem__, reverse=True)[:largest])
     biggest = tuple(
-        {"index": j, "role": messages[j].role, "tool": tool_name_of(messages[j], tally.names)
-         if messages[j].role == "tool" else None, "tokens": per[j]}
+        {"index": j, "role": messages[j].role, "tool": tally.tool_of(j) if messages[j].role == "tool" else None,
+         "tokens": per[j]}
         for j in order
     )
     if context_window:
@@ -219,7 +274,8 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     recs = _recommendations(messages, per, counter, measure, keep_recent, repeated, tally.stale,
                             threshold * context_window - system_tokens - eph_tokens
                             if context_window and bloated else None, threshold, context_window,
-                            measure_cleared or measure, blank)
+                            measure_cleared or measure, blank, unit_runs(messages, scan.owner, scan.results),
+                            tally.same_text)
     return BloatReport(
         total_tokens=total,
         bloated=bloated,
@@ -243,25 +299,24 @@ class _Tally:
     the stale large ones. `rows`: the pipeline's unchanged row of each message, whose tool name and
     reminder spans were found already (tool_name_of's name, reminders.spans' spans)."""
 
-    def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int, rows=None) -> None:
-        self.messages, self.per = messages, per
-        calls = {c.id: c for m in messages if m.tool_calls for c in m.tool_calls if c.id}  # (the last call of an id)
-        self.names: dict[str, str] = {key: c.name for key, c in calls.items()}
-        self.by_role: dict[str, int] = defaultdict(int)
-        by_role = self.by_role
-        for m, tokens in zip(messages, per):
-            by_role[m.role] += tokens
+    def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int, rows, scan: _Scan) -> None:
+        self.messages, self.per, self.rows = messages, per, rows
+        self.calls = calls = scan.calls
+        self._names: dict[str, str] | None = None
+        self.by_role = scan.by_role
         self.stored_reminders = _stored_reminders(messages, counter, rows)
-        results = [i for i, m in enumerate(messages) if m.role == "tool"]
+        results = scan.results
         if rows is not None:
             tools = [rows[i].tool_name or "unknown" for i in results]
         else:
-            tools = [tool_name_of(messages[i], self.names) or "unknown" for i in results]
+            tools = [self.tool_of(i) or "unknown" for i in results]
         self.by_tool: dict[str, int] = defaultdict(int)
-        self.same_call: dict[tuple, list[int]] = defaultdict(list)
         self.same_text: dict[str, list[int]] = defaultdict(list)
         self.stale: list[dict] = []
-        repeats: list[tuple[str, Mapping[str, Any], int]] = []  # (tool, arguments, index) of linked results
+        # the tool, arguments and index of each result linked to a call with arguments
+        linked_names: list[str] = []
+        linked_args: list[Mapping[str, Any]] = []
+        linked: list[int] = []
         # (names bound locally: one iteration per result of 60k)
         by_tool, same_text, stale = self.by_tool, self.same_text, self.stale
         tool_tokens = 0
@@ -272,7 +327,9 @@ class _Tally:
             by_tool[name] += tokens
             call = calls.get(m.tool_call_id or "")
             if call is not None and call.arguments:
-                repeats.append((call.name, call.arguments, i))
+                linked_names.append(call.name)
+                linked_args.append(call.arguments)
+                linked.append(i)
             text = m.content
             if type(text) is not str:
                 text = m.text
@@ -282,8 +339,15 @@ class _Tally:
             if age > stale_age and tokens >= stale_tokens:
                 stale.append({"index": i, "tool": name, "tokens": tokens, "age": age})
         self.tool_tokens = tool_tokens
-        for (name, _, i), key in zip(repeats, args_keys([args for _, args, _ in repeats])):
-            self.same_call[(name, key)].append(i)
+        self.same_call = args_groups(linked, linked_args, linked_names)  # the results of equal calls
+
+    def tool_of(self, i: int) -> str | None:
+        """tool_name_of(messages[i], names of the calls): the row's name when the rows are given."""
+        if self.rows is not None:
+            return self.rows[i].tool_name
+        if self._names is None:
+            self._names = {key: c.name for key, c in self.calls.items()}
+        return tool_name_of(self.messages[i], self._names)
 
     def repeated_groups(self) -> list[dict]:
         """Groups of two or more results of the same call or text, most wasted tokens first."""
@@ -296,7 +360,7 @@ class _Tally:
                 seen.add(tuple(idx))
                 repeated.append({
                     "kind": kind,
-                    "tool": tool_name_of(self.messages[idx[0]], self.names) or "unknown",
+                    "tool": self.tool_of(idx[0]) or "unknown",
                     "indices": list(idx),
                     "wasted_tokens": sum(self.per[j] for j in idx[:-1]),  # every copy but the latest
                 })
@@ -306,12 +370,13 @@ class _Tally:
 
 def _recommendations(messages, per, counter, measure, keep_recent: int, repeated: list, stale: list,
                      room: float | None, threshold: float, context_window: int | None,
-                     measure_cleared: Callable[[Message], int], blank) -> list[Recommendation]:
-    """What each setting would save, most first (`room`: tokens the messages may take, when bloated)."""
+                     measure_cleared: Callable[[Message], int], blank, all_units, by_text) -> list[Recommendation]:
+    """What each setting would save, most first (`room`: tokens the messages may take, when bloated;
+    `all_units`: unit_runs(messages), as summarising and fitting both keep a call with its results;
+    `by_text`: the tool results by their text, the tally's same_text)."""
     n = len(messages)
-    all_units = unit_runs(messages)  # (summarising and fitting both keep a call with its results)
     recs: list[Recommendation] = []
-    saved = tiers_saving(messages, keep_recent, DEFAULT_POLICY, per, counter, measure)
+    saved = tiers_saving(messages, keep_recent, DEFAULT_POLICY, per, counter, measure, by_text=by_text)
     if saved > 0:
         recs.append(Recommendation(
             "compress old tool results by age", f"--tiers default --keep-recent {keep_recent}", saved,
@@ -326,20 +391,22 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
     if n - keep_recent > 1:
         # exactly what --old-messages llm does: same boundary (moved to keep calls
         # with their results), same offline checkpoint
-        summary = plan_summary(messages, n - keep_recent, "llm", unit_list=all_units)
-        if summary.removed and summary.inserted is not None:
-            saving = sum(per[i] for i in summary.removed) - measure(summary.inserted)
+        # (plan_summary's "llm" without the messages after it: its removed and inserted only)
+        boundary, removed = summary_span(messages, n - keep_recent, all_units)
+        if removed:
+            inserted = checkpoint_message(len(removed), extractive_summary(list(map(messages.__getitem__, removed))))
+            saving = sum(map(per.__getitem__, removed)) - measure(inserted)
             if saving > 0:
                 recs.append(Recommendation(
                     "summarise old messages into one checkpoint", "--old-messages llm", saving,
-                    f"the {len(summary.removed):,} messages before index {summary.boundary}"))
+                    f"the {len(removed):,} messages before index {boundary}"))
     if room is not None and context_window:
-        fit = fit_to_budget(messages, max(int(room), 0), keep_recent, counts=per, unit_list=all_units)
-        if fit.dropped:
+        dropped, tokens = fit_plan(messages, max(int(room), 0), keep_recent, per, unit_list=all_units)
+        if dropped:
             recs.append(Recommendation(
                 f"drop the oldest messages to stay under {threshold:.0%} of the window",
-                f"--budget {int(threshold * context_window)}", sum(per) - fit.tokens,
-                f"{len(fit.dropped):,} messages dropped, tool calls kept with their results"))
+                f"--budget {int(threshold * context_window)}", sum(per) - tokens,
+                f"{len(dropped):,} messages dropped, tool calls kept with their results"))
     recs.sort(key=lambda r: -r.saves)
     return recs
 
@@ -349,19 +416,15 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
 _UNSEEN = object()
 
 
-def _tier_limits(policy: CompressionPolicy) -> Callable[[int], int | None]:
-    """The policy's max_chars by age (tier_for_age), from a table: past the last finite tier age
-    every age has the last tier's limit."""
+def _tier_limits(policy: CompressionPolicy) -> list[int | None] | None:
+    """The policy's max_chars by age (tier_for_age) as a table: an age of 0 or more has
+    table[min(age, len(table) - 1)], as past the last finite tier age every age has the last
+    tier's limit (the table's last entry). None for tiers going past age 4095 (no table that long)."""
     tiers = policy.tiers
     top = max((t.max_age for t in tiers if t.max_age is not None), default=-1)
-    table = [tier_for_age(policy, age)[1].max_chars for age in range(min(top, 4095) + 1)]
-    last = tiers[-1].max_chars
-
-    def limit(age: int) -> int | None:
-        if 0 <= age < len(table):
-            return table[age]
-        return last if age > top or age < 0 else tier_for_age(policy, age)[1].max_chars
-    return limit
+    if top > 4095:
+        return None
+    return [tier_for_age(policy, age)[1].max_chars for age in range(top + 1)] + [tiers[-1].max_chars]
 
 
 def tiers_saving_built(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy,
@@ -372,12 +435,19 @@ def tiers_saving_built(messages: Sequence[Message], keep_recent: int, policy: Co
 
 
 def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy, per: Sequence[int],
-                 counter: TokenCounter, measure: Callable[[Message], int]) -> int:
+                 counter: TokenCounter, measure: Callable[[Message], int],
+                 tool_indices: Sequence[int] | None = None,
+                 by_text: Mapping[str, Sequence[int]] | None = None) -> int:
     """tiers_saving_built, where `measure` counts as `counter` does. Under SwarmSDK's estimate a
     message's tokens follow from its text's length and code characters, and a cut text is three
     pieces (the kept head, the marker, maybe the hint) whose lengths and code characters add up:
-    so the cut is measured without building it (tests/test_bloat_fastpath.py holds the two equal)."""
-    if type(counter) is not SwarmEstimate:
+    so the cut is measured without building it (tests/test_bloat_fastpath.py holds the two equal).
+    `tool_indices`: the indices of the tool results in order, when the caller has them (the others
+    are not looked at); or `by_text`: the tool results with a text, in order, by their text (the
+    tally's same_text): a text repeated in several results is then looked at once for each tier
+    limit it is cut to, not once for each result."""
+    limits = _tier_limits(policy)
+    if type(counter) is not SwarmEstimate or limits is None:
         return tiers_saving_built(messages, keep_recent, policy, per, measure)
     n = len(messages)
     stop = min(n - keep_recent, n)
@@ -390,40 +460,55 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
     hints = {tool: stats(policy.hint.replace("{tool}", tool)) for tool in policy.rerunnable_tools}
     by_content = policy.tool_name_from == "content"
     names: Mapping[str, str] | None = None
-    limit_of = _tier_limits(policy)
+    oldest = len(limits) - 1
+    if by_text is not None:
+        groups = by_text.items()
+    else:
+        indices = range(stop) if tool_indices is None else tool_indices[:bisect.bisect_left(tool_indices, stop)]
+        groups = ((_result_text(messages[i]), (i,)) for i in indices if messages[i].role == "tool")
     detected: dict[str, str | None] = {}  # by text: a text repeated in several results is looked at once
     saved = 0
-    for i in range(stop):
-        msg = messages[i]
-        if msg.role != "tool":
-            continue
-        limit = limit_of(n - i)
-        if limit is None:
-            continue
-        text = msg.content
+    for text, results in groups:
         if type(text) is not str:
-            text = msg.text   # (compression's _text_of: str() of what is neither text nor Content)
-            text = text if isinstance(text, str) else str(text)
+            text = str(text)
         length = len(text)
-        if length <= limit:
-            continue
-        # the tool whose hint is added: compression's _compress_into picks it so
-        if by_content:
-            name = detected.get(text, _UNSEEN)
-            if name is _UNSEEN:
-                name = detected[text] = detect_tool_name_cached(text)
-        else:
-            name = msg.tool_name
-            if name is None and msg.tool_call_id:
-                if names is None:
-                    names = tool_names_by_call_id(messages)
-                name = names.get(msg.tool_call_id)
-        chars, code = stats(text[:limit])
-        chars += marker_chars + slots * len(str(length - limit))
-        code += marker_code
-        hint = hints.get(name) if name is not None else None
-        if hint is not None:
-            chars += hint[0]
-            code += hint[1]
-        saved += per[i] - tokens_of("tool", chars, code)
+        name = _UNSEEN  # the tool whose hint is added (compression's _compress_into picks it so)
+        # the last cut measured for this text: its limit, tool, and tokens
+        cut_to, cut_name, tokens = None, _UNSEEN, 0
+        for i in results:
+            if i >= stop:
+                break
+            age = n - i
+            limit = limits[age if age < oldest else oldest]
+            if limit is None or length <= limit:
+                continue
+            if not by_content:
+                msg = messages[i]
+                name = msg.tool_name
+                if name is None and msg.tool_call_id:
+                    if names is None:
+                        names = tool_names_by_call_id(messages)
+                    name = names.get(msg.tool_call_id)
+            elif name is _UNSEEN:
+                name = detected.get(text, _UNSEEN)
+                if name is _UNSEEN:
+                    name = detected[text] = detect_tool_name_cached(text)
+            if limit != cut_to or name is not cut_name:
+                cut_to, cut_name = limit, name
+                chars, code = stats(text[:limit])
+                chars += marker_chars + slots * len(str(length - limit))
+                code += marker_code
+                hint = hints.get(name) if name is not None else None
+                if hint is not None:
+                    chars += hint[0]
+                    code += hint[1]
+                tokens = tokens_of("tool", chars, code)
+            saved += per[i] - tokens
     return saved
+
+
+def _result_text(msg: Message) -> Any:
+    """A tool result's text as the tally keys it: its content when that is a str, else Message.text
+    (which tiers_saving makes a str, as compression's _text_of does)."""
+    text = msg.content
+    return text if type(text) is str else msg.text

@@ -34,8 +34,10 @@ __all__ = [
     "SUMMARY_STRATEGIES",
     "SummaryResult",
     "extractive_summary",
+    "fit_plan",
     "fit_to_budget",
     "plan_summary",
+    "summary_span",
     "summarize_old_messages",
     "truncate_to_fit",
 ]
@@ -81,12 +83,27 @@ def fit_to_budget(
     may be passed in when the caller has them already. What is kept starts
     with a user turn (the module docstring says how).
     """
-    if max_tokens < 0:
-        raise ValueError(f"max_tokens must be ≥ 0, not {max_tokens}")
-    n = len(messages)
     if counts is None:
         counter = counter or SwarmEstimate()
         counts = [counter.count_message(m) for m in messages]
+    gone, total = fit_plan(messages, max_tokens, keep_recent, counts, protected, unit_list)
+    kept = tuple(i for i in range(len(messages)) if i not in gone)
+    return FitResult(
+        messages=tuple(messages[i] for i in kept),
+        kept=kept,
+        dropped=tuple(sorted(gone)),
+        tokens=total,
+        budget=max_tokens,
+        shortfall=max(0, total - max_tokens),
+    )
+
+
+def fit_plan(messages: Sequence[Message], max_tokens: int, keep_recent: int, counts: Sequence[int],
+             protected: Sequence[int] = (), unit_list: Sequence[Sequence[int]] | None = None) -> tuple[set[int], int]:
+    """What fit_to_budget drops, and the tokens of what it keeps (for a caller that needs no more)."""
+    if max_tokens < 0:
+        raise ValueError(f"max_tokens must be ≥ 0, not {max_tokens}")
+    n = len(messages)
     total = sum(counts)
     dropped: list[int] = []
     gone: set[int] = set()
@@ -112,16 +129,7 @@ def fit_to_budget(
         if dropped:
             gone = set(dropped)
             total -= _user_first(messages, counts, all_units, gone, is_protected)
-            dropped = sorted(gone)
-    kept = tuple(i for i in range(n) if i not in gone)
-    return FitResult(
-        messages=tuple(messages[i] for i in kept),
-        kept=kept,
-        dropped=tuple(dropped),
-        tokens=total,
-        budget=max_tokens,
-        shortfall=max(0, total - max_tokens),
-    )
+    return gone, total
 
 
 def _is_user_turn(msg: Message) -> bool:
@@ -229,6 +237,14 @@ def checkpoint_message(count: int, summary: str) -> Message:
     )
 
 
+def summary_span(messages: Sequence[Message], before_index: int,
+                 unit_list: Sequence[Sequence[int]] | None = None) -> tuple[int, list[int]]:
+    """What "remove" and "llm" take out: the boundary (`before_index` moved down so that no unit
+    straddles it) and the indices before it that are not system messages."""
+    b = _adjusted_boundary(messages, max(0, min(before_index, len(messages))), unit_list)
+    return b, [i for i in range(b) if messages[i].role != "system"]
+
+
 def plan_summary(
     messages: Sequence[Message],
     before_index: int,
@@ -259,8 +275,7 @@ def plan_summary(
                 out[i] = short
                 excerpted.append(i)
         return SummaryResult(tuple(out), strategy, b, excerpted=tuple(excerpted))
-    b = _adjusted_boundary(messages, b, unit_list)
-    removed = [i for i in range(b) if messages[i].role != "system"]
+    b, removed = summary_span(messages, b, unit_list)
     if not removed:
         return SummaryResult(tuple(messages), strategy, b)
     if strategy == "remove":
@@ -316,7 +331,7 @@ def extractive_summary(messages: Sequence[Message], *, max_requests: int = 10, m
     requests: list[str] = []   # the first max_requests (those shown); the others are only counted
     more_requests = 0
     cap = max(max_requests, 0)
-    tools: Counter[str] = Counter()
+    called: list[str] = []   # the tool of each call, counted at the end (Counter counts a list in C)
     files: dict[str, None] = {}
     errors: list[str] = []
     for msg in messages:
@@ -329,8 +344,16 @@ def extractive_summary(messages: Sequence[Message], *, max_requests: int = 10, m
                 else:
                     more_requests += 1
         for call in msg.tool_calls:
-            tools[call.name or "?"] += 1
-            get = getattr(call.arguments, "get", None)
+            called.append(call.name or "?")
+            args = call.arguments
+            if type(args) is dict:  # (`in` before reading: most calls have none of the keys)
+                for key in _PATH_KEYS:
+                    if key in args:
+                        value = args[key]
+                        if isinstance(value, str) and value:
+                            files.setdefault(value, None)
+                continue
+            get = getattr(args, "get", None)
             if get is not None:
                 for key in _PATH_KEYS:
                     value = get(key)
@@ -340,7 +363,7 @@ def extractive_summary(messages: Sequence[Message], *, max_requests: int = 10, m
             m = _ERROR_RE.search(msg.text)
             if m:
                 errors.append(_first_line(m.group(0)))
-    return summary_text(requests, more_requests, tools, files, errors)
+    return summary_text(requests, more_requests, Counter(called), files, errors)
 
 
 def summary_text(requests: Sequence[str], more_requests: int, tools: Counter[str], files: Mapping[str, None],

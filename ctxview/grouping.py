@@ -8,6 +8,7 @@ calls together with every tool result answering one of those calls.
 
 from __future__ import annotations
 
+from itertools import filterfalse, islice
 from typing import Sequence
 
 from .model import Message
@@ -54,25 +55,26 @@ def units(messages: Sequence[Message]) -> list[list[int]]:
     return out
 
 
-def unit_runs(messages: Sequence[Message]) -> list[Sequence[int]]:
+def unit_runs(messages: Sequence[Message], owner: dict[str, int] | None = None,
+              results: Sequence[int] | None = None) -> list[Sequence[int]]:
     """units(messages) with each unit as a range, when every unit is a run of consecutive
     indices (the usual case: a call followed by its results); otherwise units() itself.
     For the 100k-message callers: ranges are cheaper to build than lists and are not
-    tracked by the cyclic GC."""
-    owner = call_owner(messages)
+    tracked by the cyclic GC. `owner` (call_owner(messages)) and `results` (the indices of
+    the tool results, in order: only they can join an earlier unit) when the caller has them."""
+    if owner is None:
+        owner = call_owner(messages)
+    n = len(messages)
     joined: dict[int, int] = {}  # message -> its unit's head, for messages that join an earlier unit
-    starts = []
-    prev = -1  # the head of the previous message's unit
-    for i, msg in enumerate(messages):
+    for i in range(n) if results is None else results:
+        msg = messages[i]
         if msg.role == "tool" and msg.tool_call_id:  # (unit_of's test, inlined)
             j = owner.get(msg.tool_call_id)
             if j is not None and j < i:
                 head = joined.get(j, j)
-                if head != prev:  # joins a unit that another one interrupted: not a run
+                if head != joined.get(i - 1, i - 1):  # joins a unit that another one interrupted: not a run
                     return units(messages)
                 joined[i] = head
-                continue
-        starts.append(i)
-        prev = i
-    starts.append(len(messages))
-    return [range(a, b) for a, b in zip(starts, starts[1:])]
+    starts = list(filterfalse(joined.__contains__, range(n)))  # (in C: the heads, then the runs)
+    starts.append(n)
+    return list(map(range, starts, islice(starts, 1, None)))

@@ -8,7 +8,7 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview.bloat import _args_key, args_keys
+from ctxview.bloat import _args_key, args_groups, args_keys
 
 # what the loaders give: JSON values (orjson parses no NaN, no big ints past 64 bits as floats, ...)
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1),
@@ -48,6 +48,36 @@ def test_args_keys_group_any_arguments_as_args_key(arguments):
     assert _groups(args_keys(arguments)) == _groups([_args_key(a) for a in arguments])
 
 
+_names = st.lists(st.sampled_from(["Read", "Grep", "", "null"]), min_size=20, max_size=20)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(_args, _odd_args), max_size=8), _names)
+def test_args_keys_with_names_group_as_the_name_and_args_key(arguments, names):
+    arguments = arguments + arguments[: len(arguments) // 2]
+    names = names[:len(arguments)]
+    assert (_groups(args_keys(arguments, names))
+            == _groups([(name, _args_key(a)) for name, a in zip(names, arguments)]))
+
+
+def _group_lists(keys: list, indices: list) -> list[list[int]]:
+    by: dict = {}
+    for i, k in zip(indices, keys):
+        by.setdefault(k, []).append(i)
+    return list(by.values())
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(_args, _odd_args), max_size=8), _names)
+def test_args_groups_are_the_groups_of_args_keys(arguments, names):
+    arguments = arguments + arguments[: len(arguments) // 2]
+    names = names[:len(arguments)]
+    indices = [3 * i + 1 for i in range(len(arguments))]
+    for named in (None, names):
+        groups = args_groups(indices, arguments, named)
+        assert list(groups.values()) == _group_lists(args_keys(arguments, named), indices)
+
+
 def test_args_keys_take_the_fast_path_for_json_and_the_simple_one_otherwise():
     plain = [{"file_path": "/a", "limit": 10}, {"limit": 10, "file_path": "/a"}]
     fast = args_keys(plain)
@@ -58,6 +88,10 @@ def test_args_keys_take_the_fast_path_for_json_and_the_simple_one_otherwise():
     # an object whose text equals a string groups with it, as under _args_key
     day = args_keys([{"d": datetime.date(2026, 1, 2)}, {"d": "2026-01-02"}])
     assert day[0] == day[1] == _args_key({"d": "2026-01-02"})
+    # with names: the same arguments of two tools are two keys
+    named = args_keys(plain + plain, ["Read", "Read", "Write", "Read"])
+    assert all(type(k) is bytes for k in named) and named[0] == named[1] == named[3] != named[2]
+    assert args_keys([{"a": math.nan}] * 2, ["R", "R"]) == [("R", _args_key({"a": math.nan}))] * 2
 
 
 # --- what the tiers and clearing save, measured without building the messages -------
@@ -78,6 +112,7 @@ _ROOT = Path(__file__).parents[1]
 _SESSIONS = sorted(p for d in ("sample_sessions", "tests/fixtures/samples", "ctxview/samples")
                    for p in (_ROOT / d).rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
 _POLICIES = [PRESETS["default"], PRESETS["light"], PRESETS["aggressive"], get_policy("1:full,3:40,*:7"),
+             get_policy("2:full,5000:30,*:7"),  # a tier past the table's 4095 ages
              CompressionPolicy(tool_name_from="tool_call"),
              # code characters and several slots in the marker, code characters in the hint
              CompressionPolicy(tiers="0:full,*:3", marker="{n}({n}];", hint=" {tool}{}", tool_name_from="tool_call",
@@ -92,6 +127,17 @@ def _conversations():
             yield path.name, conv.messages
 
 
+def _tool_indices(messages):
+    return [i for i, m in enumerate(messages) if m.role == "tool"]
+
+
+def _by_text(messages, per):
+    """The tally's tool results by text, as the bloat analysis passes them to tiers_saving."""
+    from ctxview.bloat import _scan, _Tally
+
+    return _Tally(messages, per, SwarmEstimate(), 20, 1000, None, _scan(messages, per)).same_text
+
+
 def test_the_samples_are_found():
     assert len(_SESSIONS) >= 15
 
@@ -102,8 +148,12 @@ def test_tiers_saving_equals_cutting_and_counting_on_the_samples(counter):
         per = [counter.count_message(m) for m in msgs]
         for policy in _POLICIES:
             for keep in (0, 3, 10):
-                assert (tiers_saving(msgs, keep, policy, per, counter, counter.count_message)
-                        == tiers_saving_built(msgs, keep, policy, per, counter.count_message)), (name, policy, keep)
+                built = tiers_saving_built(msgs, keep, policy, per, counter.count_message)
+                assert tiers_saving(msgs, keep, policy, per, counter, counter.count_message) == built, (name, policy, keep)
+                assert tiers_saving(msgs, keep, policy, per, counter, counter.count_message,
+                                    _tool_indices(msgs)) == built, (name, policy, keep)
+                assert tiers_saving(msgs, keep, policy, per, counter, counter.count_message,
+                                    by_text=_by_text(msgs, per)) == built, (name, policy, keep)
 
 
 @pytest.mark.parametrize("counter", [SwarmEstimate(), CharsCounter()], ids=lambda c: c.name)
@@ -135,8 +185,11 @@ _message = st.one_of(_tool_message, st.builds(lambda t, c: Message("assistant", 
 def test_tiers_saving_equals_cutting_and_counting(messages, policy, keep):
     counter = SwarmEstimate()
     per = [counter.count_message(m) for m in messages]
-    assert (tiers_saving(messages, keep, policy, per, counter, counter.count_message)
-            == tiers_saving_built(messages, keep, policy, per, counter.count_message))
+    built = tiers_saving_built(messages, keep, policy, per, counter.count_message)
+    assert tiers_saving(messages, keep, policy, per, counter, counter.count_message) == built
+    assert tiers_saving(messages, keep, policy, per, counter, counter.count_message, _tool_indices(messages)) == built
+    assert tiers_saving(messages, keep, policy, per, counter, counter.count_message,
+                        by_text=_by_text(messages, per)) == built
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -179,3 +232,38 @@ def test_the_largest_messages_are_the_sorts_first_ones(largest):
     per = [SwarmEstimate().count_message(m) for m in msgs]
     order = sorted(range(len(msgs)), key=lambda j: -per[j])[:largest]
     assert [x["index"] for x in analyze_context_bloat(msgs, largest=largest).largest] == order
+
+
+def _summary_as_bloat_sees_it(messages, before):
+    """The bloat analysis's view of plan_summary(messages, before, "llm"): span and checkpoint only."""
+    from ctxview.budget import checkpoint_message, extractive_summary, summary_span
+    from ctxview.grouping import unit_runs
+
+    boundary, removed = summary_span(messages, before, unit_runs(messages))
+    inserted = checkpoint_message(len(removed), extractive_summary([messages[i] for i in removed])) if removed else None
+    return boundary, tuple(removed), inserted
+
+
+def _summary_planned(messages, before):
+    from ctxview.budget import plan_summary
+
+    result = plan_summary(messages, before, "llm")
+    return result.boundary, result.removed, result.inserted
+
+
+def test_the_summary_span_and_checkpoint_are_plan_summarys_on_the_samples():
+    for name, msgs in _conversations():
+        for before in (0, 1, len(msgs) // 2, len(msgs) - 10, len(msgs)):
+            span = _summary_as_bloat_sees_it(msgs, before)
+            assert span[1:] == _summary_planned(msgs, before)[1:], (name, before)
+            if span[1]:
+                assert span[0] == _summary_planned(msgs, before)[0], (name, before)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_message, max_size=25), st.integers(-2, 27))
+def test_the_summary_span_and_checkpoint_are_plan_summarys(messages, before):
+    span, planned = _summary_as_bloat_sees_it(messages, before), _summary_planned(messages, before)
+    assert span[1:] == planned[1:]
+    if span[1]:
+        assert span[0] == planned[0]

@@ -47,6 +47,9 @@ def test_units_match_their_definition(messages):
 def test_unit_runs_are_the_units(messages):
     runs = unit_runs(messages)
     assert [list(u) for u in runs] == units(messages)
+    # with the owners and the tool results given, as the bloat analysis passes them
+    from ctxview.grouping import call_owner
+    assert unit_runs(messages, call_owner(messages), [i for i, m in enumerate(messages) if m.role == "tool"]) == runs
     if all(type(u) is range for u in runs):  # ranges only when every unit is a run
         assert all(list(u) == list(range(u[0], u[-1] + 1)) for u in units(messages))
 
