@@ -99,6 +99,13 @@ def _bloat_call(path: Path):
     def reset():
         # the tiers' cuts are what the first press computes (as sent has no tiers): forget them
         compression.clear_caches()
+        # and the unchanged rows a press made (cache.BaseRows makes a row when first read: after the
+        # first screen only a screenful is made)
+        # (a checkout before BaseRows made them all with the first view: nothing to forget)
+        made = cache.data(conversation).base_rows
+        for name, rows in made.items():
+            if hasattr(rows, "made"):
+                made[name] = type(rows)(rows.data, rows.counts)
 
     return press, reset, len(conversation.messages)
 

@@ -200,13 +200,16 @@ def conversation_bloat(conversation: Conversation, settings: Settings, context_w
     counter = cache.counter(conversation, settings.counter)
     data = cache.data(conversation)
     stored_counts, _ = cache.stored_counts(data, counter)
+    # The unchanged rows are made when first read (BaseRows): after the first screen only a screenful
+    # is. Making the rest here costs more (a Row each) than the analysis's own pass over the texts.
+    rows = cache.base_rows(data, counter)
     return analyze_context_bloat(
         conversation.messages, threshold, context_window, counter,
         ephemeral=conversation.ephemeral if settings.embed_ephemeral else None,
         system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent, counts=stored_counts,
         measure=lambda m: cache.count(counter, m),
         measure_cleared=lambda m: cache.count_cleared(counter, m), blank=cache.blanked,
-        rows=cache.base_rows(data, counter),
+        rows=rows if rows.made == len(rows) else None,
     )
 
 

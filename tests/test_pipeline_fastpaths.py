@@ -454,6 +454,28 @@ def test_unchanged_rows_are_made_when_read_and_shared_by_views():
         assert base[i] == base_row(i, conv.messages[i], counts[i], data.names)
 
 
+def test_iterating_the_unchanged_rows_gives_each_row_read_by_index():
+    """BaseRows.__iter__ (the list's own iterator once every row is made) gives the rows indexing
+    gives, the same objects, whether some were made before or none."""
+    from pathlib import Path
+
+    from ctxview.formats import load_session
+
+    path = Path(__file__).resolve().parent.parent / "ctxview" / "samples" / "swarm-demo.ctxview.json"
+    conv = load_session(path).conversations[0]
+    for read_first in ((), (0, 3, -1)):
+        cache = PipelineCache()
+        prepare(conv, Settings(), cache=cache)
+        data = cache.data(conv)
+        base = cache.base_rows(data, cache.counter(conv, "auto"))
+        early = [base[i] for i in read_first]
+        assert base.made == len({i % len(conv.messages) for i in read_first})
+        rows = list(base)
+        assert base.made == len(conv.messages) and None not in base.rows
+        assert len(rows) == len(conv.messages) and all(rows[i] is base[i] for i in range(len(rows)))
+        assert all(early[k] is rows[i] for k, i in enumerate(read_first))
+
+
 def test_reminder_suffixes_are_shared_by_equal_texts_only():
     """embedding.suffix_of remembers a tuple of strings by value (a loader may give each message its own
     equal tuple): the entry is the one a fresh cache makes; texts that are not all strings go by identity
