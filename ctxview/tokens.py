@@ -140,7 +140,7 @@ class SwarmEstimate:
         cuts a text shared by several results into one (ids are safe: `messages`, a sequence, holds
         the texts while they are counted)."""
         by_text: dict[int, int] = {}  # id(str content) -> its tokens, the tool overhead aside
-        get = by_text.get
+        get, count = by_text.get, self.count
         out: list[int] = []
         append = out.append
         for msg in messages:
@@ -148,14 +148,7 @@ class SwarmEstimate:
             tokens = get(id(content)) if type(content) is str else None
             if tokens is None:
                 text = content if type(content) is str else msg.text
-                n = len(text)
-                if n == 0:
-                    tokens = 0
-                else:
-                    raw = text.encode("utf-8", "surrogatepass")
-                    code = len(raw) - len(raw.translate(None, _CODE_BYTES))
-                    tokens = math.ceil(n / (CHARS_PER_TOKEN_CODE if code / n > CODE_RATIO_THRESHOLD
-                                            else CHARS_PER_TOKEN_PROSE))
+                tokens = count(text)
                 if text is content:
                     by_text[id(content)] = tokens
             append(tokens + TOOL_MESSAGE_OVERHEAD if msg.role == "tool" else tokens)
