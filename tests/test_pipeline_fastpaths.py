@@ -488,3 +488,45 @@ def test_reminder_suffixes_are_shared_by_equal_texts_only():
     assert again is not first
     assert suffix_of(cache, first)[1:] == suffix_of(cache, again)[1:] == suffix_of(PipelineCache(), again)[1:]
     assert suffix_of(cache, (1,))[1] == "\n\n1" and suffix_of(cache, (True,))[1] == "\n\nTrue"
+
+
+def test_unchanged_rows_read_from_two_threads_are_made_once(monkeypatch):
+    """BaseRows makes a row under a lock: the panes (main thread) and a worker reading the same rows
+    get one object per row, and `made` counts each once (the bloat analysis trusts it)."""
+    import threading
+    import time
+    from pathlib import Path
+
+    from ctxview.formats import load_session
+    from ctxview.pipeline import cache as cache_module
+
+    made_by = cache_module.base_row
+
+    def slow_base_row(*args):  # (the other thread gets to ask for the same row meanwhile)
+        time.sleep(0.0005)
+        return made_by(*args)
+
+    monkeypatch.setattr(cache_module, "base_row", slow_base_row)
+
+    path = Path(__file__).resolve().parent.parent / "ctxview" / "samples" / "swarm-demo.ctxview.json"
+    conv = load_session(path).conversations[0]
+    cache = PipelineCache()
+    prepare(conv, Settings(), cache=cache)
+    data = cache.data(conv)
+    base = cache.base_rows(data, cache.counter(conv, "auto"))
+    seen: list[list] = [[], []]
+    start = threading.Barrier(2)
+
+    def read(k: int) -> None:
+        start.wait()
+        order = range(len(base)) if k == 0 else range(len(base) - 1, -1, -1)
+        seen[k] = [(i, base[i]) for i in order for _ in range(3)]
+
+    threads = [threading.Thread(target=read, args=(k,)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert base.made == len(conv.messages) == len(list(base))
+    for got in seen:
+        assert all(row is base.rows[i] for i, row in got)

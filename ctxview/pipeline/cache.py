@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import itertools
+import threading
 from typing import Any, Mapping, NamedTuple, Sequence
 
 from .. import compression, reminders
@@ -369,12 +370,15 @@ class BaseRows(Sequence[Row]):
     object after: a view's unchanged rows are these, and the first screen reads a screenful of them
     (making all 100k up front was 0.09 s of the first view). `entries` gives a view's row table."""
 
-    __slots__ = ("data", "messages", "counts", "rows", "made")
+    __slots__ = ("data", "messages", "counts", "rows", "made", "_making")
 
     def __init__(self, data: _ConversationData, counts: Sequence[int]) -> None:
         self.data, self.messages, self.counts = data, data.conversation.messages, counts
         self.rows: list[Row | None] = [None] * len(self.messages)
         self.made = 0  # how many rows are made
+        # The inspector's panes read rows on its main thread while a worker may make them too:
+        # a row is made under this lock, so it is made once (one object) and `made` counts it once.
+        self._making = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -396,8 +400,11 @@ class BaseRows(Sequence[Row]):
         if row is None:
             if i < 0:
                 i += len(self.rows)
-            row = self.rows[i] = base_row(i, self.messages[i], self.counts[i], self)
-            self.made += 1
+            with self._making:
+                row = self.rows[i]
+                if row is None:
+                    row = self.rows[i] = base_row(i, self.messages[i], self.counts[i], self)
+                    self.made += 1
         return row
 
     def get(self, call_id: str) -> str | None:
