@@ -21,6 +21,7 @@ from typing import Any, Container, Iterable, Mapping, Sequence
 
 from ._slots import slot_builder
 from .gcpause import paused_gc
+from .identity_table import IdentityTable
 from .model import Content, Message
 from .spliced import Spliced
 # (the tiers and the tool names have modules of their own; their names are served from here too)
@@ -88,55 +89,18 @@ _as_tool_result = slot_builder(Message, "_as_tool_result",
                                 if f != "content"}, ("src",))
 
 
-class _KeptTable:
-    """{id(source): result}, with an optional name as a second part of the key, for immutable sources.
-
-    identity_table.IdentityTable guards a hit with a second dict (`sources[key] is source`);
-    here the sources are appended to a list instead, which keeps them alive: while an entry
-    exists the object it was stored for is alive, and no other live object has its id, so an
-    entry found under id(x) for a live x is x's. A store is one dict store and an append
-    rather than two dict stores, and a hit one lookup rather than two: a cold run over 100k
-    messages fills three such tables with 50k entries each, and every store into a big dict
-    is a cache miss (issue 16). Emptied when it has kept `limit` sources.
-    """
-
-    __slots__ = ("results", "names", "kept", "limit")
-
-    def __init__(self, limit: int) -> None:
-        self.results: dict[int, Any] = {}
-        self.names: dict[int, str] = {}  # only the keys stored with a name
-        self.kept: list[Any] = []
-        self.limit = limit
-
-    def __len__(self) -> int:
-        return len(self.results)
-
-    def get(self, source: Any, name: str | None = None) -> Any:
-        """The result stored for (source, name), or None."""
-        key = id(source)
-        hit = self.results.get(key)
-        if hit is not None and self.names.get(key) == name:
-            return hit
-        return None
-
-    def put(self, source: Any, result: Any, name: str | None = None) -> None:
-        if len(self.kept) >= self.limit:
-            self.results.clear()
-            self.names.clear()
-            self.kept.clear()
-        key = id(source)
-        self.kept.append(source)
-        if name is not None:
-            self.names[key] = name
-        elif self.names:
-            self.names.pop(key, None)
-        self.results[key] = result
+def _table_for(tables: dict[int, IdentityTable], limit: int) -> IdentityTable:
+    """The table of results for a tier limit, made when first asked for."""
+    table = tables.get(limit)
+    if table is None:
+        table = tables[limit] = IdentityTable(_CACHE_LIMIT)
+    return table
 
 
 class _Plan:
     """What one policy needs per message, precomputed once, plus its cache.
 
-    The cache maps max_chars to a _KeptTable of {id(message): result} (with the tool name
+    The cache maps max_chars to an IdentityTable of {id(message): result} (with the tool name
     given, if any). Messages are immutable, so a hit is always still right.
     """
 
@@ -154,9 +118,9 @@ class _Plan:
         self.hints = {tool: policy.hint.replace("{tool}", tool) for tool in policy.rerunnable_tools}
         self.by_content = policy.tool_name_from == "content"
         self.msgs = msgs
-        # {max_chars: _KeptTable of {id(text): cut text} (with the tool name given, if any)}: a text
+        # {max_chars: IdentityTable of {id(text): cut text} (with the tool name given, if any)}: a text
         # several messages share (a file read twice, loaded as one string) is cut into one string too
-        self.cuts: dict[int, _KeptTable] = {}
+        self.cuts: dict[int, IdentityTable] = {}
 
     def limit(self, age: int) -> int | None:
         if 0 <= age < len(self.limits):
@@ -179,9 +143,7 @@ class _Plan:
         remembered by text (its message's result is)."""
         if not shared:
             return self.render(text, max_chars, tool_name)
-        cuts = self.cuts.get(max_chars)
-        if cuts is None:
-            cuts = self.cuts[max_chars] = _KeptTable(_CACHE_LIMIT)
+        cuts = _table_for(self.cuts, max_chars)
         hit = cuts.get(text, tool_name)
         if hit is not None:
             return hit
@@ -350,7 +312,7 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
     keep = None
     names_of: dict = {}
     results: dict = {}
-    entries: _KeptTable | None = None
+    entries: IdentityTable | None = None
     for i in range(start, stop):
         msg = out[i]
         if msg.role != "tool":
@@ -362,9 +324,7 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
             continue
         if limit != current:  # ages run in long stretches of one tier
             current = limit
-            entries = cache.get(limit)
-            if entries is None:
-                entries = cache[limit] = _KeptTable(_CACHE_LIMIT)
+            entries = _table_for(cache, limit)
             keep, names_of, results, kept = entries.kept.append, entries.names, entries.results, entries.kept
         if not by_content:
             name = msg.tool_name
@@ -386,7 +346,7 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
         result = msg if len(text) <= limit else _as_tool_result(msg, cut(text, limit, name, remember))
         if len(kept) >= _CACHE_LIMIT or name is not None or names_of:
             entries.put(msg, result, name)  # type: ignore[union-attr]
-        else:  # _KeptTable.put inlined for the common case (no name to store)
+        else:  # IdentityTable.put inlined for the common case (no name to store)
             keep(msg)
             results[key] = result
         out[i] = result
@@ -420,13 +380,9 @@ def _compress_by_text(out: list[Message], stop: int, plan: _Plan, start: int = 0
             continue
         if limit != current:  # ages run in long stretches of one tier
             current = limit
-            entries = plan.msgs.get(limit)
-            if entries is None:
-                entries = plan.msgs[limit] = _KeptTable(_CACHE_LIMIT)
+            entries = _table_for(plan.msgs, limit)
             results, keep, kept = entries.results, entries.kept.append, entries.kept
-            cuts = plan.cuts.get(limit)
-            if cuts is None:
-                cuts = plan.cuts[limit] = _KeptTable(_CACHE_LIMIT)
+            cuts = _table_for(plan.cuts, limit)
             cut_results, cut_names, keep_cut, cut_kept = cuts.results, cuts.names, cuts.kept.append, cuts.kept
         key = id(msg)
         hit = results.get(key)  # (a by-text policy stores no names with messages)

@@ -68,7 +68,7 @@ _CACHE_LIMIT = 400_000
 class _NameTable:
     """{id(text): tool name}: detection depends on the text only, so it is shared by every
     policy and survives tier changes. The texts are kept alive in a list, so an id found
-    here is the id of the text it was stored for (compression._KeptTable says why)."""
+    here is the id of the text it was stored for (identity_table.IdentityTable says why)."""
 
     __slots__ = ("names", "kept")
 

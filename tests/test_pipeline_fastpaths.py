@@ -159,6 +159,7 @@ def test_identity_table_keeps_results_apart_by_name_and_object():
     assert len(table) == 3
     table.put(kept[2], "2")  # full: emptied before the new entry
     assert len(table) == 1 and table.get(msg) is None and table.get(kept[2]) == "2"
+    assert table.kept == [kept[2]]  # (a source stored again is kept once: the list bounds it)
 
 
 def test_rows_compression_alone_changed_are_reused_after_a_request_switch():
