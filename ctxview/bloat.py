@@ -24,7 +24,7 @@ import orjson
 from . import reminders
 from .budget import checkpoint_message, extractive_summary, fit_plan, summary_span
 from .clearing import clearing_saving, tool_name_of
-from .compression import (DEFAULT_POLICY, CompressionPolicy, compress_tool_results, detect_tool_name_cached, tier_for_age,
+from .compression import (DEFAULT_POLICY, CompressionPolicy, compress_tool_results, detect_tool_name_cached, limits_by_age,
                           tool_names_by_call_id)
 from .gcpause import paused_gc
 from .grouping import unit_runs
@@ -417,14 +417,10 @@ _UNSEEN = object()
 
 
 def _tier_limits(policy: CompressionPolicy) -> list[int | None] | None:
-    """The policy's max_chars by age (tier_for_age) as a table: an age of 0 or more has
-    table[min(age, len(table) - 1)], as past the last finite tier age every age has the last
-    tier's limit (the table's last entry). None for tiers going past age 4095 (no table that long)."""
-    tiers = policy.tiers
-    top = max((t.max_age for t in tiers if t.max_age is not None), default=-1)
-    if top > 4095:
-        return None
-    return [tier_for_age(policy, age)[1].max_chars for age in range(top + 1)] + [tiers[-1].max_chars]
+    """The policy's max_chars by age as a table whose last entry is the last tier's: an age of 0 or
+    more has table[min(age, len(table) - 1)]. None for tiers going past age 4095 (no table that long)."""
+    table, top = limits_by_age(policy)
+    return None if top > 4095 else table + [policy.tiers[-1].max_chars]
 
 
 def tiers_saving_built(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy,

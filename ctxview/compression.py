@@ -26,8 +26,8 @@ from .model import Content, Message
 from .spliced import Spliced
 # (the tiers and the tool names have modules of their own; their names are served from here too)
 from .tiers import (DEFAULT_HINT, DEFAULT_MARKER, DEFAULT_POLICY, DEFAULT_RERUNNABLE_TOOLS, DEFAULT_TIERS,
-                    PRESETS, CompressionPolicy, Tier, describe_tier, format_tiers, get_policy, parse_tiers,
-                    tier_for_age)
+                    PRESETS, CompressionPolicy, Tier, describe_tier, format_tiers, get_policy, limits_by_age,
+                    parse_tiers, tier_for_age)
 from .tool_names import (_NAMES, _UNNAMED, _detect_cached, clear_names, detect_tool_name, detect_tool_name_cached, is_rerunnable,
                          tool_names_by_call_id)
 
@@ -108,11 +108,9 @@ class _Plan:
 
     def __init__(self, policy: CompressionPolicy, msgs: dict) -> None:
         self.policy = policy
-        tiers = policy.tiers
-        self.top = max((t.max_age for t in tiers if t.max_age is not None), default=-1)
         # A table by age for the common ages; huge tier ages fall back to a search.
-        self.limits = [tier_for_age(policy, age)[1].max_chars for age in range(min(self.top, 4095) + 1)]
-        self.last_limit = tiers[-1].max_chars
+        self.limits, self.top = limits_by_age(policy)
+        self.last_limit = policy.tiers[-1].max_chars
         self.marker_parts = policy.marker.split("{n}")
         # the hint of each re-runnable tool, formatted once
         self.hints = {tool: policy.hint.replace("{tool}", tool) for tool in policy.rerunnable_tools}

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 __all__ = ["DEFAULT_HINT", "DEFAULT_MARKER", "DEFAULT_POLICY", "DEFAULT_RERUNNABLE_TOOLS", "DEFAULT_TIERS",
            "MAX_TIERS", "PRESETS", "CompressionPolicy", "Tier", "describe_tier", "format_tiers", "get_policy",
-           "parse_tiers", "tier_for_age"]
+           "limits_by_age", "parse_tiers", "tier_for_age"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,3 +257,11 @@ def tier_for_age(policy: CompressionPolicy, age: int) -> tuple[int, Tier]:
             if tier.max_age is None or age <= tier.max_age:
                 return index, tier
     return len(tiers) - 1, tiers[-1]
+
+
+def limits_by_age(policy: CompressionPolicy, longest: int = 4095) -> tuple[list[int | None], int]:
+    """(table, top): tier_for_age's max_chars for each age from 0 to min(top, longest), for loops
+    over tens of thousands of results; `top` is the oldest age a tier names (-1 if none), past
+    which every age has the last tier's max_chars."""
+    top = max((t.max_age for t in policy.tiers if t.max_age is not None), default=-1)
+    return [tier_for_age(policy, age)[1].max_chars for age in range(min(top, longest) + 1)], top

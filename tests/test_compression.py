@@ -388,3 +388,16 @@ def test_marker_placeholder_may_repeat_or_be_absent():
     assert compress_tool_message(msg, 99, repeat).content == "z" * 100 + " [50 of 50]"
     assert compress_tool_message(msg, 99, none).content == "z" * 100 + " [cut]"
     assert compress_text("z" * 150, 100, None, repeat) == "z" * 100 + " [50 of 50]"
+
+
+@pytest.mark.parametrize("spec", ["default", "light", "aggressive", "3:full,*:50", "*:full", "5000:10,*:5"])
+def test_limits_by_age_is_tier_for_age_as_a_table(spec):
+    from ctxview.tiers import get_policy, limits_by_age, tier_for_age
+
+    policy = get_policy(spec)
+    table, top = limits_by_age(policy, longest=300)
+    assert top == max((t.max_age for t in policy.tiers if t.max_age is not None), default=-1)
+    assert len(table) == min(top, 300) + 1
+    assert table == [tier_for_age(policy, age)[1].max_chars for age in range(len(table))]
+    # past `top` every age has the last tier's limit, as the loops that read the table assume
+    assert all(tier_for_age(policy, age)[1].max_chars == policy.tiers[-1].max_chars for age in (top + 1, top + 99))
