@@ -78,3 +78,24 @@ def test_a_mapping_that_is_not_a_dict_reads_as_the_dict_does(value):
         assert output_text(proxy) == output_text(value)
     parts = [MappingProxyType(v) if isinstance(v, dict) else v for v in value] if isinstance(value, list) else value
     assert openai_parts_text(parts) == openai_parts_text(value)
+
+
+def test_an_openai_responses_document_is_linked_by_its_builder_alone(tmp_path):
+    # openai.load runs link_tool_results only for Chat Completions: a Responses document's results
+    # are named as the builder makes them, and its unlinked count gives the same warning
+    import orjson
+
+    doc = {"input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]},
+                     {"type": "function_call", "call_id": "c1", "name": "shell", "arguments": "{}"},
+                     {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+                     {"type": "function_call_output", "call_id": "nowhere", "output": "lost"}]}
+    path = tmp_path / "r.json"
+    path.write_bytes(orjson.dumps(doc))
+    session = load_session(path, format="openai")
+    messages = session.conversations[0].messages
+    linked, unlinked = link_tool_results(messages)
+    assert all(a is b for a, b in zip(linked, messages)) and unlinked == 1
+    assert [m.tool_name for m in messages if m.role == "tool"] == ["shell", None]
+    assert "main: 1 tool result names a call the file does not hold" in session.warnings
+    sample = load_session(ROOT / "sample_sessions" / "openai-responses.json").conversations[0].messages
+    assert all(a is b for a, b in zip(link_tool_results(sample)[0], sample))

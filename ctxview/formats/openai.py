@@ -104,12 +104,14 @@ def _chat(items: Iterable[tuple[str, Any]], name: str) -> tuple[str | None, list
     return ("\n\n".join(system_parts) if system_parts else None), messages
 
 
-def _responses(items: Iterable[tuple[str, Any]]) -> tuple[list[Message], dict[str, int]]:
+def _responses(items: Iterable[tuple[str, Any]]) -> tuple[list[Message], dict[str, int], int]:
+    """The messages (tool results named after their calls as built), the unknown item types, and
+    how many results name a call no earlier item made (as link_tool_results counts them)."""
     b = ResponsesBuilder()
     for origin, it in items:
         b.item(it, origin)
     b.flush()
-    return b.messages, b.unknown
+    return b.messages, b.unknown, b.unlinked
 
 
 def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
@@ -150,7 +152,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     if not items:
         raise LoadError(inp.name, "the message list is empty", expected=EXPECTED)
     if _is_responses([m for _o, m in items]):
-        messages, unknown = _responses(items)
+        messages, unknown, unlinked = _responses(items)
         if unknown:
             kinds = ", ".join(f"{k} ×{v}" for k, v in sorted(unknown.items()))
             warnings.append(f"skipped {sum(unknown.values())} item(s) of unknown type ({kinds})")
@@ -160,7 +162,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         sp, messages = _chat(items, inp.name)
         system_prompt = system_prompt or sp
         variant = "chat"
-    messages, unlinked = link_tool_results(messages)
+        messages, unlinked = link_tool_results(messages)
     w = unlinked_warning("main", unlinked)
     if w:
         warnings.append(w)
