@@ -92,6 +92,9 @@ def test_args_keys_take_the_fast_path_for_json_and_the_simple_one_otherwise():
     named = args_keys(plain + plain, ["Read", "Read", "Write", "Read"])
     assert all(type(k) is bytes for k in named) and named[0] == named[1] == named[3] != named[2]
     assert args_keys([{"a": math.nan}] * 2, ["R", "R"]) == [("R", _args_key({"a": math.nan}))] * 2
+    # the grouping looks for NaN only when a distinct key has a null: None and NaN still apart
+    assert list(args_groups([0, 1, 2], [{"a": None}, {"a": math.nan}, {"a": None}]).values()) == [[0, 2], [1]]
+    assert list(args_groups([0, 1], [{"a": "null"}, {"a": "null"}], ["R", "R"]).values()) == [[0, 1]]
 
 
 # --- what the tiers and clearing save, measured without building the messages -------
