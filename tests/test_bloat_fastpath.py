@@ -270,3 +270,39 @@ def test_the_summary_span_and_checkpoint_are_plan_summarys(messages, before):
     assert span[1:] == planned[1:]
     if span[1]:
         assert span[0] == planned[0]
+
+
+# --- the stored reminders, counted once per distinct tool result text ------------------
+
+def _stored_reminders_simple(messages, counter):
+    """Every message's reminder blocks counted, one message at a time."""
+    from ctxview import reminders
+
+    return sum(counter.count(block) for m in messages for block in reminders.extract(m.text))
+
+
+def _stored_reminders_of(messages, counter, rows=None):
+    from ctxview.bloat import _scan, _Tally
+
+    per = [counter.count_message(m) for m in messages]
+    return _Tally(messages, per, counter, 20, 1000, rows, _scan(messages, per)).stored_reminders
+
+
+@pytest.mark.parametrize("counter", [SwarmEstimate(), CharsCounter()], ids=lambda c: c.name)
+def test_the_stored_reminders_are_every_messages_on_the_samples(counter):
+    for name, msgs in _conversations():
+        assert _stored_reminders_of(msgs, counter) == _stored_reminders_simple(msgs, counter), name
+
+
+_reminded = st.sampled_from(["<system-reminder>\nbe brief\n</system-reminder>", "a<system-reminder>x</system-reminder>b"
+                             "<system-reminder>yy</system-reminder>", "<system-reminder>unclosed", "     1→x\n"])
+_reminder_message = st.builds(lambda role, text, call: Message(role, text, tool_call_id=call if role == "tool" else None),
+                              st.sampled_from(["tool", "user", "assistant", "system"]),
+                              st.one_of(_reminded, _texts, st.builds(Content, _reminded)), st.sampled_from([None, "c1"]))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(_message, _reminder_message), max_size=25))
+def test_the_stored_reminders_are_every_messages(messages):
+    counter = SwarmEstimate()
+    assert _stored_reminders_of(messages, counter) == _stored_reminders_simple(messages, counter)
