@@ -23,13 +23,14 @@ import orjson
 
 from . import reminders
 from .budget import checkpoint_message, extractive_summary, fit_plan, summary_span
-from .clearing import clearing_saving, tool_name_of
+from .clearing import clearing_saving
 from .compression import (DEFAULT_POLICY, CompressionPolicy, compress_tool_results, detect_tool_name_cached, limits_by_age,
                           tool_names_by_call_id)
 from .gcpause import paused_gc
 from .grouping import unit_runs
 from .model import Message
 from .tokens import SwarmEstimate, TokenCounter
+from .tool_names import detect_tool_name
 from .settings import ClearSettings
 
 __all__ = ["BloatReport", "Recommendation", "analyze_context_bloat", "tiers_saving"]
@@ -177,6 +178,15 @@ def _simple_keys(arguments, names) -> list:
     return [(name, _args_key(args)) for name, args in zip(names, arguments)]
 
 
+def _result_tool(msg: Message, calls: Mapping[str, Any]) -> str | None:
+    """clearing.tool_name_of(msg, {call id: call name}), read off the calls by id (_Scan.calls)
+    without building that map."""
+    if msg.tool_name:
+        return msg.tool_name
+    call = calls.get(msg.tool_call_id) if msg.tool_call_id else None
+    return call.name if call is not None else detect_tool_name(msg.text)
+
+
 class _Scan(NamedTuple):
     """What the analysis reads off every message, gathered in one pass (each pass over 100k
     messages costs about as much in memory reads as in work)."""
@@ -301,19 +311,13 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
 
 class _Tally:
     """Tokens by role and tool, stored reminders, the tool results that repeat a call or a text, and
-    the stale large ones. `rows`: the pipeline's unchanged row of each message, whose tool name and
-    reminder spans were found already (tool_name_of's name, reminders.spans' spans)."""
+    the stale large ones. `rows`: the pipeline's unchanged row of each message, whose reminder spans
+    were found already (reminders.spans' spans)."""
 
     def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int, rows, scan: _Scan) -> None:
         self.messages, self.per, self.rows = messages, per, rows
         self.calls = calls = scan.calls
-        self._names: dict[str, str] | None = None
         self.by_role = scan.by_role
-        results = scan.results
-        if rows is not None:
-            tools = [rows[i].tool_name or "unknown" for i in results]
-        else:
-            tools = [self.tool_of(i) or "unknown" for i in results]
         self.by_tool: dict[str, int] = defaultdict(int)
         self.same_text: dict[str, list[int]] = defaultdict(list)
         self.stale: list[dict] = []
@@ -325,11 +329,14 @@ class _Tally:
         by_tool, same_text, stale = self.by_tool, self.same_text, self.stale
         tool_tokens = 0
         n = len(messages)
-        for i, name in zip(results, tools):
+        for i in scan.results:
             m, tokens = messages[i], per[i]
+            call_id = m.tool_call_id
+            call = calls.get(call_id) if call_id else None
+            # _result_tool(m, calls), with the call found once for the tool and the arguments
+            name = m.tool_name or (call.name if call is not None else detect_tool_name(m.text)) or "unknown"
             tool_tokens += tokens
             by_tool[name] += tokens
-            call = calls.get(m.tool_call_id or "")
             if call is not None and call.arguments:
                 linked_names.append(call.name)
                 linked_args.append(call.arguments)
@@ -362,12 +369,8 @@ class _Tally:
                 + sum(len(idx) * _reminder_tokens(text, count) for text, idx in self.same_text.items()))
 
     def tool_of(self, i: int) -> str | None:
-        """tool_name_of(messages[i], names of the calls): the row's name when the rows are given."""
-        if self.rows is not None:
-            return self.rows[i].tool_name
-        if self._names is None:
-            self._names = {key: c.name for key, c in self.calls.items()}
-        return tool_name_of(self.messages[i], self._names)
+        """The tool of result i (_result_tool)."""
+        return _result_tool(self.messages[i], self.calls)
 
     def repeated_groups(self) -> list[dict]:
         """Groups of two or more results of the same call or text, most wasted tokens first."""

@@ -306,3 +306,23 @@ _reminder_message = st.builds(lambda role, text, call: Message(role, text, tool_
 def test_the_stored_reminders_are_every_messages(messages):
     counter = SwarmEstimate()
     assert _stored_reminders_of(messages, counter) == _stored_reminders_simple(messages, counter)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(_message, _reminder_message), max_size=25))
+def test_a_results_tool_is_tool_name_of_with_the_calls_names(messages):
+    from ctxview.bloat import _result_tool, _scan, _Tally
+    from ctxview.clearing import tool_name_of
+
+    calls = _scan(messages, [0] * len(messages)).calls
+    names = {key: call.name for key, call in calls.items()}
+    tally = _Tally(messages, [1] * len(messages), SwarmEstimate(), 0, 0, None, _scan(messages, [1] * len(messages)))
+    for i, m in enumerate(messages):
+        assert _result_tool(m, calls) == tool_name_of(m, names)
+    # the tally's own (inlined) naming: tokens by tool as naming each result by tool_name_of gives
+    by_tool: dict = {}
+    for m in messages:
+        if m.role == "tool":
+            name = tool_name_of(m, names) or "unknown"
+            by_tool[name] = by_tool.get(name, 0) + 1
+    assert dict(tally.by_tool) == by_tool
