@@ -290,7 +290,7 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
                             threshold * context_window - system_tokens - eph_tokens
                             if context_window and bloated else None, threshold, context_window,
                             measure_cleared or measure, blank, unit_runs(messages, scan.owner, scan.results),
-                            tally.same_text)
+                            scan.results, tally.same_text)
     return BloatReport(
         total_tokens=total,
         bloated=bloated,
@@ -393,10 +393,12 @@ class _Tally:
 
 def _recommendations(messages, per, counter, measure, keep_recent: int, repeated: list, stale: list,
                      room: float | None, threshold: float, context_window: int | None,
-                     measure_cleared: Callable[[Message], int], blank, all_units, by_text) -> list[Recommendation]:
+                     measure_cleared: Callable[[Message], int], blank, all_units, results,
+                     by_text) -> list[Recommendation]:
     """What each setting would save, most first (`room`: tokens the messages may take, when bloated;
     `all_units`: unit_runs(messages), as summarising and fitting both keep a call with its results;
-    `by_text`: the tool results by their text, the tally's same_text)."""
+    `results`: the indices of the tool results; `by_text`: the tool results by their text, the
+    tally's same_text)."""
     n = len(messages)
     recs: list[Recommendation] = []
     saved = tiers_saving(messages, keep_recent, DEFAULT_POLICY, per, counter, measure, by_text=by_text)
@@ -404,7 +406,8 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
         recs.append(Recommendation(
             "compress old tool results by age", f"--tiers default --keep-recent {keep_recent}", saved,
             "SwarmSDK's tiers: ages 11-20 → 1000 chars, 21-40 → 500, 41-60 → 200, older → 100"))
-    cleared, clearing_saved = clearing_saving(messages, ClearSettings(), counter, per, measure_cleared, blank)
+    cleared, clearing_saved = clearing_saving(messages, ClearSettings(), counter, per, measure_cleared, blank,
+                                              results, by_text)
     if clearing_saved > 0:
         waste = sum(r["wasted_tokens"] for r in repeated)
         recs.append(Recommendation(

@@ -12,7 +12,7 @@ no call loses its result.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .compression import detect_tool_name
 from .model import Message, ToolCall
@@ -120,29 +120,41 @@ def clearing_saving(
     counts: Sequence[int],
     measure: Callable[[Message], int],
     blank: Callable[[Message, str], Message] | None = None,
+    results: Sequence[int] | None = None,
+    by_text: Mapping[str, Sequence[int]] | None = None,
 ) -> tuple[int, int]:
     """(results cleared, tokens saved) of plan_clearing(messages, settings, counter, counts=counts,
     measure=measure, blank=blank), where `measure` counts as `counter` does. Under SwarmSDK's
     estimate every cleared result (a tool message holding the placeholder) has the same tokens,
-    so nothing is built (tests/test_bloat_fastpath.py holds the two equal)."""
+    so nothing is built (tests/test_bloat_fastpath.py holds the two equal). `results`: the indices
+    of the tool results, when the caller has them; with `by_text` too (the results with a text, in
+    order, by their text: the bloat tally's same_text) and no tool excluded, the results cleared
+    are the oldest ones less those holding the placeholder already, summed without a loop."""
     if type(counter) is not SwarmEstimate or settings.clear_inputs:
         result = plan_clearing(messages, settings, counter, counts=counts, measure=measure, blank=blank)
         return len(result.cleared), result.saved_tokens
     if settings.trigger and sum(counts) <= settings.trigger:
         return 0, 0
     names = {c.id: c.name for m in messages for c in m.tool_calls if c.id} if settings.exclude else {}
-    results = [i for i, m in enumerate(messages) if m.role == "tool"]
+    if results is None:
+        results = [i for i, m in enumerate(messages) if m.role == "tool"]
     placeholder, exclude = settings.placeholder, set(settings.exclude)
-    cleared = before = 0
-    for i in results[: max(len(results) - max(settings.keep, 0), 0)]:
-        msg = messages[i]
-        text = msg.content
-        if (text if type(text) is str else msg.text) == placeholder:
-            continue  # cleared already
-        if exclude and tool_name_of(msg, names) in exclude:
-            continue
-        cleared += 1
-        before += counts[i]
+    oldest = results[: max(len(results) - max(settings.keep, 0), 0)]
+    if by_text is not None and not exclude and placeholder and oldest:
+        done = [i for i in by_text.get(placeholder, ()) if i <= oldest[-1]]  # cleared already
+        cleared = len(oldest) - len(done)
+        before = sum(map(counts.__getitem__, oldest)) - sum(map(counts.__getitem__, done))
+    else:
+        cleared = before = 0
+        for i in oldest:
+            msg = messages[i]
+            text = msg.content
+            if (text if type(text) is str else msg.text) == placeholder:
+                continue  # cleared already
+            if exclude and tool_name_of(msg, names) in exclude:
+                continue
+            cleared += 1
+            before += counts[i]
     saved = before - cleared * counter.count_message(Message("tool", placeholder))
     if not cleared or saved < settings.min_saving:
         return 0, 0

@@ -167,6 +167,8 @@ def test_clearing_saving_equals_clearing_and_counting_on_the_samples(counter):
             result = plan_clearing(msgs, clear, counter, counts=per)
             assert (clearing_saving(msgs, clear, counter, per, counter.count_message)
                     == (len(result.cleared), result.saved_tokens)), (name, clear)
+            assert (clearing_saving(msgs, clear, counter, per, counter.count_message, None, _tool_indices(msgs),
+                                    _by_text(msgs, per)) == (len(result.cleared), result.saved_tokens)), (name, clear)
 
 
 # texts with code characters, non-ASCII, a lone surrogate, what detection finds (Read, Grep, Glob)
@@ -205,6 +207,9 @@ def test_clearing_saving_equals_clearing_and_counting(messages, clear, keep):
     result = plan_clearing(messages, clear, counter, counts=per)
     assert clearing_saving(messages, clear, counter, per, counter.count_message) == (len(result.cleared),
                                                                                    result.saved_tokens)
+    # given the results and the results by text (as the bloat analysis does)
+    assert (clearing_saving(messages, clear, counter, per, counter.count_message, None, _tool_indices(messages),
+                            _by_text(messages, per)) == (len(result.cleared), result.saved_tokens))
 
 
 def test_the_bloat_analysis_with_the_pipelines_rows_equals_it_without():
