@@ -16,6 +16,7 @@ import heapq
 import json
 import math
 from collections import defaultdict
+from itertools import islice
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
@@ -27,7 +28,7 @@ from .clearing import clearing_saving
 from .compression import (DEFAULT_POLICY, CompressionPolicy, compress_tool_results, detect_tool_name_cached, limits_by_age,
                           tool_names_by_call_id)
 from .gcpause import paused_gc
-from .grouping import unit_runs
+from .grouping import unit_runs, units
 from .model import Message
 from .tokens import SwarmEstimate, TokenCounter
 from .tool_names import detect_tool_name
@@ -178,49 +179,109 @@ def _simple_keys(arguments, names) -> list:
     return [(name, _args_key(args)) for name, args in zip(names, arguments)]
 
 
-def _result_tool(msg: Message, calls: Mapping[str, Any]) -> str | None:
-    """clearing.tool_name_of(msg, {call id: call name}), read off the calls by id (_Scan.calls)
-    without building that map."""
-    if msg.tool_name:
-        return msg.tool_name
-    call = calls.get(msg.tool_call_id) if msg.tool_call_id else None
-    return call.name if call is not None else detect_tool_name(msg.text)
+def _result_tool(msg: Message, call: Any) -> str | None:
+    """clearing.tool_name_of(msg, {call id: call name}), given the call the result answers (None:
+    none does; _Scan.calls)."""
+    return msg.tool_name or (call.name if call is not None else detect_tool_name(msg.text))
 
 
 class _Scan(NamedTuple):
     """What the analysis reads off every message, gathered in one pass (each pass over 100k
     messages costs about as much in memory reads as in work)."""
-    calls: dict[str, Any]      # tool call id -> the last call with it
-    owner: dict[str, int]      # grouping.call_owner(messages)
     by_role: dict[str, int]    # tokens by role
     results: list[int]         # the indices of the tool results
+    calls: list[Any]           # the call each result answers (the last call with its id), or None
     reminded: list[str]        # the texts of the other messages that hold a reminder block
+    units: list[Sequence[int]]  # grouping.unit_runs(messages)
 
 
 def _scan(messages: Sequence[Message], per: Sequence[int]) -> _Scan:
+    """The scan of the messages: _scan_linear's in the usual case, else _scan_by_id's."""
+    found = _scan_linear(messages, per)
+    return found if found is not None else _scan_by_id(messages, per)
+
+
+def _scan_by_id(messages: Sequence[Message], per: Sequence[int]) -> _Scan:
+    """The scan as defined: every call by its id, then each result's call looked up."""
     calls: dict[str, Any] = {}
-    owner: dict[str, int] = {}
+    owner: dict[str, int] = {}  # grouping.call_owner(messages)
     by_role: dict[str, int] = defaultdict(int)
     results = []
     reminded = []
-    opening = reminders.OPEN
     for i, m in enumerate(messages):
         role = m.role
         by_role[role] += per[i]
         if role == "tool":
             results.append(i)  # (their reminders are looked for once per distinct text: _Tally)
         else:
-            text = m.content
-            if type(text) is not str:
-                text = m.text
-            if opening in text:
+            text = _result_text(m)
+            if reminders.OPEN in text:
                 reminded.append(text)
         if m.tool_calls:
             for c in m.tool_calls:
                 if c.id:
                     calls[c.id] = c
                     owner[c.id] = i
-    return _Scan(calls, owner, by_role, results, reminded)
+    answered = [calls.get(messages[i].tool_call_id) if messages[i].tool_call_id else None for i in results]
+    return _Scan(by_role, results, answered, reminded, unit_runs(messages, owner, results))
+
+
+def _scan_linear(messages: Sequence[Message], per: Sequence[int]) -> _Scan | None:
+    """_scan_by_id's scan in one pass, with no table of the calls by id, for the usual shape: each
+    tool result answers a call of the last message with calls before it, and no call id is used
+    twice. None when a result answers no call there (its call is elsewhere, or there is none) or a
+    call id repeats: then _scan_by_id. The units are found on the way (unit_runs': a result joins
+    its call's unit; all of them runs when each result follows its call's message or another
+    result of it; tests/test_bloat_fastpath.py holds the two scans equal)."""
+    by_role: dict[str, int] = defaultdict(int)
+    results = []
+    answered = []
+    reminded = []
+    ids = []  # every call id, to see that none repeats
+    heads = []  # the first message of each unit
+    last_calls: Sequence[Any] = ()
+    caller = -1  # the last message with calls
+    previous = -1  # the first message of message i - 1's unit
+    runs = True
+    opening = reminders.OPEN
+    for i, m in enumerate(messages):
+        role = m.role
+        by_role[role] += per[i]
+        call = None
+        if role == "tool":
+            results.append(i)
+            call_id = m.tool_call_id
+            if call_id:
+                for c in last_calls:
+                    if c.id == call_id:
+                        call = c
+                if call is None:
+                    return None
+            answered.append(call)
+        else:
+            text = m.content
+            if type(text) is not str:
+                text = m.text
+            if opening in text:
+                reminded.append(text)
+        if call is None:
+            heads.append(i)
+            previous = i
+        elif previous != caller:
+            runs = False  # joins a unit that another one interrupted (previous stays the caller's)
+        if m.tool_calls:
+            last_calls, caller = m.tool_calls, i
+            for c in last_calls:
+                if c.id:
+                    ids.append(c.id)
+    if len(set(ids)) != len(ids):
+        return None
+    if runs:
+        heads.append(len(messages))
+        found = list(map(range, heads, islice(heads, 1, None)))
+    else:
+        found = units(messages)  # (what unit_runs gives when the units are not all runs)
+    return _Scan(by_role, results, answered, reminded, found)
 
 
 def analyze_context_bloat(
@@ -289,8 +350,7 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     recs = _recommendations(messages, per, counter, measure, keep_recent, repeated, tally.stale,
                             threshold * context_window - system_tokens - eph_tokens
                             if context_window and bloated else None, threshold, context_window,
-                            measure_cleared or measure, blank, unit_runs(messages, scan.owner, scan.results),
-                            scan.results, tally.same_text)
+                            measure_cleared or measure, blank, scan.units, scan.results, tally.same_text)
     return BloatReport(
         total_tokens=total,
         bloated=bloated,
@@ -316,7 +376,7 @@ class _Tally:
 
     def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int, rows, scan: _Scan) -> None:
         self.messages, self.per, self.rows = messages, per, rows
-        self.calls = calls = scan.calls
+        self.results, self.calls = scan.results, scan.calls
         self.by_role = scan.by_role
         self.by_tool: dict[str, int] = defaultdict(int)
         self.same_text: dict[str, list[int]] = defaultdict(list)
@@ -329,12 +389,9 @@ class _Tally:
         by_tool, same_text, stale = self.by_tool, self.same_text, self.stale
         tool_tokens = 0
         n = len(messages)
-        for i in scan.results:
+        for i, call in zip(scan.results, scan.calls):
             m, tokens = messages[i], per[i]
-            call_id = m.tool_call_id
-            call = calls.get(call_id) if call_id else None
-            # _result_tool(m, calls), with the call found once for the tool and the arguments
-            name = m.tool_name or (call.name if call is not None else detect_tool_name(m.text)) or "unknown"
+            name = m.tool_name or (call.name if call is not None else detect_tool_name(m.text)) or "unknown"  # _result_tool
             tool_tokens += tokens
             by_tool[name] += tokens
             if call is not None and call.arguments:
@@ -370,7 +427,8 @@ class _Tally:
 
     def tool_of(self, i: int) -> str | None:
         """The tool of result i (_result_tool)."""
-        return _result_tool(self.messages[i], self.calls)
+        k = bisect.bisect_left(self.results, i)
+        return _result_tool(self.messages[i], self.calls[k] if k < len(self.results) and self.results[k] == i else None)
 
     def repeated_groups(self) -> list[dict]:
         """Groups of two or more results of the same call or text, most wasted tokens first."""

@@ -319,15 +319,76 @@ def test_a_results_tool_is_tool_name_of_with_the_calls_names(messages):
     from ctxview.bloat import _result_tool, _scan, _Tally
     from ctxview.clearing import tool_name_of
 
-    calls = _scan(messages, [0] * len(messages)).calls
+    calls = {c.id: c for m in messages for c in m.tool_calls if c.id}
     names = {key: call.name for key, call in calls.items()}
     tally = _Tally(messages, [1] * len(messages), SwarmEstimate(), 0, 0, None, _scan(messages, [1] * len(messages)))
-    for i, m in enumerate(messages):
-        assert _result_tool(m, calls) == tool_name_of(m, names)
-    # the tally's own (inlined) naming: tokens by tool as naming each result by tool_name_of gives
     by_tool: dict = {}
-    for m in messages:
+    for i, m in enumerate(messages):
+        assert _result_tool(m, calls.get(m.tool_call_id) if m.tool_call_id else None) == tool_name_of(m, names)
         if m.role == "tool":
+            assert tally.tool_of(i) == tool_name_of(m, names)
             name = tool_name_of(m, names) or "unknown"
             by_tool[name] = by_tool.get(name, 0) + 1
+    # the tally's own (inlined) naming: tokens by tool as naming each result by tool_name_of gives
     assert dict(tally.by_tool) == by_tool
+
+
+# --- the scan in one pass (the usual shape) equals the scan by call id ---------------
+
+def _assert_same_scan(fast, general, where=""):
+    assert fast.by_role == general.by_role and list(fast.by_role) == list(general.by_role), where
+    assert fast.results == general.results and fast.reminded == general.reminded, where
+    assert len(fast.calls) == len(general.calls) and all(a is b for a, b in zip(fast.calls, general.calls)), where
+    assert [list(u) for u in fast.units] == [list(u) for u in general.units], where
+
+
+def test_the_linear_scan_is_the_scan_by_id_on_the_samples():
+    from ctxview.bloat import _scan_by_id, _scan_linear
+
+    taken = 0
+    for name, msgs in _conversations():
+        per = [SwarmEstimate().count_message(m) for m in msgs]
+        fast = _scan_linear(msgs, per)
+        if fast is not None:
+            taken += 1
+            _assert_same_scan(fast, _scan_by_id(msgs, per), name)
+    assert taken >= 10  # the usual shape is the samples' shape
+
+
+@st.composite
+def _turns(draw):
+    """Conversations of the usual shape (a message with calls, then their results), broken now and
+    then: results out of place or of no call, ids used twice, a tool result with calls, messages
+    between a call and its results."""
+    out, n = [], 0
+    for _ in range(draw(st.integers(0, 6))):
+        kind = draw(st.sampled_from(["turn", "turn", "turn", "user", "odd"]))
+        if kind == "user":
+            out.append(Message(draw(st.sampled_from(["user", "system", "assistant"])), draw(_texts)))
+            continue
+        if kind == "odd":
+            out.append(draw(_message))
+            continue
+        k = draw(st.integers(0, 3))
+        ids = [draw(st.sampled_from([f"t{n + j}", "t0", "", "x"])) for j in range(k)]
+        n += k
+        role = draw(st.sampled_from(["assistant", "assistant", "assistant", "tool"]))
+        out.append(Message(role, draw(_texts), tool_calls=tuple(
+            ToolCall(i, draw(st.sampled_from(["Read", "Bash", ""])), {"x": j}) for j, i in enumerate(ids))))
+        if draw(st.booleans()):
+            out.append(Message("user", "between"))
+        answers = draw(st.permutations(ids + draw(st.lists(st.sampled_from(["t1", "zz", None, ""]), max_size=1))))
+        out.extend(Message("tool", draw(_contents), tool_call_id=i,
+                           tool_name=draw(st.sampled_from([None, None, "Grep"]))) for i in answers)
+    return out
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_turns())
+def test_the_linear_scan_is_the_scan_by_id(messages):
+    from ctxview.bloat import _scan_by_id, _scan_linear
+
+    per = list(range(len(messages)))
+    fast = _scan_linear(messages, per)
+    if fast is not None:
+        _assert_same_scan(fast, _scan_by_id(messages, per))
