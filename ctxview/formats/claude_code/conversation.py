@@ -13,7 +13,7 @@ from .compaction import compaction_spec, context_events
 from .records import ASSISTANT, BOUNDARY, DATA, KIND, MICRO, O, USER
 from .scan import Scan
 
-def _assistant_message(parts: list) -> Message:
+def assistant_message(parts: list) -> Message:
     """One assistant message from its lines' data (parts[0] is the first line's origin).
 
     The lines of one streamed response each hold one block: texts, thinking and
@@ -23,14 +23,13 @@ def _assistant_message(parts: list) -> Message:
     origin = parts[0]
     mid, model, texts, thinking, calls, usage, uuid, error, ts = parts[1]
     if len(parts) > 2:
-        texts, thinking, calls = list(texts), list(thinking), list(calls)
-        for data in parts[2:]:
+        for data in parts[2:]:  # (most lines add one block to one of the three: made anew, no copies)
             if data[2]:
-                texts += data[2]
+                texts = (*texts, *data[2])
             if data[3]:
-                thinking += data[3]
+                thinking = (*thinking, *data[3])
             if data[4]:
-                calls += data[4]
+                calls = (*calls, *data[4])
             if data[5] is not None:
                 usage = data[5]
             if data[1] and not model:
@@ -98,7 +97,12 @@ def messages_of(chain: list[tuple], made: dict | None = None) -> tuple[list[Mess
                 made[id(data)] = (data, found, out[start:], len(out) > start and len(out) - 1 in summary_at)
         elif kind == BOUNDARY or kind == MICRO:
             boundaries.append((len(out), e))
-    return joined(out, boundaries, summary_at, made) + (unlinked,)
+    if made is None:
+        messages = [m if type(m) is not list else assistant_message(m) for m in out]
+    else:
+        messages = [m if type(m) is not list else _made_assistant(m, made) for m in out]
+    specs = [compaction_spec(index, e, messages, summary_at) for index, e in boundaries]
+    return messages, specs, unlinked
 
 
 def add_user(out: list, data: tuple, origin: str, names: dict[str, str], summary_at: set[int]) -> int:
@@ -121,25 +125,14 @@ def add_user(out: list, data: tuple, origin: str, names: dict[str, str], summary
     return unlinked
 
 
-def joined(out: list, boundaries: list[tuple[int, tuple]], summary_at: set[int],
-           made: dict | None = None) -> tuple[list[Message], list[dict]]:
-    """The messages of `out` (an assistant message's parts joined into one) and the compaction specs
-    of the boundaries found before out[index]."""
-    if made is None:
-        messages = [m if type(m) is not list else _assistant_message(m) for m in out]
-    else:
-        messages = [m if type(m) is not list else _made_assistant(m, made) for m in out]
-    return messages, [compaction_spec(index, e, messages, summary_at) for index, e in boundaries]
-
-
 def _made_assistant(parts: list, made: dict) -> Message:
-    """_assistant_message(parts), or the one made before from the same lines (a response's lines may
+    """assistant_message(parts), or the one made before from the same lines (a response's lines may
     still be coming: a part more is another message)."""
     key = id(parts[1])
     hit = made.get(key)
     if hit is not None and len(hit[0]) == len(parts) and all(a is b for a, b in zip(hit[0], parts)):
         return hit[1]
-    msg = _assistant_message(parts)
+    msg = assistant_message(parts)
     made[key] = (parts, msg)
     return msg
 

@@ -20,8 +20,10 @@ from typing import Any
 import orjson
 
 from ...model import Conversation
+from ..builders import message
 from ..jsonio import SKIP, Input, LineReader
-from .conversation import add_user, conversation, joined
+from .compaction import compaction_spec
+from .conversation import add_user, assistant_message, conversation
 from .records import KIND, NODE, assistant_data, user_data
 from .scan import Scan
 
@@ -53,7 +55,10 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
     other_record = scan._other_record
     out: list[Any] = []  # a Message, or an assistant message's parts (a list) to join at the end
     out_append = out.append
-    open_ids: dict[str, list] = {}
+    mids: set[str] = set()  # the responses met
+    mids_add = mids.add
+    open_mid = parts = None  # the response being read, its lines' data (origin first)
+    at = 0  # and its place in `out`
     names: dict[str, str] = {}
     boundaries: list[tuple[int, tuple]] = []
     summary_at: set[int] = set()
@@ -89,34 +94,50 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
                     return None
                 parented_add(parent)
             mid = data[0]
-            if mid:
-                parts = open_ids.get(mid)
-                if parts is None:
-                    parts = open_ids[mid] = [n, data]
-                    out_append(parts)
-                else:
-                    parts.append(data)
+            if mid is None:  # a message of its own
+                out_append(assistant_message([n, data]))
+            elif mid == open_mid:  # the next line of the response being read
+                parts.append(data)
             else:
-                out_append([n, data])
+                # A response is made into its message when the next one starts, while its lines are
+                # still in the cache; a line of it after that (never seen) is for the general path.
+                if mid in mids:
+                    return None
+                mids_add(mid)
+                if parts is not None:
+                    out[at] = assistant_message(parts)
+                open_mid, parts, at = mid, [n, data], len(out)
+                out_append(parts)
             for c in data[4]:
                 names[c.id] = c.name
         elif rtype == "user":
             msg = rec.get("message")
             if type(msg) is not dict or rec.get("isSidechain") is True:
                 return None
-            data = user_data(rec, msg, uuid)
-            if data is None:
-                return None
-            if data[0]:
-                tur = rec.get("toolUseResult")
-                if type(tur) is dict and type(tur.get("agentId")) is str:  # a Task call's result
-                    scan._task_result(tur, data[0][0][0], n)
-            parent = rec.get("parentUuid")
-            if parent is not None and (data[1] is not None or not data[0]):  # (results are siblings)
-                if type(parent) is not str or parent in parented:
+            content = msg.get("content")
+            b = content[0] if type(content) is list and len(content) == 1 else None
+            tur = rec.get("toolUseResult")
+            if (type(b) is dict and b.get("type") == "tool_result" and type(tid := b.get("tool_use_id")) is str
+                    and type(result := b.get("content")) is str and not (type(tur) is dict and "agentId" in tur)):
+                # Most user lines: one tool result, its text a string, not a sub-agent's. user_data's and
+                # add_user's message for it, made here (a third of the lines: two calls and a tuple each).
+                name = names.get(tid)
+                if name is None:
+                    unlinked += 1
+                out_append(message("tool", result, tid, (), None, name, None, None, False, "line " + str(n), uuid,
+                                   {"is_error": True} if b.get("is_error") is True else {}))
+            else:
+                data = user_data(rec, msg, uuid)
+                if data is None:
                     return None
-                parented_add(parent)
-            unlinked += add_user(out, data, "line " + str(n), names, summary_at)
+                if data[0] and type(tur) is dict and type(tur.get("agentId")) is str:  # a Task call's result
+                    scan._task_result(tur, data[0][0][0], n)
+                parent = rec.get("parentUuid")
+                if parent is not None and (data[1] is not None or not data[0]):  # (results are siblings)
+                    if type(parent) is not str or parent in parented:
+                        return None
+                    parented_add(parent)
+                unlinked += add_user(out, data, "line " + str(n), names, summary_at)
         else:
             count = len(entries)
             if other_record(rec, rtype, n if uuid is None else uuid, uuid, n) or scan.sided or scan.branched:
@@ -131,5 +152,7 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
         last_rec = rec
     if last_rec is None:
         return None  # no message: the general path says why
+    if parts is not None:
+        out[at] = assistant_message(parts)
     scan._ended(last_rec)
-    return (n, *joined(out, boundaries, summary_at), unlinked)
+    return n, out, [compaction_spec(index, e, out, summary_at) for index, e in boundaries], unlinked
