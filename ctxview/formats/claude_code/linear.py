@@ -1,15 +1,17 @@
-"""The common transcript in one pass: one conversation, no branches, no side chains.
+"""The common transcript in one pass: one conversation, each message hanging off the line before it.
 
 The general path (scan.py, chain.py, conversation.py) keeps an entry per line so that the chain of
-parent links can be walked, then builds the messages from the entries on it. In a file without
-branches or side chains that chain is every entry in file order, so here each line becomes its
-messages as it is read and no entry is kept (the entries cost a fifth of the load: made, walked and
-freed). The rules are the general path's own functions (records, add_user, joined, the Scan's
-handling of every other record): only the loop is this module's.
+parent links can be walked, then builds the messages from the entries on it. In a file where every
+message names the line just before it as its parent (tool results aside) there is no branch and the
+chain is every entry in file order, so here each line becomes its messages as it is read and no
+entry is kept (made, walked and freed, they cost a fifth of the load). The rules are the general
+path's own (records.py's line data, conversation.py's messages, the Scan's handling of every other
+record); the loop is this module's, with the common user line (one tool result) written out.
 
-The first line this pass does not handle -- a second message child of one parent (a rewind), a side
-chain, a malformed or usage-only record, a key that is not a string -- ends it with None, and the
-file is read again by the general path, which stays the reference: tests/test_claude_code_linear.py
+The first line this pass does not handle -- a message hanging off an earlier line (a rewind leaves a
+branch; also a resumed session's first line), a line of a response after the next one started, a
+side chain, a malformed or usage-only record, a uuid that is not a string -- ends it with None, and
+the file is read again by the general path, which stays the reference: tests/test_claude_code_linear.py
 checks that both give the same Session.
 """
 
@@ -24,7 +26,7 @@ from ..builders import message
 from ..jsonio import SKIP, Input, LineReader
 from .compaction import compaction_spec
 from .conversation import add_user, assistant_message, conversation
-from .records import KIND, NODE, assistant_data, user_data
+from .records import BOUNDARY, KIND, NODE, P, assistant_data, user_data
 from .scan import Scan
 
 
@@ -49,8 +51,11 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
     decode_error = orjson.JSONDecodeError
     seen = scan.seen
     seen_add = seen.add
-    parented = scan._parented  # parents with a message child: a second child is a branch
-    parented_add = parented.add
+    # The line just before (its uuid), and whether a message hangs off it already: in a file without
+    # branches each message names that line as its parent (tool results aside: siblings by design).
+    # A string compare, where the general path keeps a table of every parent to find a second child.
+    prev = None
+    has_child = False
     entries = scan.entries  # only what _other_record keeps: progress and system lines, boundaries
     other_record = scan._other_record
     out: list[Any] = []  # a Message, or an assistant message's parts (a list) to join at the end
@@ -90,9 +95,9 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
             data = assistant_data(rec, msg, uuid)
             parent = rec.get("parentUuid")
             if parent is not None:
-                if type(parent) is not str or parent in parented:
+                if parent != prev or has_child:
                     return None
-                parented_add(parent)
+                has_child = True
             mid = data[0]
             if mid is None:  # a message of its own
                 out_append(assistant_message([n, data]))
@@ -134,19 +139,27 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
                     scan._task_result(tur, data[0][0][0], n)
                 parent = rec.get("parentUuid")
                 if parent is not None and (data[1] is not None or not data[0]):  # (results are siblings)
-                    if type(parent) is not str or parent in parented:
+                    if parent != prev or has_child:
                         return None
-                    parented_add(parent)
+                    has_child = True
                 unlinked += add_user(out, data, "line " + str(n), names, summary_at)
         else:
             count = len(entries)
-            if other_record(rec, rtype, n if uuid is None else uuid, uuid, n) or scan.sided or scan.branched:
-                return None  # (a usage-only line, a side chain, a branch at a compaction boundary)
+            if other_record(rec, rtype, n if uuid is None else uuid, uuid, n) or scan.sided:
+                return None  # (a usage-only line, a side chain)
             if len(entries) > count and entries[-1][KIND] != NODE:
-                boundaries.append((len(out), entries[-1]))
+                e = entries[-1]
+                if e[KIND] == BOUNDARY and e[P] is not None:  # a compaction hangs off the line before it too
+                    if e[P] != prev or has_child:
+                        return None
+                    has_child = True
+                boundaries.append((len(out), e))
+            if uuid is not None:
+                prev, has_child = uuid, False
             continue
         if uuid is not None:
             seen_add(uuid)
+            prev, has_child = uuid, False
         if last_rec is None:
             scan._meta(rec)
         last_rec = rec
