@@ -8,11 +8,11 @@ entry is kept (made, walked and freed, they cost a fifth of the load). The rules
 path's own (records.py's line data, conversation.py's messages, the Scan's handling of every other
 record); the loop is this module's, with the common user line (one tool result) written out.
 
-The first line this pass does not handle -- a message hanging off an earlier line (a rewind leaves a
-branch; also a resumed session's first line), a line of a response after the next one started, a
-side chain, a malformed or usage-only record, a uuid that is not a string -- ends it with None, and
-the file is read again by the general path, which stays the reference: tests/test_claude_code_linear.py
-checks that both give the same Session.
+The first line this pass does not handle -- a message hanging off an earlier line (where a rewind
+left a branch, say), a line of a response after the next one started, a side chain, a malformed or
+usage-only record, a uuid that is not a string -- ends it with None, and the file is read again by
+the general path, which stays the reference: tests/test_claude_code_linear.py checks that both give
+the same Session.
 """
 
 from __future__ import annotations
