@@ -14,7 +14,10 @@ Also reads the web export {"loglines": [...]} and a JSON list of records.
 The work is split by concern: records (what one line holds), scan (one pass
 over the lines), chain (the path to the last message, side chains),
 compaction (compact and microcompact boundaries), conversation (messages in
-model order), subagents (their files, progress lines and Task calls).
+model order), subagents (their files, progress lines and Task calls). A file
+of JSON lines is read first by linear, which makes the messages in the same
+pass for the common transcript (no branch, no side chain) and hands any
+other file to the path above.
 """
 
 from __future__ import annotations
