@@ -20,6 +20,10 @@ calls built): the least a pure-Python loader of these files pays before parent l
 chains and checks. Memory is measured in fresh subprocesses: the tracemalloc peak of
 the load, and the growth of the resident set (VmHWM) over an interpreter
 that imported ctxview.
+
+`--rewound` measures the same transcript with one line more at its end, a prompt written
+after a rewind to its first answer: the worst case of claude_code/linear.py, which reads the
+file in one pass until a line leaves the chain and then hands it to the general path whole.
 """
 
 from __future__ import annotations
@@ -195,6 +199,23 @@ def linear_reader(path: Path) -> list:
     return out
 
 
+def rewound(path: Path) -> Path:
+    """A copy of a transcript with one more line: a prompt hanging off the first assistant line, as a
+    rewind to the first answer writes it. The chain leaves all the rest behind."""
+    out = path.with_name(path.stem + "-rewound.jsonl")
+    if not out.exists():
+        with open(path, "rb") as f:
+            data = f.read()
+        first = next(r for r in map(orjson.loads, data.splitlines()[:20]) if r.get("type") == "assistant")
+        rec = {"parentUuid": first["uuid"], "isSidechain": False, "type": "user", "uuid": "rewound-0",
+               "message": {"role": "user", "content": "Try that again, another way."},
+               "timestamp": first.get("timestamp"), "sessionId": first.get("sessionId")}
+        with open(out, "wb") as f:
+            f.write(data)
+            f.write(orjson.dumps(rec) + b"\n")
+    return out
+
+
 def timed(fns: dict, repeat: int) -> dict[str, tuple[list[float], list[float]]]:
     """CPU and wall seconds of each function, run in turns so that load from other processes hits all alike."""
     out: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in fns}
@@ -221,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", default="claude-code", choices=sorted(MSGS_PER_MB))
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "ctxview-bench"))
+    parser.add_argument("--rewound", action="store_true",
+                        help="(claude-code) the transcript with a rewind at its last line: read twice")
     args = parser.parse_args(argv)
 
     from ctxview.formats import load_session
@@ -232,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         make_session.write(path, n, args.format, seed=0)
         print(f"wrote {path} in {time.perf_counter() - t:.1f} s")
+    if args.rewound and args.format == "claude-code":
+        path = rewound(path)
     size = path.stat().st_size
     with open(path, "rb") as f:
         lines = sum(1 for _ in f)

@@ -14,7 +14,10 @@ Also reads the web export {"loglines": [...]} and a JSON list of records.
 The work is split by concern: records (what one line holds), scan (one pass
 over the lines), chain (the path to the last message, side chains),
 compaction (compact and microcompact boundaries), conversation (messages in
-model order), subagents (their files, progress lines and Task calls).
+model order), subagents (their files, progress lines and Task calls). A file
+of JSON lines is read first by linear, which makes the messages in the same
+pass for the common transcript (no branch, no side chain) and hands any
+other file to the path above.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from ..errors import LoadError
 from ..jsonio import Input, LineReader, load_document
 from ..linking import usage_only_warning
 from .conversation import build, scan_warnings
+from .linear import read_linear
 from .records import ASSISTANT, KIND, SNIFF_TYPES, is_usage_record, str_or_none
 from .scan import Scan, scan_lines
 from .subagents import subagent_files, with_subagents
@@ -68,6 +72,10 @@ def records_of(doc: Any, name: str) -> tuple[list, str | None]:
 
 def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
     if layout == "jsonl":
+        linear = read_linear(inp, EXPECTED, lenient)  # most transcripts: one pass (linear.py)
+        if linear is not None:
+            scan, reader, conv, warnings = linear
+            return finished(inp, scan, reader, [conv], warnings)
         scan, reader = scan_lines(inp, EXPECTED, lenient)
         return session_of(inp, scan, reader)
     if doc is None:
@@ -79,16 +87,22 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
 
 def session_of(inp: Input, scan: Scan, reader: LineReader | None) -> Session:
     """The session of what `scan` holds, read from JSON lines by `reader` (None: from a document)."""
+    if not any(e[KIND] <= ASSISTANT for e in scan.entries):
+        raise LoadError(inp.name, "no user or assistant records found", expected=EXPECTED)
+    return finished(inp, scan, reader, *build(scan))
+
+
+def finished(inp: Input, scan: Scan, reader: LineReader | None, convs: list[Conversation],
+             build_warnings: list[str]) -> Session:
+    """The session of the file's own conversations (`convs`, and the warnings building them gave),
+    what else `scan` holds, and its sub-agents'."""
     warnings: list[str] = []
     skipped = 0
     if reader is not None:
         skipped = reader.skipped
         reader.warn_skipped(warnings)
-    if not any(e[KIND] <= ASSISTANT for e in scan.entries):
-        raise LoadError(inp.name, "no user or assistant records found", expected=EXPECTED)
-    convs, w = build(scan)
     warnings.extend(scan_warnings(scan, inp.name))
-    warnings.extend(w)
+    warnings.extend(build_warnings)
     skipped += scan.malformed + sum(scan.unknown.values())
     subagents: list[Conversation] = []
     if inp.path is not None and reader is not None:

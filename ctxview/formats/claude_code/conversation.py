@@ -13,7 +13,7 @@ from .compaction import compaction_spec, context_events
 from .records import ASSISTANT, BOUNDARY, DATA, KIND, MICRO, O, USER
 from .scan import Scan
 
-def _assistant_message(parts: list) -> Message:
+def assistant_message(parts: list) -> Message:
     """One assistant message from its lines' data (parts[0] is the first line's origin).
 
     The lines of one streamed response each hold one block: texts, thinking and
@@ -23,14 +23,13 @@ def _assistant_message(parts: list) -> Message:
     origin = parts[0]
     mid, model, texts, thinking, calls, usage, uuid, error, ts = parts[1]
     if len(parts) > 2:
-        texts, thinking, calls = list(texts), list(thinking), list(calls)
-        for data in parts[2:]:
+        for data in parts[2:]:  # (most lines add one block to one of the three: made anew, no copies)
             if data[2]:
-                texts += data[2]
+                texts = (*texts, *data[2])
             if data[3]:
-                thinking += data[3]
+                thinking = (*thinking, *data[3])
             if data[4]:
-                calls += data[4]
+                calls = (*calls, *data[4])
             if data[5] is not None:
                 usage = data[5]
             if data[1] and not model:
@@ -79,60 +78,72 @@ def messages_of(chain: list[tuple], made: dict | None = None) -> tuple[list[Mess
             for c in data[4]:
                 names[c.id] = c.name
         elif kind == USER:
-            results, text, flags, uuid = e[DATA]
+            data = e[DATA]
             origin = e[O]
             if type(origin) is not str:
                 origin = "line " + str(origin)
             if made is not None:
-                found = [names.get(r[0]) for r in results]
-                hit = made.get(id(e[DATA]))
-                if hit is not None and hit[0] is e[DATA] and hit[1] == found:
+                found = [names.get(r[0]) for r in data[0]]
+                hit = made.get(id(data))
+                if hit is not None and hit[0] is data and hit[1] == found:
                     unlinked += found.count(None)
                     if hit[3]:
                         summary_at.add(len(out) + len(hit[2]) - 1)
                     out.extend(hit[2])
                     continue
                 start = len(out)
-            for tool_use_id, rtext, is_error in results:
-                name = names.get(tool_use_id)
-                if name is None:
-                    unlinked += 1
-                out_append(message("tool", rtext, tool_use_id, (), None, name, None, None, False, origin, uuid,
-                                   {"is_error": True} if is_error else {}))
-            summary = False
-            if text is not None and (text or not results):
-                injected = bool(flags & 3) or is_reminder_only(text)
-                if flags & 2:
-                    summary_at.add(len(out))
-                    summary = True
-                out_append(message(role="user", content=text, injected=injected, origin=origin, id=uuid,
-                                   meta={"compact_summary": True} if flags & 2 else {}))
-            if made is not None:
-                made[id(e[DATA])] = (e[DATA], found, out[start:], summary)
+            unlinked += add_user(out, data, origin, names, summary_at)
+            if made is not None:  # (a compact summary is the last message a line adds)
+                made[id(data)] = (data, found, out[start:], len(out) > start and len(out) - 1 in summary_at)
         elif kind == BOUNDARY or kind == MICRO:
             boundaries.append((len(out), e))
     if made is None:
-        messages = [m if type(m) is not list else _assistant_message(m) for m in out]
+        messages = [m if type(m) is not list else assistant_message(m) for m in out]
     else:
         messages = [m if type(m) is not list else _made_assistant(m, made) for m in out]
     specs = [compaction_spec(index, e, messages, summary_at) for index, e in boundaries]
     return messages, specs, unlinked
 
 
+def add_user(out: list, data: tuple, origin: str, names: dict[str, str], summary_at: set[int]) -> int:
+    """Append the messages of a user line (its entry data) to `out`: its tool results, named after
+    their calls, then its text; the number of results whose call is unknown."""
+    results, text, flags, uuid = data
+    unlinked = 0
+    for tool_use_id, rtext, is_error in results:
+        name = names.get(tool_use_id)
+        if name is None:
+            unlinked += 1
+        out.append(message("tool", rtext, tool_use_id, (), None, name, None, None, False, origin, uuid,
+                           {"is_error": True} if is_error else {}))
+    if text is not None and (text or not results):
+        injected = bool(flags & 3) or is_reminder_only(text)
+        if flags & 2:
+            summary_at.add(len(out))
+        out.append(message(role="user", content=text, injected=injected, origin=origin, id=uuid,
+                           meta={"compact_summary": True} if flags & 2 else {}))
+    return unlinked
+
+
 def _made_assistant(parts: list, made: dict) -> Message:
-    """_assistant_message(parts), or the one made before from the same lines (a response's lines may
+    """assistant_message(parts), or the one made before from the same lines (a response's lines may
     still be coming: a part more is another message)."""
     key = id(parts[1])
     hit = made.get(key)
     if hit is not None and len(hit[0]) == len(parts) and all(a is b for a, b in zip(hit[0], parts)):
         return hit[1]
-    msg = _assistant_message(parts)
+    msg = assistant_message(parts)
     made[key] = (parts, msg)
     return msg
 
 
 def conversation_of(name: str, chain: list[tuple], warnings: list[str], made: dict | None = None) -> Conversation:
-    messages, specs, unlinked = messages_of(chain, made)
+    return conversation(name, *messages_of(chain, made), warnings)
+
+
+def conversation(name: str, messages: list[Message], specs: list[dict], unlinked: int,
+                 warnings: list[str]) -> Conversation:
+    """The conversation of messages in model order and their compaction specs (messages_of's)."""
     w = unlinked_warning(name, unlinked)
     if w:
         warnings.append(w)

@@ -1,0 +1,171 @@
+"""The common transcript in one pass: one conversation, each message hanging off the line before it.
+
+The general path (scan.py, chain.py, conversation.py) keeps an entry per line so that the chain of
+parent links can be walked, then builds the messages from the entries on it. In a file where every
+message names the line just before it as its parent (tool results aside) there is no branch and the
+chain is every entry in file order, so here each line becomes its messages as it is read and no
+entry is kept (made, walked and freed, they cost a fifth of the load). The rules are the general
+path's own (records.py's line data, conversation.py's messages, the Scan's handling of every other
+record); the loop is this module's, with the common user line (one tool result) written out.
+
+The first line this pass does not handle -- a message hanging off an earlier line (where a rewind
+left a branch, say), a line of a response after the next one started, a side chain, a malformed or
+usage-only record, a uuid that is not a string -- ends it with None, and the file is read again by
+the general path, which stays the reference: tests/test_claude_code_linear.py checks that both give
+the same Session.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ...model import Conversation
+from ..builders import message
+from ..jsonio import SKIP, Input, LineReader
+from .compaction import compaction_spec
+from .conversation import add_user, assistant_message, conversation
+from .records import BOUNDARY, KIND, NODE, P, assistant_data, user_data
+from .scan import Scan
+
+
+def read_linear(inp: Input, expected: str, lenient: bool) -> tuple[Scan, LineReader, Conversation, list[str]] | None:
+    """The scan (what the file says besides its messages), its reader, the conversation and its warnings;
+    None when the file needs the general path."""
+    reader = LineReader(inp, expected, lenient)
+    scan = Scan()
+    with reader.raw_lines() as lines:
+        found = _messages(scan, lines, reader.bad_line)
+    if found is None:
+        return None
+    reader.read_to(found[0])
+    warnings: list[str] = []
+    return scan, reader, conversation("main", *found[1:], warnings), warnings
+
+
+def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
+    """(the last line's number, messages, compaction specs, unlinked results) of the lines, Scan._run's
+    rules and messages_of's at once; None at the first line that needs the general path."""
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    seen = scan.seen
+    seen_add = seen.add
+    # The line just before (its uuid), and whether a message hangs off it already: in a file without
+    # branches each message names that line as its parent (tool results aside: siblings by design).
+    # A string compare, where the general path keeps a table of every parent to find a second child.
+    prev = None
+    has_child = False
+    entries = scan.entries  # only what _other_record keeps: progress and system lines, boundaries
+    other_record = scan._other_record
+    out: list[Any] = []  # a Message, or an assistant message's parts (a list) to join at the end
+    out_append = out.append
+    mids: set[str] = set()  # the responses met
+    mids_add = mids.add
+    open_mid = parts = None  # the response being read, its lines' data (origin first)
+    at = 0  # and its place in `out`
+    names: dict[str, str] = {}
+    boundaries: list[tuple[int, tuple]] = []
+    summary_at: set[int] = set()
+    unlinked = 0
+    last_rec = None
+    n = 0
+    for raw in lines:
+        n += 1
+        try:
+            rec = loads(raw)
+        except decode_error:
+            rec = bad_line(raw, n)
+            if rec is SKIP:
+                continue
+        if type(rec) is not dict:
+            return None
+        rtype = rec.get("type")
+        uuid = rec.get("uuid")
+        if uuid is not None:
+            if type(uuid) is not str:
+                return None
+            if uuid in seen:
+                scan.duplicates += 1
+                continue
+        if rtype == "assistant":
+            msg = rec.get("message")
+            if type(msg) is not dict or rec.get("isSidechain") is True:
+                return None
+            data = assistant_data(rec, msg, uuid)
+            parent = rec.get("parentUuid")
+            if parent is not None:
+                if parent != prev or has_child:
+                    return None
+                has_child = True
+            mid = data[0]
+            if mid is None:  # a message of its own
+                out_append(assistant_message([n, data]))
+            elif mid == open_mid:  # the next line of the response being read
+                parts.append(data)
+            else:
+                # A response is made into its message when the next one starts, while its lines are
+                # still in the cache; a line of it after that (never seen) is for the general path.
+                if mid in mids:
+                    return None
+                mids_add(mid)
+                if parts is not None:
+                    out[at] = assistant_message(parts)
+                open_mid, parts, at = mid, [n, data], len(out)
+                out_append(parts)
+            for c in data[4]:
+                names[c.id] = c.name
+        elif rtype == "user":
+            msg = rec.get("message")
+            if type(msg) is not dict or rec.get("isSidechain") is True:
+                return None
+            content = msg.get("content")
+            b = content[0] if type(content) is list and len(content) == 1 else None
+            tur = rec.get("toolUseResult")
+            if (type(b) is dict and b.get("type") == "tool_result" and type(tid := b.get("tool_use_id")) is str
+                    and type(result := b.get("content")) is str and not (type(tur) is dict and "agentId" in tur)):
+                # Most user lines: one tool result, its text a string, not a sub-agent's. user_data's and
+                # add_user's message for it, made here (a third of the lines: two calls and a tuple each).
+                name = names.get(tid)
+                if name is None:
+                    unlinked += 1
+                out_append(message("tool", result, tid, (), None, name, None, None, False, "line " + str(n), uuid,
+                                   {"is_error": True} if b.get("is_error") is True else {}))
+            else:
+                data = user_data(rec, msg, uuid)
+                if data is None:
+                    return None
+                if data[0] and type(tur) is dict and type(tur.get("agentId")) is str:  # a Task call's result
+                    scan._task_result(tur, data[0][0][0], n)
+                parent = rec.get("parentUuid")
+                if parent is not None and (data[1] is not None or not data[0]):  # (results are siblings)
+                    if parent != prev or has_child:
+                        return None
+                    has_child = True
+                unlinked += add_user(out, data, "line " + str(n), names, summary_at)
+        else:
+            count = len(entries)
+            if other_record(rec, rtype, n if uuid is None else uuid, uuid, n) or scan.sided:
+                return None  # (a usage-only line, a side chain)
+            if len(entries) > count and entries[-1][KIND] != NODE:
+                e = entries[-1]
+                if e[KIND] == BOUNDARY and e[P] is not None:  # a compaction hangs off the line before it too
+                    if e[P] != prev or has_child:
+                        return None
+                    has_child = True
+                boundaries.append((len(out), e))
+            if uuid is not None:
+                prev, has_child = uuid, False
+            continue
+        if uuid is not None:
+            seen_add(uuid)
+            prev, has_child = uuid, False
+        if last_rec is None:
+            scan._meta(rec)
+        last_rec = rec
+    if last_rec is None:
+        return None  # no message: the general path says why
+    if parts is not None:
+        out[at] = assistant_message(parts)
+    scan._ended(last_rec)
+    return n, out, [compaction_spec(index, e, out, summary_at) for index, e in boundaries], unlinked

@@ -1,0 +1,154 @@
+"""The one-pass loader of Claude Code transcripts (claude_code/linear.py) gives exactly the session the
+general path (scan, chain, conversation) gives, and leaves to it every file it does not handle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ctxview.formats.claude_code as claude_code
+from ctxview.formats import LoadError, detect_format, load_session
+from ctxview.formats.claude_code.linear import read_linear
+from ctxview.formats.jsonio import open_input
+
+ROOT = Path(__file__).resolve().parent.parent
+FILES = [p for p in (*sorted((ROOT / "sample_sessions").rglob("*.jsonl")), *sorted((ROOT / "tests").rglob("*.jsonl")))
+         if detect_format(p) == "claude-code"]
+
+
+def both_ways(path: Path, lenient: bool = False, monkeypatch=None) -> tuple:
+    """(load_session's answer, the general path's answer): a Session, or the LoadError's text."""
+    def load():
+        try:
+            return load_session(path, lenient=lenient)
+        except LoadError as err:
+            return str(err)
+
+    fast = load()
+    monkeypatch.setattr(claude_code, "read_linear", lambda *a: None)
+    general = load()
+    monkeypatch.undo()
+    return fast, general
+
+
+def linear(path: Path, lenient: bool = False) -> bool:
+    """Whether the one pass reads `path` (else the general path does)."""
+    try:
+        return read_linear(open_input(path), claude_code.EXPECTED, lenient) is not None
+    except LoadError:
+        return False
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("lenient", [False, True])
+def test_every_bundled_transcript_loads_the_same_either_way(path, lenient, monkeypatch):
+    fast, general = both_ways(path, lenient, monkeypatch)
+    assert fast == general
+    assert repr(fast) == repr(general)  # origins, ids, metadata and the order of everything
+
+
+def test_the_common_transcripts_take_the_one_pass():
+    taken = {p.name for p in FILES if linear(p)}
+    # compaction boundaries, progress lines and Task calls included; sub-agent files are side chains
+    assert {"7b1f3c52-9a4e-4d1b-8f57-3e2c9d0a6b18.jsonl", "258c7280-ae70-4798-800f-63464d01a85d.jsonl",
+            "spotter-tool-heavy.jsonl"} <= taken
+    assert not any(p.parent.name == "subagents" for p in FILES if linear(p))
+
+
+def _line(i: int, rec: dict) -> dict:
+    base = {"parentUuid": None, "isSidechain": False, "sessionId": "s", "version": "2.1.0", "cwd": "/w",
+            "uuid": f"u{i}", "timestamp": f"2026-01-01T00:00:{i % 60:02d}Z"}
+    return {**base, **rec}
+
+
+_texts = st.sampled_from(["", "hi", "<system-reminder>r</system-reminder>", "a\nb"])
+_block = st.one_of(
+    st.builds(lambda t: {"type": "text", "text": t}, _texts),
+    st.builds(lambda t: {"type": "thinking", "thinking": t, "signature": "s"}, _texts),
+    st.builds(lambda c: {"type": "tool_use", "id": f"c{c}", "name": "Read", "input": {"p": [c]}},
+              st.integers(0, 3)))
+_usage = st.one_of(st.none(), st.builds(lambda i: {"input_tokens": i, "output_tokens": 1}, st.integers(0, 9)))
+# (kind, fields): what one line is; its parent and uuid are chosen apart
+_kind = st.one_of(
+    st.tuples(st.just("user"), st.fixed_dictionaries({"message": st.builds(
+        lambda t: {"role": "user", "content": t}, _texts | st.builds(lambda t: [{"type": "text", "text": t}], _texts))},
+        optional={"isMeta": st.just(True), "isCompactSummary": st.just(True)})),
+    st.tuples(st.just("result"), st.builds(
+        lambda c, t, e, agent: {"message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"c{c}", "content": t, "is_error": e}]},
+            **({"toolUseResult": {"agentId": "a1", "content": "done"}} if agent else {"toolUseResult": {"x": 1}})},
+        st.integers(0, 4), _texts | st.just([{"type": "text", "text": "x"}]), st.booleans(), st.booleans())),
+    st.tuples(st.just("assistant"), st.builds(
+        lambda m, blocks, u, err: {"message": {"id": m, "role": "assistant", "model": "claude-x", "content": blocks,
+                                               **({"usage": u} if u else {})}, **({"isApiErrorMessage": True} if err else {})},
+        st.sampled_from(["m1", "m2", "m3", None]), st.lists(_block, min_size=1, max_size=2), _usage,
+        st.booleans())),
+    st.tuples(st.just("progress"), st.just({"data": {"type": "hook_progress"}})),
+    st.tuples(st.just("progress"), st.just({"data": {"type": "agent_progress", "agentId": "a1",
+                                                     "message": {"type": "user", "message": {"role": "user",
+                                                                                             "content": "go"}}},
+                                            "parentToolUseID": "c1"})),
+    st.tuples(st.just("system"), st.sampled_from([
+        {"subtype": "compact_boundary", "compactMetadata": {"trigger": "auto", "preTokens": 9}},
+        {"subtype": "microcompact_boundary", "microcompactMetadata": {"trigger": "auto", "compactedToolIds": ["c1"]}},
+        {"subtype": "local_command", "content": "x"}])),
+    st.tuples(st.sampled_from(["summary", "x-unknown", "file-history-snapshot"]), st.just({"summary": "t"})),
+)
+# where a line hangs: the line before (a file without branches), nowhere, or an earlier line (maybe a branch)
+_parent = st.sampled_from(["before"] * 6 + ["none", "earlier"])
+_odd = st.sampled_from([None] * 12 + ["repeat", "side", "no-uuid", "blank", "bad-json", "not-an-object",
+                                      "message-not-an-object"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(_kind, _parent, st.integers(0, 50), _odd), min_size=1, max_size=14), st.booleans())
+def test_generated_transcripts_load_the_same_either_way(tmp_path, monkeypatch, lines, lenient):
+    out: list[bytes] = []
+    recs: list[dict] = []
+    for i, ((rtype, fields), parent, pick, odd) in enumerate(lines):
+        rec = _line(i, {"type": rtype, **fields})
+        if parent == "before" and recs:
+            rec["parentUuid"] = recs[-1].get("uuid")
+        elif parent == "earlier" and recs:
+            rec["parentUuid"] = recs[pick % len(recs)].get("uuid")
+        if odd == "repeat" and recs:
+            rec = recs[pick % len(recs)]
+        elif odd == "side":
+            rec["isSidechain"] = True
+        elif odd == "no-uuid":
+            del rec["uuid"]
+        elif odd == "message-not-an-object" and "message" in rec:
+            rec["message"] = "x"
+        if odd == "blank":
+            out.append(b"\n")
+        elif odd == "bad-json":
+            out.append(b"{not json\n")
+        elif odd == "not-an-object":
+            out.append(b"[1]\n")
+        recs.append(rec)
+        out.append(orjson.dumps(rec) + b"\n")
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(out))
+    fast, general = both_ways(path, lenient, monkeypatch)
+    assert fast == general
+    assert repr(fast) == repr(general)
+
+
+def test_a_rewind_late_in_the_file_is_read_by_the_general_path(tmp_path):
+    recs = [_line(0, {"type": "user", "message": {"role": "user", "content": "first"}})]
+    for i in range(1, 6):
+        rec = _line(i, {"type": "user" if i % 2 == 0 else "assistant", "parentUuid": f"u{i - 1}",
+                        "message": {"role": "user", "content": f"m{i}"} if i % 2 == 0 else
+                        {"id": f"m{i}", "role": "assistant", "content": [{"type": "text", "text": f"m{i}"}]}})
+        recs.append(rec)
+    # the user went back to the first answer and asked again: the chain leaves m2..m5 behind
+    recs.append(_line(6, {"type": "user", "parentUuid": "u1", "message": {"role": "user", "content": "again"}}))
+    path = tmp_path / "rewind.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+    assert not linear(path)
+    texts = [m.text for m in load_session(path).conversations[0].messages]
+    assert texts == ["first", "m1", "again"]
