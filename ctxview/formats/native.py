@@ -104,11 +104,12 @@ def _message(d: Any, where: str, shared: dict[str, str], link: _Built | None = N
     # linking.link_tool_results does after, without another pass or a second object per result.
     if type(d) is not dict:
         raise _Bad(where, "expected a message object")
-    role = d.get("role")
+    get = d.get
+    role = get("role")
     if type(role) is not str or not role:
         raise _Bad(f"{where}/role", "expected a non-empty string")
     role = shared.setdefault(role, role)
-    raw = d.get("content")
+    raw = get("content")
     if raw is None:
         content: Any = None
     elif type(raw) is str:
@@ -121,7 +122,7 @@ def _message(d: Any, where: str, shared: dict[str, str], link: _Built | None = N
         content = Content(raw["text"], tuple(atts))
     else:
         raise _Bad(f"{where}/content", "expected a string, null or {text, attachments}")
-    tcs = d.get("tool_calls")
+    tcs = get("tool_calls")
     calls: tuple = ()
     if tcs:
         _need(type(tcs) is list, f"{where}/tool_calls", "expected a list")
@@ -145,7 +146,6 @@ def _message(d: Any, where: str, shared: dict[str, str], link: _Built | None = N
     elif tcs is not None and tcs != []:
         raise _Bad(f"{where}/tool_calls", "expected a list")
     # _STR_FIELDS, each read once; a wrong one is named by _check_strings
-    get = d.get
     tcid, model_id, tool_name, thinking, mid = (get("tool_call_id"), get("model_id"), get("tool_name"),
                                                 get("thinking"), get("id"))
     if ((tcid is not None and type(tcid) is not str) or (model_id is not None and type(model_id) is not str)
