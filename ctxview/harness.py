@@ -75,10 +75,10 @@ class SentHistory:
 def truncated_outputs(conversation: Conversation) -> list[int]:
     """Indices of the tool outputs that carry the truncation policy they were recorded under (Codex
     stores an output whole and sends it cut to the turn's policy: codex_truncation.truncate_output)."""
-    # (`m.meta and`: most tool results have an empty meta, and isinstance(x, Mapping) is slow on
-    # 100k of them; an empty mapping holds no policy either way)
+    # (`m.meta` first: most messages have an empty meta, so one test rules them out, and
+    # isinstance(x, Mapping) is slow on 100k of them; an empty mapping holds no policy either way)
     return [i for i, m in enumerate(conversation.messages)
-            if m.role == "tool" and m.meta and isinstance(m.meta, Mapping)
+            if m.meta and m.role == "tool" and isinstance(m.meta, Mapping)
             and isinstance(m.meta.get("truncation_policy"), Mapping)]
 
 

@@ -481,3 +481,45 @@ def test_pieces_are_cut_before_messages_and_elsewhere_when_they_do_not_start_wit
         assert len(parsed) > 5
         if first == "role":
             assert None not in parsed  # every cut tried was between messages
+
+
+# --- results linked as they are read (native._Built) equal the loader-agnostic pass after ------------
+
+_ROOT = Path(__file__).resolve().parent.parent
+_SAMPLES = sorted(p for d in (_ROOT / "sample_sessions", _ROOT / "tests" / "fixtures" / "samples")
+                  for p in d.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
+_LINKING = {"format": "ctxview", "conversations": [{"name": "a", "messages": [
+    {"role": "tool", "content": "before any call", "tool_call_id": "c1"},           # unlinked
+    {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "Read", "arguments": {}},
+                                                        {"id": "", "name": "Nameless", "arguments": {}}]},
+    {"role": "tool", "content": "x", "tool_call_id": "c1", "tool_name": "Grep"},   # the call's name wins
+    {"role": "tool", "content": "y", "tool_call_id": "c1", "tool_name": "Read"},
+    {"role": "tool", "content": "z"},                                               # no id: unlinked
+    {"role": "tool", "content": "w", "tool_call_id": "c2",                          # its own call
+     "tool_calls": [{"id": "c2", "name": "Bash", "arguments": {}}]},
+    {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "Glob", "arguments": {}}]},
+    {"role": "tool", "content": "v", "tool_call_id": "c1"},                         # the later call
+]}, {"name": "b", "messages": [{"role": "tool", "content": "c1 is a's", "tool_call_id": "c1"}]}]}
+
+
+@pytest.mark.parametrize("source", ["linking", "demo", "hostile", *_SAMPLES], ids=str)
+def test_results_are_linked_as_read_as_link_tool_results_links_them(tmp_path, source):
+    from ctxview.formats import DEMO_PATH, native
+    from ctxview.formats.linking import link_tool_results, unlinked_warning
+
+    if source == "linking":
+        path = dump(tmp_path, _LINKING)
+    elif source in ("demo", "hostile"):
+        path = DEMO_PATH if source == "demo" else _ROOT / "tests" / "fixtures" / "hostile.ctxview.json"
+    else:  # another format's sample, written as a ctxview file
+        path = tmp_path / "s.json"
+        write_session(load_session(source), path)
+    doc = orjson.loads(path.read_bytes())
+    session = load_session(path)
+    for k, (conv, raw) in enumerate(zip(session.conversations, doc["conversations"])):
+        unlinked = [native._message(m, f"/conversations/{k}/messages/{i}", {}) for i, m in enumerate(raw["messages"])]
+        linked, count = link_tool_results(unlinked)
+        assert list(conv.messages) == linked
+        assert unlinked_warning(conv.name, count) in (*session.warnings, None)
+        assert (unlinked_warning(conv.name, count) is None) == (not any(w.startswith(f"{conv.name}: ") and "a call"
+                                                                        in w for w in session.warnings))

@@ -28,7 +28,7 @@ from .builders import message, tool_call, usage as new_usage
 from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import Input, document_only, parse_in_pieces
-from .linking import link_tool_results, unlinked_warning
+from .linking import unlinked_warning
 from .native_write import FORMAT, VERSION, dump_session, write_session
 
 EXPECTED = "ctxview session"
@@ -95,18 +95,21 @@ _STR_FIELDS = ("tool_call_id", "model_id", "tool_name", "thinking", "id")
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
-def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
+def _message(d: Any, where: str, shared: dict[str, str], link: _Built | None = None) -> Message:
     # Hot on 100k-message files: plain type checks, the slow path only to explain a failure.
     # `shared` (one per load) makes repeated short strings one object each: the parser gives
     # every role, model id, tool name and call id its own copy, and a tool result's call id
-    # becomes the call's own string (~0.1x the file on a 100k-message session).
+    # becomes the call's own string (~0.1x the file on a 100k-message session). With `link` (the
+    # conversation's messages so far), a result is linked to its call as it is read: what
+    # linking.link_tool_results does after, without another pass or a second object per result.
     if type(d) is not dict:
         raise _Bad(where, "expected a message object")
-    role = d.get("role")
+    get = d.get
+    role = get("role")
     if type(role) is not str or not role:
         raise _Bad(f"{where}/role", "expected a non-empty string")
     role = shared.setdefault(role, role)
-    raw = d.get("content")
+    raw = get("content")
     if raw is None:
         content: Any = None
     elif type(raw) is str:
@@ -119,7 +122,7 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
         content = Content(raw["text"], tuple(atts))
     else:
         raise _Bad(f"{where}/content", "expected a string, null or {text, attachments}")
-    tcs = d.get("tool_calls")
+    tcs = get("tool_calls")
     calls: tuple = ()
     if tcs:
         _need(type(tcs) is list, f"{where}/tool_calls", "expected a list")
@@ -135,12 +138,14 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
             cid, cname = tc["id"], tc["name"]
             if args:
                 _share_strings(args, shared)
-            out.append(tool_call(id=shared.setdefault(cid, cid), name=shared.setdefault(cname, cname), arguments=args))
+            cid, cname = shared.setdefault(cid, cid), shared.setdefault(cname, cname)
+            if link is not None and cid:
+                link.names[cid] = cname
+            out.append(tool_call(id=cid, name=cname, arguments=args))
         calls = tuple(out)
     elif tcs is not None and tcs != []:
         raise _Bad(f"{where}/tool_calls", "expected a list")
     # _STR_FIELDS, each read once; a wrong one is named by _check_strings
-    get = d.get
     tcid, model_id, tool_name, thinking, mid = (get("tool_call_id"), get("model_id"), get("tool_name"),
                                                 get("thinking"), get("id"))
     if ((tcid is not None and type(tcid) is not str) or (model_id is not None and type(model_id) is not str)
@@ -176,6 +181,12 @@ def _message(d: Any, where: str, shared: dict[str, str]) -> Message:
         model_id = shared.setdefault(model_id, model_id)
     if tool_name is not None:
         tool_name = shared.setdefault(tool_name, tool_name)
+    if link is not None and role == "tool":
+        name = link.names.get(tcid or "")
+        if name is None:
+            link.unlinked += 1
+        else:
+            tool_name = name
     return message(role=role, content=content, tool_call_id=tcid, tool_calls=calls, model_id=model_id,
                    tool_name=tool_name, usage=usage, thinking=thinking, injected=injected, origin=where, id=mid,
                    meta=meta)
@@ -221,8 +232,7 @@ def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[st
         built = _Built()
         built.take(where, 0, msgs)
     messages, shared = built.messages, built.shared
-    messages, unlinked = link_tool_results(messages)
-    w = unlinked_warning(name, unlinked)
+    w = unlinked_warning(name, built.unlinked)
     if w:
         warnings.append(w)
     eph_raw = c.get("ephemeral", {})
@@ -269,18 +279,21 @@ def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[st
 
 
 class _Built:
-    """One conversation's messages as read so far, and the strings they share."""
+    """One conversation's messages as read so far (linked to their calls), the strings they share,
+    the tool each call id names and how many results name no earlier call."""
 
-    __slots__ = ("messages", "shared")
+    __slots__ = ("messages", "shared", "names", "unlinked")
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self.shared: dict[str, str] = {}
+        self.names: dict[str, str] = {}
+        self.unlinked = 0
 
     def take(self, where: str, first: int, items: list) -> None:
         shared, append = self.shared, self.messages.append
         for i, m in enumerate(items, first):
-            append(_message(m, f"{where}/messages/{i}", shared))
+            append(_message(m, f"{where}/messages/{i}", shared, self))
 
 
 # Documents from this size on are read a piece at a time (load_in_pieces); ctxview writes
@@ -295,8 +308,8 @@ _NEXT_MESSAGE = re.compile(rb'\}\s*(,)\s*\{\s*"role"\s*:')
 
 # Told of each piece of a conversation's messages as load_in_pieces reads it: (the conversation's
 # number in the file, its messages read so far: a list that grows, not a copy). The inspector shows
-# the stored side from the first pieces while the rest is read (tui/workers.py). The messages are not
-# linked to their calls yet (no tool_name on a result: linking.link_tool_results, done at the end).
+# the stored side from the first pieces while the rest is read (tui/workers.py). The messages are
+# linked to their calls already (a result's tool_name), as the whole conversation's will be.
 PieceListener = Callable[[int, Sequence[Message]], None]
 _piece_listener: ContextVar[PieceListener | None] = ContextVar("ctxview_piece_listener", default=None)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import repeat
+from operator import is_
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -110,6 +112,8 @@ def removed_runs(stored: Sequence[Message | None], prepared: Sequence[Message | 
     `stored`, `prepared`: each row's messages (view.row_columns); `offset` is added to the row
     positions (the layout's rows start after the #sys row)."""
     runs: dict[int, tuple[int, int]] = {}
+    if not any(map(is_, prepared, repeat(None))):  # (nothing removed, the usual view: one C-level pass)
+        return runs
     i, n = 0, len(prepared)
     while i < n:
         if prepared[i] is None and stored[i] is not None:
@@ -442,7 +446,7 @@ def _all_heights(view: PreparedView, head: Row, previous: Layout | None,
             hs = stored_heights[index]  # type: ignore[index]
         else:
             hs = height(stored)
-        append(block(hs, stored, prepared))
+        append(hs if prepared is stored else block(hs, stored, prepared))  # (block_height's first case, inline)
     return heights
 
 

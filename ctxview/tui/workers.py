@@ -136,9 +136,7 @@ class Layouts:
             messages = conversation.messages
             if self._conversation is None and messages and messages[0] is self._read_first:
                 # Built from the messages shown while the file was read (read_so_far): those are
-                # measured. (Linking results to their calls at the end of the reading makes new
-                # objects of the results alone, with a tool_name, and the same heights; never the
-                # first message: no call comes before it.)
+                # measured (the same objects: a ctxview file's results are linked as they are read).
                 heights = self._heights
                 heights.extend(map(collapsed_height, messages[len(heights):]))
             else:

@@ -144,3 +144,20 @@ def test_collapsed_height_is_its_definition(body, before, after, thinking, calls
     message = Message("assistant", text, thinking="t" if thinking else None,
                       tool_calls=tuple(ToolCall(f"c{k}", "Read") for k in range(calls)))
     assert collapsed_height(message) == _collapsed_by_definition(message)
+
+
+def test_a_fresh_layout_measures_each_row_as_block_height_does():
+    # (Layout.build's _all_heights takes block_height's unchanged-row case inline)
+    from ctxview.formats import DEMO_PATH, load_session
+    from ctxview.tui.layout import block_height, collapsed_height, head_height, removed_runs
+    from ctxview.view import row_columns
+
+    budget = Settings(tiers="default", budget=3000, old_messages="remove", keep_recent=4)
+    for conv in (CONV, *load_session(DEMO_PATH).conversations):
+        for s in (*SETTINGS, budget):
+            view = prepare(conv, s)
+            layout = Layout.build(view)
+            _, stored, prepared = row_columns(view.rows)
+            simple = [head_height(layout.head), *(block_height(collapsed_height(a), a, b) for a, b in zip(stored, prepared))]
+            assert layout.base_heights == simple
+            assert layout.runs == removed_runs(list(stored), list(prepared), 1)

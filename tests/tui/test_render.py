@@ -78,6 +78,23 @@ def test_removed_runs_group_consecutive_rows():
     assert runs == {1: (1, 3), 2: (1, 3), 3: (1, 3), 5: (5, 1)}
 
 
+@given(st.lists(st.sampled_from(["kept", "gone", "ghost", "inserted"]), max_size=30), st.integers(0, 3))
+def test_removed_runs_are_the_runs_of_rows_missing_on_the_prepared_side(kinds, offset):
+    # (removed_runs returns at once when no row is missing: the usual view; this is its definition)
+    m = Message("user", "a")
+    stored = [None if k in ("ghost", "inserted") else m for k in kinds]
+    prepared = [None if k in ("gone", "ghost") else m for k in kinds]
+    missing = [s is not None and p is None for s, p in zip(stored, prepared)]
+    expected = {}
+    for i, gone in enumerate(missing):
+        if gone:
+            start = i if i == 0 or not missing[i - 1] else expected[i - 1 + offset][0] - offset
+            length = next((j for j in range(start, len(missing)) if not missing[j]), len(missing)) - start
+            expected[i + offset] = (start + offset, length)
+    assert removed_runs(stored, prepared, offset) == expected
+    assert removed_runs(tuple(stored), tuple(prepared), offset) == expected
+
+
 def test_ghost_line_names_the_run_once():
     gone = row(Message("tool", "b"), None, changes=(Change("removed", "budget", "over budget"),))
     rows = [gone, gone, gone]
