@@ -60,7 +60,23 @@ def _output_meta(msg: Message, output: Any, policy: dict | None) -> None:
         object.__setattr__(msg, "meta", {**msg.meta, **meta} if msg.meta else meta)
 
 
+# The header Codex's exec tools write ("Chunk ID: 5f5f9d\nWall time: 0.5155 seconds\nProcess exited with
+# code 0\nOriginal token count: 402\nOutput:\n..."), read in one match: no other line of it can hold the
+# keys _exit_code_simple looks for after the code's line, so a match within 500 characters is its answer.
+_EXEC_HEADER = re.compile(r"Chunk ID: .*\nWall time: .*\nProcess exited with code (-?[0-9]{1,18})\n"
+                          r"Original token count: [0-9]*\nOutput:")
+
+
 def _exit_code(output: str) -> int | None:
+    """The exit code an output's text states, or None (_exit_code_simple, with Codex's own header
+    read in one regex match: this runs for every output of a rollout)."""
+    m = _EXEC_HEADER.match(output)
+    if m is not None and m.end() <= 500:
+        return int(m.group(1))
+    return _exit_code_simple(output)
+
+
+def _exit_code_simple(output: str) -> int | None:
     if output.startswith('{"output"'):
         # shell tools: {"output": ..., "metadata": {"exit_code": N, ...}}, metadata last; a quote
         # inside the output string is escaped, so the key is found only where it is a key
