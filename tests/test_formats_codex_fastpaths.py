@@ -1,15 +1,108 @@
 """The Codex loader's fast paths give what its simple rules give.
 
+_add_lines hands the common lines straight to their handlers (an event with its
+line number, not its origin); _Rollout.add, line by line, is the simple path.
 _exit_code reads Codex's exec header in one regex match before the line-by-line
-reading of _exit_code_simple; each must give the simple rule's answer.
+reading of _exit_code_simple. Each must give the simple rule's answer.
 """
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+from unittest import mock
+
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctxview.formats import codex, load_session
 from ctxview.formats.codex import _exit_code, _exit_code_simple
+from ctxview.formats.errors import LoadError
+
+ROOT = Path(__file__).resolve().parent.parent
+ROLLOUTS = [ROOT / "tests" / "fixtures" / "samples" / "codex" / "agentlogs-crud.jsonl",
+            *sorted((ROOT / "sample_sessions" / "codex").glob("*.jsonl"))]
+
+
+def _simple_add_lines(r, reader):
+    for lineno, rec in reader:
+        r.add(f"line {lineno}", rec)
+
+
+def _loaded(path: Path, lenient: bool = False) -> str:
+    """repr of the loaded session (or of the error), for comparing every field at once"""
+    try:
+        return repr(load_session(path, format="codex", lenient=lenient))
+    except LoadError as err:
+        return f"LoadError: {err}"
+
+
+def _loaded_both_ways(path: Path, lenient: bool = False) -> tuple[str, str]:
+    fast = _loaded(path, lenient)
+    with mock.patch.object(codex, "_add_lines", _simple_add_lines):
+        return fast, _loaded(path, lenient)
+
+
+def test_the_bundled_rollouts_load_by_the_fast_lines_as_by_the_simple_path():
+    for path in ROLLOUTS:
+        fast, simple = _loaded_both_ways(path)
+        assert fast == simple, path
+        assert "Session(" in fast
+
+
+_text = st.sampled_from(["hi", "", "<environment_context>x", "Chunk ID: a\nWall time: 1 seconds\nProcess exited with "
+                         "code 2\nOriginal token count: 1\nOutput:\nno", "Exit code: 1\nOutput:\nx"])
+_ids = st.sampled_from(["c1", "c2", "", None, 3])
+_usage = st.fixed_dictionaries({"input_tokens": st.sampled_from([10, 20, "x"]), "cached_input_tokens": st.just(4),
+                                "output_tokens": st.just(3)})
+_items = st.one_of(
+    st.builds(lambda r, t: {"type": "message", "role": r, "content": [{"type": "input_text", "text": t}]},
+              st.sampled_from(["user", "assistant", "developer"]), _text),
+    st.builds(lambda t: {"role": "user", "content": t}, _text),  # untyped
+    st.builds(lambda i: {"type": "function_call", "call_id": i, "name": "shell", "arguments": '{"a": 1}'}, _ids),
+    st.builds(lambda i: {"type": "custom_tool_call", "call_id": i, "name": "apply_patch", "input": "x"}, _ids),
+    st.builds(lambda i, o, t: {"type": t, "call_id": i, "output": o}, _ids,
+              _text | st.builds(lambda t, ok: {"content": t, "success": ok}, _text, st.sampled_from([True, False, None])),
+              st.sampled_from(["function_call_output", "custom_tool_call_output", "local_shell_call_output"])),
+    st.just({"type": "reasoning", "summary": [{"type": "summary_text", "text": "hmm"}]}),
+    st.sampled_from([{"type": "ghost_snapshot"}, {"type": "mystery"}, {"type": 7}, {"type": None}, {}]),
+)
+_events = st.one_of(
+    st.builds(lambda u, t: {"type": "token_count", "info": {"total_token_usage": t, "last_token_usage": u,
+                                                            "model_context_window": 1000}},
+              _usage, st.sampled_from([None, {"n": 1}, {"n": 2}])),
+    st.just({"type": "token_count", "info": None}),
+    st.builds(lambda k, t: {"type": k, "message": t}, st.sampled_from(["user_message", "agent_message", "other"]),
+              _text | st.just(5)),
+)
+_records = st.one_of(
+    st.tuples(st.just("response_item"), _items),
+    st.tuples(st.just("event_msg"), _events),
+    st.tuples(st.just("turn_context"), st.fixed_dictionaries({"model": st.sampled_from(["m1", "m2", 3]),
+                                                              "truncation_policy": st.sampled_from([None, {"mode": "bytes"}])})),
+    st.tuples(st.just("session_meta"), st.just({"id": "s", "base_instructions": {"text": "SYS"}})),
+    st.tuples(st.just("compacted"), st.builds(lambda h: {"message": "summary", "replacement_history": h},
+                                              st.none() | st.lists(_items, max_size=3))),
+    st.tuples(st.sampled_from(["response_item", "event_msg", "mystery", 5, None]),
+              st.sampled_from([None, "text", [1], 3])),  # a payload that is no object, an unknown type
+)
+_lines = st.one_of(
+    _records.map(lambda tp: orjson.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": tp[0], "payload": tp[1]})),
+    _items.map(orjson.dumps),  # bare items (the first rollouts)
+    st.sampled_from([b"[1, 2]", b"7", b'"text"', b"{not json", b"", b'{"type": ["a"], "payload": {}}',
+                     b'{"record_type": "state"}', b'{"id": "s", "instructions": "old"}']),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_lines, max_size=12), st.booleans())
+def test_any_rollout_loads_by_the_fast_lines_as_by_the_simple_path(lines, lenient):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "rollout.jsonl"
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        fast, simple = _loaded_both_ways(path, lenient)
+    assert fast == simple
 
 # header lines as Codex writes them, and the near misses around them
 _codes = st.one_of(st.integers(-300, 300).map(str), st.sampled_from(["", "-", "--5", "7" * 18, "7" * 19, "1 ", "x",

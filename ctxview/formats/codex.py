@@ -21,7 +21,7 @@ from .errors import LoadError
 from .jsonio import SKIP, Input, LineReader, load_document
 from .linking import compaction_events, unlinked_warning, usage_only_warning
 from .builders import message, openai_usage
-from .responses import ResponsesBuilder
+from .responses import ITEMS, ResponsesBuilder
 
 FORMAT = "codex"
 EXPECTED = "Codex CLI rollout"
@@ -36,17 +36,18 @@ _EXIT_KEY = re.compile(r'"metadata"\s*:\s*\{\s*"exit_code"\s*:\s*(-?[0-9]+)')
 _EXIT_LINES = ("Process exited with code ", "Exit code: ")
 
 
-def _output_meta(msg: Message, output: Any, policy: dict | None) -> None:
-    """Give the tool message of an output item what the rollout states about it, in meta: the
-    turn's truncation_policy, exit_code where the output names one, and is_error when it says
-    the call failed (success: false, or a non-zero exit code)."""
+def _output_meta(output: Any, policy: dict | None) -> dict | None:
+    """What the rollout states about an output item, for its tool message's meta: the turn's
+    truncation_policy, exit_code where the output names one, and is_error when it says the call
+    failed (success: false, or a non-zero exit code). None when there is nothing to say (no dict
+    made: this runs for every output)."""
     success = None
     if type(output) is dict:
         success = output.get("success")
         output = output.get("content")
     code = _exit_code(output) if type(output) is str else None
     if code is None and success is not False and policy is None:
-        return  # nothing to say (no dict made: this runs for every output)
+        return None
     meta: dict[str, Any] = {} if policy is None else {"truncation_policy": policy}
     if code is not None:
         meta["exit_code"] = code
@@ -54,10 +55,7 @@ def _output_meta(msg: Message, output: Any, policy: dict | None) -> None:
             meta["is_error"] = True
     if success is False:
         meta["is_error"] = True
-    if meta:
-        # The builder made this message a moment ago and nothing holds it yet: its meta is set
-        # instead of copying the whole message (a rollout holds tens of thousands).
-        object.__setattr__(msg, "meta", {**msg.meta, **meta} if msg.meta else meta)
+    return meta or None
 
 
 # The header Codex's exec tools write ("Chunk ID: 5f5f9d\nWall time: 0.5155 seconds\nProcess exited with
@@ -157,11 +155,14 @@ class _Rollout:
             self.unknown[rtype] = self.unknown.get(rtype, 0) + 1
 
     def _response_item(self, rec: dict, payload: dict, origin: str) -> None:
-        b = self.b
-        b.item(payload, origin)
-        ptype = payload.get("type")
-        if type(ptype) is str and ptype in _OUTPUTS and b.messages and b.messages[-1].origin == origin:
-            _output_meta(b.messages[-1], payload.get("output"), self.policy)
+        itype = payload.get("type")
+        handler = ITEMS.get(itype) if type(itype) is str else None
+        if handler is None:
+            self.b.item(payload, origin)  # (untyped, quiet and unknown items: the builder's own rules)
+        elif itype in _OUTPUTS:
+            self.b.output(payload, origin, _output_meta(payload.get("output"), self.policy))
+        else:
+            handler(self.b, payload, origin, False)  # (what b.item would call, looked up once)
 
     def _turn_context(self, rec: dict, payload: dict, origin: str) -> None:
         model = payload.get("model")
@@ -191,7 +192,9 @@ class _Rollout:
         elif isinstance(p.get("instructions"), str) and self.system_prompt is None:
             self.system_prompt = p["instructions"]
 
-    def _event_msg(self, rec: dict, p: dict, origin: str) -> None:
+    def _event_msg(self, rec: dict, p: dict, origin: str | int) -> None:
+        """(`origin`, or the number of the line it names: most events keep none, so _add_lines
+        does not make one)"""
         etype = p.get("type")
         if etype == "token_count":
             info = p.get("info")
@@ -212,13 +215,13 @@ class _Rollout:
             if not self.b.attach_usage(usage, timestamp if type(timestamp) is str else None):
                 # a model call whose items the file does not hold (usage-only rollouts)
                 self.usage_only.append(message(role="assistant", content="", model_id=self.b.model, usage=usage,
-                                               origin=origin))
+                                               origin=_origin(origin)))
         elif self.b.messages:
             return  # the UI's copies of the text are needed only when there is no response item
         elif etype == "user_message" and isinstance(p.get("message"), str):
-            self.event_texts.append(("user", p["message"], origin))
+            self.event_texts.append(("user", p["message"], _origin(origin)))
         elif etype == "agent_message" and isinstance(p.get("message"), str):
-            self.event_texts.append(("assistant", p["message"], origin))
+            self.event_texts.append(("assistant", p["message"], _origin(origin)))
 
     def _compacted(self, p: dict, origin: str) -> None:
         b = self.b
@@ -248,10 +251,18 @@ _RECORDS = {
 }
 assert _RECORDS.keys() == _TYPES
 
+def _origin(origin: str | int) -> str:
+    """A message's origin from what the handlers are given: the origin, or the number of its line."""
+    return f"line {origin}" if type(origin) is int else origin
+
+
 def _add_lines(r: _Rollout, reader: LineReader) -> None:
-    """Every line of a JSONL rollout given to r.add, parsed here (no generator in between: one
-    iteration per line of a 100 MB file)."""
+    """Every line of a JSONL rollout read into r, parsed here (no generator in between: one
+    iteration per line of a 100 MB file). The two common lines, a response item or an event with
+    its payload object, go straight to their handler (what r.add would call), an event with its
+    line number (most keep no origin: none is made); any other line goes through r.add."""
     loads, decode_error, bad_line, add = orjson.loads, orjson.JSONDecodeError, reader.bad_line, r.add
+    response_item, event_msg = r._response_item, r._event_msg
     lineno = reader.first_line - 1
     with reader.raw_lines() as lines:
         for raw in lines:
@@ -262,6 +273,15 @@ def _add_lines(r: _Rollout, reader: LineReader) -> None:
                 rec = bad_line(raw, lineno)
                 if rec is SKIP:
                     continue
+            if type(rec) is dict:
+                rtype, payload = rec.get("type"), rec.get("payload")
+                if type(payload) is dict:
+                    if rtype == "response_item":
+                        response_item(rec, payload, f"line {lineno}")
+                        continue
+                    if rtype == "event_msg":
+                        event_msg(rec, payload, lineno)
+                        continue
             add(f"line {lineno}", rec)
     reader.read_to(lineno)
 

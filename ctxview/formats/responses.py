@@ -16,7 +16,7 @@ from ..model import Message, ToolCall, Usage
 from .blocks import openai_parts_text
 from .builders import message, openai_usage, tool_call_from
 
-__all__ = ["ResponsesBuilder", "output_text", "openai_usage", "INJECTED_PREFIXES"]
+__all__ = ["ITEMS", "ResponsesBuilder", "output_text", "openai_usage", "INJECTED_PREFIXES"]
 
 # User messages a harness writes (Codex: AGENTS.md, environment context), not the person.
 INJECTED_PREFIXES = (
@@ -124,7 +124,7 @@ class ResponsesBuilder:
                 return
             itype = "message"
         # one table look-up instead of a chain of comparisons: this runs for every item of a rollout
-        handler = _ITEMS.get(itype)
+        handler = ITEMS.get(itype)
         if handler is not None:
             handler(self, item, origin, injected)
         elif itype not in _QUIET:
@@ -182,13 +182,17 @@ class ResponsesBuilder:
         g.texts.append(f"[{item['type']}: {desc[:300]}]")
 
     def _output(self, item: Mapping, origin: str, injected: bool) -> None:
+        self.output(item, origin)
+
+    def output(self, item: Mapping, origin: str, meta: dict | None = None) -> None:
+        """A *_output item's tool message, with `meta` (what the caller read from the item) if any."""
         self.flush()
         call_id = str(item.get("call_id") or "")
         name = self._call_names.get(call_id)
         if name is None:
             self.unlinked += 1
         self.messages.append(message(role="tool", content=output_text(item.get("output")), tool_call_id=call_id,
-                                     tool_name=name, origin=origin))
+                                     tool_name=name, origin=origin, meta={} if meta is None else meta))
 
     def _unknown(self, what: str) -> None:
         self.unknown[what] = self.unknown.get(what, 0) + 1
@@ -196,7 +200,8 @@ class ResponsesBuilder:
 
 
 # What item() does with each item type (_QUIET ones are dropped, any other is counted as unknown).
-_ITEMS = {
+# Public for a reader that feeds many items and looks each handler up itself (the Codex loader).
+ITEMS = {
     "message": ResponsesBuilder._message,
     "reasoning": ResponsesBuilder._reasoning,
     "function_call": ResponsesBuilder._function_call,
