@@ -1,7 +1,9 @@
 """The Codex loader's fast paths give what its simple rules give.
 
 _add_lines hands the common lines straight to their handlers (an event with its
-line number, not its origin); _Rollout.add, line by line, is the simple path.
+line number, not its origin); _Rollout.add, line by line, is the simple path. The
+loader checks the arguments' depth of the messages its builder noted as not flat;
+the registry's walk over every message is the simple rule.
 _exit_code reads Codex's exec header in one regex match before the line-by-line
 reading of _exit_code_simple. Each must give the simple rule's answer.
 """
@@ -39,8 +41,12 @@ def _loaded(path: Path, lenient: bool = False) -> str:
 
 
 def _loaded_both_ways(path: Path, lenient: bool = False) -> tuple[str, str]:
+    """(the load, the load by the simple path: r.add a line, and the registry's walk over every
+    message for arguments nested too deep instead of the loader's check of the messages it noted)"""
     fast = _loaded(path, lenient)
-    with mock.patch.object(codex, "_add_lines", _simple_add_lines):
+    with mock.patch.object(codex, "_add_lines", _simple_add_lines), \
+            mock.patch.object(codex, "check_arguments", lambda *a: None), \
+            mock.patch.object(codex.SESSION_FORMAT, "checks_arguments", False):
         return fast, _loaded(path, lenient)
 
 
@@ -61,6 +67,11 @@ _items = st.one_of(
               st.sampled_from(["user", "assistant", "developer"]), _text),
     st.builds(lambda t: {"role": "user", "content": t}, _text),  # untyped
     st.builds(lambda i: {"type": "function_call", "call_id": i, "name": "shell", "arguments": '{"a": 1}'}, _ids),
+    st.builds(lambda i, d, o: {"type": "function_call", "call_id": i, "name": "deep",
+                               "arguments": '{"a": ' + o * d + "1" + {"[": "]", '{"b": ': "}"}[o] * d + "}"},
+              _ids, st.sampled_from([0, 1, 99, 100, 101]), st.sampled_from(["[", '{"b": '])),
+    st.builds(lambda d: {"type": "local_shell_call", "call_id": "s", "action": {"command": [[]] if d else ["ls"]}},
+              st.booleans()),
     st.builds(lambda i: {"type": "custom_tool_call", "call_id": i, "name": "apply_patch", "input": "x"}, _ids),
     st.builds(lambda i, o, t: {"type": t, "call_id": i, "output": o}, _ids,
               _text | st.builds(lambda t, ok: {"content": t, "success": ok}, _text, st.sampled_from([True, False, None])),
@@ -143,3 +154,17 @@ def test_exit_code_reads_codex_headers_by_the_fast_match_up_to_the_500th_charact
         padded = out.replace("5f5f9d", "5" * pad)
         assert _exit_code(padded) == _exit_code_simple(padded), pad
     assert {_exit_code(out.replace("5f5f9d", "5" * pad)) for pad in range(380, 420)} == {3, None}
+
+
+def test_a_rollout_with_arguments_nested_too_deep_is_refused_as_the_registry_walk_refuses_it(tmp_path):
+    deep = '{"a": ' + "[" * 101 + "]" * 101 + "}"
+    lines = [{"type": "response_item", "payload": {"type": "message", "role": "user", "content": "go"}},
+             {"type": "response_item", "payload": {"type": "function_call", "call_id": "c1", "name": "ok",
+                                                   "arguments": '{"plan": [{"a": 1}]}'}},
+             {"type": "response_item", "payload": {"type": "function_call", "call_id": "c2", "name": "deep",
+                                                   "arguments": deep}}]
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
+    fast, simple = _loaded_both_ways(path)
+    assert fast == simple == ("LoadError: " + str(path) + ": conversation 'main', message 1 (line 2): the arguments "
+                              "of tool call 'deep' are nested deeper than 100 levels")

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from ..model import Conversation, Message, Session
+from .argument_depth import check_arguments
 from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import SKIP, Input, LineReader, load_document
@@ -328,9 +329,12 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         name="main", messages=tuple(messages), system_prompt=r.system_prompt, model=r.b.model,
         context_window=r.context_window, events=tuple(compaction_events(messages, r.specs)),
     )
-    return Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata=r.metadata,
-                   skipped=skipped + sum(unknown.values()) + r.malformed, warnings=tuple(warnings))
+    session = Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata=r.metadata,
+                      skipped=skipped + sum(unknown.values()) + r.malformed, warnings=tuple(warnings))
+    # (the builder noted the messages whose calls are not flat; the fallbacks' messages hold no calls)
+    check_arguments(inp.name, conv.name, conv.messages, r.b.nested if messages is r.b.messages else ())
+    return session
 
 
 SESSION_FORMAT = ModuleFormat(FORMAT, "Codex CLI rollout (JSONL)", EXPECTED, 30, load,
-                              sniff_record=sniff_record, sniff_document=sniff_document)
+                              sniff_record=sniff_record, sniff_document=sniff_document, checks_arguments=True)

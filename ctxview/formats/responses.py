@@ -13,6 +13,7 @@ from typing import Any, Mapping
 import orjson
 
 from ..model import Message, ToolCall, Usage
+from .argument_depth import is_flat
 from .blocks import openai_parts_text
 from .builders import message, openai_usage, tool_call_from
 
@@ -60,7 +61,9 @@ class ResponsesBuilder:
 
     Tool results are named after their calls as they come, as link_tool_results
     would name them (a call is always flushed before the next result); `unlinked`
-    counts the results whose call no earlier item made.
+    counts the results whose call no earlier item made. `nested` lists the messages
+    (indices into `messages`) holding a call whose arguments are not flat: the only
+    ones argument_depth.check_arguments need look at.
     """
 
     def __init__(self) -> None:
@@ -71,6 +74,7 @@ class ResponsesBuilder:
         self._group: _Group | None = None
         self._last_assistant: int | None = None
         self._call_names: dict[str, str] = {}   # call id -> tool name, of every call so far
+        self.nested: list[int] = []
 
     # -- assistant groups
     def _open(self, origin: str) -> _Group:
@@ -160,6 +164,10 @@ class ResponsesBuilder:
         self._open(origin).calls.append(call)
         if call.id:
             self._call_names[call.id] = call.name
+        if not is_flat(call.arguments):
+            index = len(self.messages)  # the open group's message, once flushed
+            if not self.nested or self.nested[-1] != index:
+                self.nested.append(index)
 
     def _function_call(self, item: Mapping, origin: str, injected: bool) -> None:
         self._call(origin, tool_call_from(item.get("call_id") or item.get("id"), item.get("name"),
