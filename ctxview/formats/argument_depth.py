@@ -2,10 +2,10 @@
 
 A file whose arguments nest past MAX_ARGUMENT_DEPTH is refused with one line rather than
 overflowing the stack of whatever walks them (JSON allows 1,024 levels; the encoders stop
-near 1,000). A loader that knows which messages hold arguments that are not flat (the Codex
-loader, noting them as it builds each call, while they are in the cache) checks only those and
-says so (SessionFormat.checks_arguments): walking every message of a big session again after
-the load costs ~5% of a Codex load, in cache misses.
+near 1,000). A loader that measures each call's arguments as it builds it, while they are in
+the cache, checks only the messages it found too deep and says so (SessionFormat.checks_arguments;
+the Codex loader): walking every message of a big session again after the load cost ~5% of a
+Codex load, in cache misses.
 """
 
 from __future__ import annotations
@@ -15,21 +15,11 @@ from typing import Any, Iterable, Sequence
 from ..model import Message
 from .errors import LoadError
 
-__all__ = ["MAX_ARGUMENT_DEPTH", "check_arguments", "deeper_than", "is_flat"]
+__all__ = ["MAX_ARGUMENT_DEPTH", "check_arguments", "deeper_than"]
 
 MAX_ARGUMENT_DEPTH = 100
 
 _CONTAINERS = frozenset((dict, list, tuple))  # what the loaders build from JSON (no subclasses)
-
-
-def is_flat(arguments: Any) -> bool:
-    """A dict none of whose values is a container: it cannot nest past any limit."""
-    if type(arguments) is not dict:
-        return False
-    for v in arguments.values():
-        if type(v) in _CONTAINERS:
-            return False
-    return True
 
 
 def deeper_than(value: Any, limit: int) -> bool:

@@ -331,8 +331,8 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     )
     session = Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata=r.metadata,
                       skipped=skipped + sum(unknown.values()) + r.malformed, warnings=tuple(warnings))
-    # (the builder noted the messages whose calls are not flat; the fallbacks' messages hold no calls)
-    check_arguments(inp.name, conv.name, conv.messages, r.b.nested if messages is r.b.messages else ())
+    # (the builder noted the messages with a call nested too deep; the fallbacks' messages hold no calls)
+    check_arguments(inp.name, conv.name, conv.messages, r.b.too_deep if messages is r.b.messages else ())
     return session
 
 

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import orjson
 
 from ..model import Message, ToolCall, Usage
-from .argument_depth import is_flat
+from .argument_depth import MAX_ARGUMENT_DEPTH, deeper_than
 from .blocks import openai_parts_text
 from .builders import message, openai_usage, tool_call_from
 
@@ -61,9 +61,9 @@ class ResponsesBuilder:
 
     Tool results are named after their calls as they come, as link_tool_results
     would name them (a call is always flushed before the next result); `unlinked`
-    counts the results whose call no earlier item made. `nested` lists the messages
-    (indices into `messages`) holding a call whose arguments are not flat: the only
-    ones argument_depth.check_arguments need look at.
+    counts the results whose call no earlier item made. `too_deep` lists the messages
+    (indices into `messages`) holding a call whose arguments nest deeper than
+    MAX_ARGUMENT_DEPTH: what argument_depth.check_arguments refuses.
     """
 
     def __init__(self) -> None:
@@ -74,7 +74,7 @@ class ResponsesBuilder:
         self._group: _Group | None = None
         self._last_assistant: int | None = None
         self._call_names: dict[str, str] = {}   # call id -> tool name, of every call so far
-        self.nested: list[int] = []
+        self.too_deep: list[int] = []
 
     # -- assistant groups
     def _open(self, origin: str) -> _Group:
@@ -164,10 +164,10 @@ class ResponsesBuilder:
         self._open(origin).calls.append(call)
         if call.id:
             self._call_names[call.id] = call.name
-        if not is_flat(call.arguments):
+        if deeper_than(call.arguments, MAX_ARGUMENT_DEPTH):  # (checked now, while the arguments are in the cache)
             index = len(self.messages)  # the open group's message, once flushed
-            if not self.nested or self.nested[-1] != index:
-                self.nested.append(index)
+            if not self.too_deep or self.too_deep[-1] != index:
+                self.too_deep.append(index)
 
     def _function_call(self, item: Mapping, origin: str, injected: bool) -> None:
         self._call(origin, tool_call_from(item.get("call_id") or item.get("id"), item.get("name"),
