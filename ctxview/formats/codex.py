@@ -69,10 +69,8 @@ _EXEC_HEADER = re.compile(r"Chunk ID: .*\nWall time: .*\nProcess exited with cod
 def _exit_code(output: str) -> int | None:
     """The exit code an output's text states, or None (_exit_code_simple, with Codex's own header
     read in one regex match: this runs for every output of a rollout)."""
-    m = _EXEC_HEADER.match(output)
-    if m is not None and m.end() <= 500:
-        return int(m.group(1))
-    return _exit_code_simple(output)
+    m = _EXEC_HEADER.match(output, 0, 500)  # (ending within 500 characters, as the simple rule reads)
+    return int(m[1]) if m is not None else _exit_code_simple(output)
 
 
 def _exit_code_simple(output: str) -> int | None:
