@@ -126,6 +126,9 @@ class _Rollout:
         self.malformed = 0
         self.policy: dict | None = None        # this turn's turn_context.truncation_policy
         self.usage_only: list[Message] = []    # token counts no assistant item was there to take
+        # each item type's handler, bound: what b.item would call, an output's with its meta
+        self.items = {t: handler.__get__(self.b) for t, handler in ITEMS.items()}
+        self.items.update(dict.fromkeys(_OUTPUTS, self._output_item))
 
     def add(self, origin: str, rec: Any) -> None:
         if not isinstance(rec, dict):
@@ -155,13 +158,14 @@ class _Rollout:
 
     def _response_item(self, rec: dict, payload: dict, origin: str) -> None:
         itype = payload.get("type")
-        handler = ITEMS.get(itype) if type(itype) is str else None
+        handler = self.items.get(itype) if type(itype) is str else None
         if handler is None:
             self.b.item(payload, origin)  # (untyped, quiet and unknown items: the builder's own rules)
-        elif itype in _OUTPUTS:
-            self.b.output(payload, origin, _output_meta(payload.get("output"), self.policy))
         else:
-            handler(self.b, payload, origin, False)  # (what b.item would call, looked up once)
+            handler(payload, origin, False)
+
+    def _output_item(self, item: dict, origin: str, injected: bool) -> None:
+        self.b.output(item, origin, _output_meta(item.get("output"), self.policy))
 
     def _turn_context(self, rec: dict, payload: dict, origin: str) -> None:
         model = payload.get("model")
@@ -257,11 +261,11 @@ def _origin(origin: str | int) -> str:
 
 def _add_lines(r: _Rollout, reader: LineReader) -> None:
     """Every line of a JSONL rollout read into r, parsed here (no generator in between: one
-    iteration per line of a 100 MB file). The two common lines, a response item or an event with
-    its payload object, go straight to their handler (what r.add would call), an event with its
-    line number (most keep no origin: none is made); any other line goes through r.add."""
+    iteration per line of a 100 MB file). The two common lines, a response item of a known type or
+    an event with its payload object, go straight to their handler (what r.add would call), an
+    event with its line number (most keep no origin: none is made); any other line goes through r.add."""
     loads, decode_error, bad_line, add = orjson.loads, orjson.JSONDecodeError, reader.bad_line, r.add
-    response_item, event_msg = r._response_item, r._event_msg
+    items, event_msg = r.items, r._event_msg
     lineno = reader.first_line - 1
     with reader.raw_lines() as lines:
         for raw in lines:
@@ -276,8 +280,11 @@ def _add_lines(r: _Rollout, reader: LineReader) -> None:
                 rtype, payload = rec.get("type"), rec.get("payload")
                 if type(payload) is dict:
                     if rtype == "response_item":
-                        response_item(rec, payload, f"line {lineno}")
-                        continue
+                        itype = payload.get("type")
+                        handler = items.get(itype) if type(itype) is str else None
+                        if handler is not None:
+                            handler(payload, f"line {lineno}", False)
+                            continue
                     if rtype == "event_msg":
                         event_msg(rec, payload, lineno)
                         continue
