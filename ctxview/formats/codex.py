@@ -254,6 +254,7 @@ _RECORDS = {
 }
 assert _RECORDS.keys() == _TYPES
 
+
 def _origin(origin: str | int) -> str:
     """A message's origin from what the handlers are given: the origin, or the number of its line."""
     return f"line {origin}" if type(origin) is int else origin

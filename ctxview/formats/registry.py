@@ -15,7 +15,7 @@ from ..gcpause import paused_gc
 from ..model import Session
 from . import (anthropic, claude_code, claude_trace, codex, gemini, inspect_ai, inspect_eval_zip, native, openai,
                swarm_events, swarm_snapshot)
-from .argument_depth import MAX_ARGUMENT_DEPTH, check_arguments
+from .argument_depth import MAX_ARGUMENT_DEPTH, check_arguments  # noqa: F401 (MAX_ARGUMENT_DEPTH: read here too)
 from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, detect_layout, load_document, open_input
