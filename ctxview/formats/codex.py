@@ -16,12 +16,13 @@ from typing import Any
 import orjson
 
 from ..model import Conversation, Message, Session
+from .argument_depth import check_arguments
 from .contract import ModuleFormat
 from .errors import LoadError
 from .jsonio import SKIP, Input, LineReader, load_document
 from .linking import compaction_events, unlinked_warning, usage_only_warning
 from .builders import message, openai_usage
-from .responses import ResponsesBuilder
+from .responses import ITEMS, ResponsesBuilder
 
 FORMAT = "codex"
 EXPECTED = "Codex CLI rollout"
@@ -36,17 +37,18 @@ _EXIT_KEY = re.compile(r'"metadata"\s*:\s*\{\s*"exit_code"\s*:\s*(-?[0-9]+)')
 _EXIT_LINES = ("Process exited with code ", "Exit code: ")
 
 
-def _output_meta(msg: Message, output: Any, policy: dict | None) -> None:
-    """Give the tool message of an output item what the rollout states about it, in meta: the
-    turn's truncation_policy, exit_code where the output names one, and is_error when it says
-    the call failed (success: false, or a non-zero exit code)."""
+def _output_meta(output: Any, policy: dict | None) -> dict | None:
+    """What the rollout states about an output item, for its tool message's meta: the turn's
+    truncation_policy, exit_code where the output names one, and is_error when it says the call
+    failed (success: false, or a non-zero exit code). None when there is nothing to say (no dict
+    made: this runs for every output)."""
     success = None
     if type(output) is dict:
         success = output.get("success")
         output = output.get("content")
     code = _exit_code(output) if type(output) is str else None
     if code is None and success is not False and policy is None:
-        return  # nothing to say (no dict made: this runs for every output)
+        return None
     meta: dict[str, Any] = {} if policy is None else {"truncation_policy": policy}
     if code is not None:
         meta["exit_code"] = code
@@ -54,13 +56,24 @@ def _output_meta(msg: Message, output: Any, policy: dict | None) -> None:
             meta["is_error"] = True
     if success is False:
         meta["is_error"] = True
-    if meta:
-        # The builder made this message a moment ago and nothing holds it yet: its meta is set
-        # instead of copying the whole message (a rollout holds tens of thousands).
-        object.__setattr__(msg, "meta", {**msg.meta, **meta} if msg.meta else meta)
+    return meta or None
+
+
+# The header Codex's exec tools write ("Chunk ID: 5f5f9d\nWall time: 0.5155 seconds\nProcess exited with
+# code 0\nOriginal token count: 402\nOutput:\n..."), read in one match: no other line of it can hold the
+# keys _exit_code_simple looks for after the code's line, so a match within 500 characters is its answer.
+_EXEC_HEADER = re.compile(r"Chunk ID: .*\nWall time: .*\nProcess exited with code (-?[0-9]{1,18})\n"
+                          r"Original token count: [0-9]*\nOutput:")
 
 
 def _exit_code(output: str) -> int | None:
+    """The exit code an output's text states, or None (_exit_code_simple, with Codex's own header
+    read in one regex match: this runs for every output of a rollout)."""
+    m = _EXEC_HEADER.match(output, 0, 500)  # (ending within 500 characters, as the simple rule reads)
+    return int(m[1]) if m is not None else _exit_code_simple(output)
+
+
+def _exit_code_simple(output: str) -> int | None:
     if output.startswith('{"output"'):
         # shell tools: {"output": ..., "metadata": {"exit_code": N, ...}}, metadata last; a quote
         # inside the output string is escaped, so the key is found only where it is a key
@@ -113,6 +126,9 @@ class _Rollout:
         self.malformed = 0
         self.policy: dict | None = None        # this turn's turn_context.truncation_policy
         self.usage_only: list[Message] = []    # token counts no assistant item was there to take
+        # each item type's handler, bound: what b.item would call, an output's with its meta
+        self.items = {t: handler.__get__(self.b) for t, handler in ITEMS.items()}
+        self.items.update(dict.fromkeys(_OUTPUTS, self._output_item))
 
     def add(self, origin: str, rec: Any) -> None:
         if not isinstance(rec, dict):
@@ -141,11 +157,15 @@ class _Rollout:
             self.unknown[rtype] = self.unknown.get(rtype, 0) + 1
 
     def _response_item(self, rec: dict, payload: dict, origin: str) -> None:
-        b = self.b
-        b.item(payload, origin)
-        ptype = payload.get("type")
-        if type(ptype) is str and ptype in _OUTPUTS and b.messages and b.messages[-1].origin == origin:
-            _output_meta(b.messages[-1], payload.get("output"), self.policy)
+        itype = payload.get("type")
+        handler = self.items.get(itype) if type(itype) is str else None
+        if handler is None:
+            self.b.item(payload, origin)  # (untyped, quiet and unknown items: the builder's own rules)
+        else:
+            handler(payload, origin, False)
+
+    def _output_item(self, item: dict, origin: str, injected: bool) -> None:
+        self.b.output(item, origin, _output_meta(item.get("output"), self.policy))
 
     def _turn_context(self, rec: dict, payload: dict, origin: str) -> None:
         model = payload.get("model")
@@ -175,7 +195,9 @@ class _Rollout:
         elif isinstance(p.get("instructions"), str) and self.system_prompt is None:
             self.system_prompt = p["instructions"]
 
-    def _event_msg(self, rec: dict, p: dict, origin: str) -> None:
+    def _event_msg(self, rec: dict, p: dict, origin: str | int) -> None:
+        """(`origin`, or the number of the line it names: most events keep none, so _add_lines
+        does not make one)"""
         etype = p.get("type")
         if etype == "token_count":
             info = p.get("info")
@@ -196,13 +218,13 @@ class _Rollout:
             if not self.b.attach_usage(usage, timestamp if type(timestamp) is str else None):
                 # a model call whose items the file does not hold (usage-only rollouts)
                 self.usage_only.append(message(role="assistant", content="", model_id=self.b.model, usage=usage,
-                                               origin=origin))
+                                               origin=_origin(origin)))
         elif self.b.messages:
             return  # the UI's copies of the text are needed only when there is no response item
         elif etype == "user_message" and isinstance(p.get("message"), str):
-            self.event_texts.append(("user", p["message"], origin))
+            self.event_texts.append(("user", p["message"], _origin(origin)))
         elif etype == "agent_message" and isinstance(p.get("message"), str):
-            self.event_texts.append(("assistant", p["message"], origin))
+            self.event_texts.append(("assistant", p["message"], _origin(origin)))
 
     def _compacted(self, p: dict, origin: str) -> None:
         b = self.b
@@ -232,10 +254,19 @@ _RECORDS = {
 }
 assert _RECORDS.keys() == _TYPES
 
+
+def _origin(origin: str | int) -> str:
+    """A message's origin from what the handlers are given: the origin, or the number of its line."""
+    return f"line {origin}" if type(origin) is int else origin
+
+
 def _add_lines(r: _Rollout, reader: LineReader) -> None:
-    """Every line of a JSONL rollout given to r.add, parsed here (no generator in between: one
-    iteration per line of a 100 MB file)."""
+    """Every line of a JSONL rollout read into r, parsed here (no generator in between: one
+    iteration per line of a 100 MB file). The two common lines, a response item of a known type or
+    an event with its payload object, go straight to their handler (what r.add would call), an
+    event with its line number (most keep no origin: none is made); any other line goes through r.add."""
     loads, decode_error, bad_line, add = orjson.loads, orjson.JSONDecodeError, reader.bad_line, r.add
+    items, event_msg = r.items, r._event_msg
     lineno = reader.first_line - 1
     with reader.raw_lines() as lines:
         for raw in lines:
@@ -246,6 +277,18 @@ def _add_lines(r: _Rollout, reader: LineReader) -> None:
                 rec = bad_line(raw, lineno)
                 if rec is SKIP:
                     continue
+            if type(rec) is dict:
+                rtype, payload = rec.get("type"), rec.get("payload")
+                if type(payload) is dict:
+                    if rtype == "response_item":
+                        itype = payload.get("type")
+                        handler = items.get(itype) if type(itype) is str else None
+                        if handler is not None:
+                            handler(payload, f"line {lineno}", False)
+                            continue
+                    if rtype == "event_msg":
+                        event_msg(rec, payload, lineno)
+                        continue
             add(f"line {lineno}", rec)
     reader.read_to(lineno)
 
@@ -292,9 +335,12 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
         name="main", messages=tuple(messages), system_prompt=r.system_prompt, model=r.b.model,
         context_window=r.context_window, events=tuple(compaction_events(messages, r.specs)),
     )
-    return Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata=r.metadata,
-                   skipped=skipped + sum(unknown.values()) + r.malformed, warnings=tuple(warnings))
+    session = Session(format=FORMAT, source=inp.name, conversations=(conv,), metadata=r.metadata,
+                      skipped=skipped + sum(unknown.values()) + r.malformed, warnings=tuple(warnings))
+    # (the builder noted the messages with a call nested too deep; the fallbacks' messages hold no calls)
+    check_arguments(inp.name, conv.name, conv.messages, r.b.too_deep if messages is r.b.messages else ())
+    return session
 
 
 SESSION_FORMAT = ModuleFormat(FORMAT, "Codex CLI rollout (JSONL)", EXPECTED, 30, load,
-                              sniff_record=sniff_record, sniff_document=sniff_document)
+                              sniff_record=sniff_record, sniff_document=sniff_document, checks_arguments=True)

@@ -49,6 +49,9 @@ class SessionFormat(ABC):
     description: ClassVar[str]
     expected: ClassVar[str]
     specificity: ClassVar[int]
+    # True: load() itself refuses a tool call nested past argument_depth.MAX_ARGUMENT_DEPTH, as the
+    # registry's check after every load would (which then does not walk the messages again)
+    checks_arguments: ClassVar[bool] = False
 
     def sniff_record(self, record: Any) -> bool:
         """Whether one parsed JSON line looks like a record of this format (default: never)."""
@@ -79,8 +82,9 @@ class ModuleFormat(SessionFormat):
 
     def __init__(self, name: str, description: str, expected: str, specificity: int, load: Callable[..., Session],
                  sniff_record: Callable[[Any], bool] | None = None, sniff_document: Callable[[Any], bool] | None = None,
-                 load_in_pieces: Callable[[Input], Session | None] | None = None) -> None:
+                 load_in_pieces: Callable[[Input], Session | None] | None = None, checks_arguments: bool = False) -> None:
         self.name, self.description, self.expected, self.specificity = name, description, expected, specificity  # type: ignore[misc]
+        self.checks_arguments = checks_arguments  # type: ignore[misc]
         self._load, self._in_pieces = load, load_in_pieces
         if sniff_record is not None:
             self.sniff_record = sniff_record  # type: ignore[method-assign]

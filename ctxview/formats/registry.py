@@ -15,6 +15,7 @@ from ..gcpause import paused_gc
 from ..model import Session
 from . import (anthropic, claude_code, claude_trace, codex, gemini, inspect_ai, inspect_eval_zip, native, openai,
                swarm_events, swarm_snapshot)
+from .argument_depth import MAX_ARGUMENT_DEPTH, check_arguments  # noqa: F401 (MAX_ARGUMENT_DEPTH: read here too)
 from .contract import SessionFormat
 from .errors import LoadError
 from .jsonio import Input, LineReader, detect_layout, load_document, open_input
@@ -45,11 +46,10 @@ _SNIFFING = tuple(sorted(REGISTERED, key=lambda f: -f.specificity))
 _SNIFF_RECORDS = 50
 
 # What a file may ask for. A real session has a handful of conversations (agents, side chains,
-# sub-agents) and tool arguments a few levels deep; a file past these is refused with one line
-# rather than taking gigabytes (100,000 side chains: 2.2 GB for report --json) or overflowing
-# the stack of whatever walks the arguments (JSON allows 1,024 levels; the encoders stop near 1,000).
+# sub-agents) and tool arguments a few levels deep (argument_depth.MAX_ARGUMENT_DEPTH); a file past
+# these is refused with one line rather than taking gigabytes (100,000 side chains: 2.2 GB for
+# report --json).
 MAX_CONVERSATIONS = 2_000
-MAX_ARGUMENT_DEPTH = 100
 
 
 def _check_name(format: str) -> str:
@@ -151,68 +151,41 @@ def load_input(inp: Input, format: str | None = None, lenient: bool = False, lay
     (a one-line document is read to its end to tell, 0.3 s on a 500 MB file: once is enough)."""
     if format is not None:
         _check_name(format)
-    return _within_limits(inp, _load(inp, format, lenient, layout))
+    session, checked = _load(inp, format, lenient, layout)
+    return _within_limits(inp, session, arguments=not checked)
 
 
-def _load(inp: Input, format: str | None, lenient: bool, layout: str | None = None) -> Session:
+def _load(inp: Input, format: str | None, lenient: bool, layout: str | None = None) -> tuple[Session, bool]:
+    """The session, and whether its loader checked the arguments' depth (SessionFormat.checks_arguments)."""
     if inspect_eval_zip.is_zip(inp):  # the one binary layout: Inspect AI's .eval archive
         if format not in (None, inspect_ai.FORMAT):
             raise LoadError(inp.name, "a zip archive, not JSON", expected=_BY_NAME[format].expected)
-        return inspect_eval_zip.load_eval(inp)
+        return inspect_eval_zip.load_eval(inp), False
     if layout is None:
         layout = detect_layout(inp)
     with paused_gc(keep=True):
         if layout == "jsonl":
-            name = format or _sniff_lines(inp)
-            return _BY_NAME[name].load(inp, "jsonl", lenient)
+            fmt = _BY_NAME[format or _sniff_lines(inp)]
+            return fmt.load(inp, "jsonl", lenient), fmt.checks_arguments
         # A format that overrides load_in_pieces (ctxview's) reads its own big files a piece at
         # a time, never holding the whole parsed document; None means "not such a file".
         for fmt in (_BY_NAME[format],) if format else _SNIFFING:
             if (session := fmt.load_in_pieces(inp)) is not None:
-                return session
+                return session, False
         expected = _BY_NAME[format].expected if format else "a session file (JSON or JSONL)"
         doc = load_document(inp, expected)
-        name = format or _sniff_document(inp, doc)
-        return _BY_NAME[name].load(inp, "json", lenient, doc=doc)
+        fmt = _BY_NAME[format or _sniff_document(inp, doc)]
+        return fmt.load(inp, "json", lenient, doc=doc), fmt.checks_arguments
 
 
-def _within_limits(inp: Input, session: Session) -> Session:
-    """`session`, or a LoadError when it asks for more than MAX_CONVERSATIONS or MAX_ARGUMENT_DEPTH."""
+def _within_limits(inp: Input, session: Session, arguments: bool = True) -> Session:
+    """`session`, or a LoadError when it asks for more than MAX_CONVERSATIONS or MAX_ARGUMENT_DEPTH
+    (`arguments` False: the loader checked those itself, SessionFormat.checks_arguments)."""
     count = len(session.conversations)
     if count > MAX_CONVERSATIONS:
         raise LoadError(inp.name, f"{count:,} conversations (agents, side chains, sub-agents); ctxview reads at "
                                   f"most {MAX_CONVERSATIONS:,}")
-    for conv in session.conversations:
-        for msg in conv.messages:
-            if msg.tool_calls:
-                for call in msg.tool_calls:
-                    if _deeper_than(call.arguments, MAX_ARGUMENT_DEPTH):
-                        index = conv.messages.index(msg)
-                        where = f" ({msg.origin})" if msg.origin else ""
-                        raise LoadError(inp.name, f"conversation {conv.name!r}, message {index}{where}: the "
-                                                  f"arguments of tool call {call.name!r} are nested deeper than "
-                                                  f"{MAX_ARGUMENT_DEPTH} levels")
+    if arguments:
+        for conv in session.conversations:
+            check_arguments(inp.name, conv.name, conv.messages)
     return session
-
-
-_CONTAINERS = frozenset((dict, list, tuple))  # what the loaders build from JSON (no subclasses)
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether `value` (JSON-like) holds containers more than `limit` levels deep; no recursion, so a
-    value nested to the parser's limit is measured, not a RecursionError. Flat arguments (the usual
-    case) cost one pass over their values."""
-    for v in (value.values() if isinstance(value, dict) else value):
-        if type(v) in _CONTAINERS:
-            break
-    else:
-        return False
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        for v in (item.values() if isinstance(item, dict) else item):
-            if type(v) in _CONTAINERS:
-                stack.append((v, depth + 1))
-    return False

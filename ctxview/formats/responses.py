@@ -13,10 +13,11 @@ from typing import Any, Mapping
 import orjson
 
 from ..model import Message, ToolCall, Usage
+from .argument_depth import MAX_ARGUMENT_DEPTH, deeper_than
 from .blocks import openai_parts_text
 from .builders import message, openai_usage, tool_call_from
 
-__all__ = ["ResponsesBuilder", "output_text", "openai_usage", "INJECTED_PREFIXES"]
+__all__ = ["ITEMS", "ResponsesBuilder", "output_text", "openai_usage", "INJECTED_PREFIXES"]
 
 # User messages a harness writes (Codex: AGENTS.md, environment context), not the person.
 INJECTED_PREFIXES = (
@@ -60,7 +61,9 @@ class ResponsesBuilder:
 
     Tool results are named after their calls as they come, as link_tool_results
     would name them (a call is always flushed before the next result); `unlinked`
-    counts the results whose call no earlier item made.
+    counts the results whose call no earlier item made. `too_deep` lists the messages
+    (indices into `messages`) holding a call whose arguments nest deeper than
+    MAX_ARGUMENT_DEPTH: what argument_depth.check_arguments refuses.
     """
 
     def __init__(self) -> None:
@@ -71,6 +74,7 @@ class ResponsesBuilder:
         self._group: _Group | None = None
         self._last_assistant: int | None = None
         self._call_names: dict[str, str] = {}   # call id -> tool name, of every call so far
+        self.too_deep: list[int] = []
 
     # -- assistant groups
     def _open(self, origin: str) -> _Group:
@@ -124,7 +128,7 @@ class ResponsesBuilder:
                 return
             itype = "message"
         # one table look-up instead of a chain of comparisons: this runs for every item of a rollout
-        handler = _ITEMS.get(itype)
+        handler = ITEMS.get(itype)
         if handler is not None:
             handler(self, item, origin, injected)
         elif itype not in _QUIET:
@@ -160,6 +164,10 @@ class ResponsesBuilder:
         self._open(origin).calls.append(call)
         if call.id:
             self._call_names[call.id] = call.name
+        if deeper_than(call.arguments, MAX_ARGUMENT_DEPTH):  # (checked now, while the arguments are in the cache)
+            index = len(self.messages)  # the open group's message, once flushed
+            if not self.too_deep or self.too_deep[-1] != index:
+                self.too_deep.append(index)
 
     def _function_call(self, item: Mapping, origin: str, injected: bool) -> None:
         self._call(origin, tool_call_from(item.get("call_id") or item.get("id"), item.get("name"),
@@ -182,13 +190,17 @@ class ResponsesBuilder:
         g.texts.append(f"[{item['type']}: {desc[:300]}]")
 
     def _output(self, item: Mapping, origin: str, injected: bool) -> None:
+        self.output(item, origin)
+
+    def output(self, item: Mapping, origin: str, meta: dict | None = None) -> None:
+        """A *_output item's tool message, with `meta` (what the caller read from the item) if any."""
         self.flush()
         call_id = str(item.get("call_id") or "")
         name = self._call_names.get(call_id)
         if name is None:
             self.unlinked += 1
         self.messages.append(message(role="tool", content=output_text(item.get("output")), tool_call_id=call_id,
-                                     tool_name=name, origin=origin))
+                                     tool_name=name, origin=origin, meta={} if meta is None else meta))
 
     def _unknown(self, what: str) -> None:
         self.unknown[what] = self.unknown.get(what, 0) + 1
@@ -196,7 +208,8 @@ class ResponsesBuilder:
 
 
 # What item() does with each item type (_QUIET ones are dropped, any other is counted as unknown).
-_ITEMS = {
+# Public for a reader that feeds many items and looks each handler up itself (the Codex loader).
+ITEMS = {
     "message": ResponsesBuilder._message,
     "reasoning": ResponsesBuilder._reasoning,
     "function_call": ResponsesBuilder._function_call,
