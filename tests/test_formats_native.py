@@ -523,3 +523,57 @@ def test_results_are_linked_as_read_as_link_tool_results_links_them(tmp_path, so
         assert unlinked_warning(conv.name, count) in (*session.warnings, None)
         assert (unlinked_warning(conv.name, count) is None) == (not any(w.startswith(f"{conv.name}: ") and "a call"
                                                                         in w for w in session.warnings))
+
+
+# Tool-call arguments nested past MAX_ARGUMENT_DEPTH: the loader's own walk (the one that shares
+# their strings) answers argument_depth.deeper_than, so the load needs no second walk, and it
+# stops at the limit: a file nested to the parser's limit (1024) used to be a RecursionError.
+from ctxview.formats.argument_depth import MAX_ARGUMENT_DEPTH, deeper_than  # noqa: E402
+
+
+def _nested(depth: int, shape: list[int]) -> object:
+    """A value `depth` containers deep (dicts and lists chosen by `shape`), with flat siblings."""
+    value: object = {} if shape[0] % 2 else []
+    for level in range(depth - 1):
+        k = shape[(level + 1) % len(shape)]
+        value = {"s": "x", "n": k, "v": value} if k % 2 else ["x", k, value]
+    return value
+
+
+@given(st.integers(1, MAX_ARGUMENT_DEPTH + 3), st.lists(st.integers(0, 3), min_size=1, max_size=6),
+       st.booleans())
+@settings(max_examples=150)
+def test_share_strings_answers_deeper_than(depth, shape, wrap):
+    value = _nested(depth, shape)
+    args = {"a": value, "b": "flat"} if wrap else value
+    if type(args) is not dict:
+        args = {"only": args}
+    assert native._share_strings(orjson.loads(orjson.dumps(args)), {}) == deeper_than(args, MAX_ARGUMENT_DEPTH)
+
+
+def _deep_doc(depth: int, replaced: bool = False) -> bytes:
+    args = b'{"k":' * depth + b"1" + b"}" * depth
+    call = b'{"role":"assistant","content":null,"tool_calls":[{"id":"c1","name":"X","arguments":' + args + b"}]}"
+    msgs = b'{"role":"user","content":"hi"},' + (b'{"role":"assistant","content":"ok"}' if replaced else call)
+    events = b',"events":[{"kind":"compaction","index":1,"replaced":[' + call + b"]}]" if replaced else b""
+    return b'{"format":"ctxview","conversations":[{"name":"main","messages":[' + msgs + b"]" + events + b"}]}"
+
+
+@pytest.mark.parametrize("pieces", [False, True])
+def test_arguments_too_deep_are_one_clear_error_up_to_the_parsers_limit(tmp_path, monkeypatch, pieces):
+    if pieces:
+        monkeypatch.setattr(native, "PIECES_ABOVE", 0)
+        monkeypatch.setattr(json_pieces, "PIECE_BYTES", 16)
+    p = tmp_path / "deep.json"
+    p.write_bytes(_deep_doc(MAX_ARGUMENT_DEPTH))
+    assert load_session(p).conversations[0].messages[1].tool_calls[0].name == "X"
+    for depth in (MAX_ARGUMENT_DEPTH + 1, 1010):
+        p.write_bytes(_deep_doc(depth))
+        with pytest.raises(LoadError) as exc:
+            load_session(p)
+        assert str(exc.value) == (f"{p}: conversation 'main', message 1 (/conversations/0/messages/1): the arguments "
+                                  f"of tool call 'X' are nested deeper than {MAX_ARGUMENT_DEPTH} levels")
+        p.write_bytes(_deep_doc(depth, replaced=True))  # a compaction's replaced message: named by its pointer
+        with pytest.raises(LoadError, match=r"/conversations/0/events/0/replaced/0/tool_calls/0/arguments: "
+                                            f"nested deeper than {MAX_ARGUMENT_DEPTH} levels"):
+            load_session(p)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..model import Content, ContextEvent, Conversation, Message, Session
+from .argument_depth import MAX_ARGUMENT_DEPTH, check_arguments
 from .builders import message, tool_call, usage as new_usage
 from .contract import ModuleFormat
 from .errors import LoadError
@@ -76,10 +77,13 @@ _SHARED_CONTENT_CHARS = 4096
 _SHARED_ARG_CHARS = 256
 
 
-def _share_strings(value: Any, shared: dict[str, str]) -> None:
+def _share_strings(value: Any, shared: dict[str, str], depth: int = 1) -> bool:
     """Replace the short strings inside freshly parsed arguments (paths, patterns, statuses,
     repeated call after call) by one shared object each. Only our own parse output is changed:
-    every call keeps its own dicts and lists."""
+    every call keeps its own dicts and lists. True when `value` (at `depth`) holds containers
+    deeper than MAX_ARGUMENT_DEPTH: argument_depth.deeper_than's answer, found in this walk
+    (the check every load ends with, without a walk of its own), which then stops there -- so
+    a hostile file nested to the parser's limit never recurses past it."""
     setdefault = shared.setdefault
     for k, v in (value.items() if type(value) is dict else enumerate(value)):
         if type(v) is str:
@@ -87,8 +91,12 @@ def _share_strings(value: Any, shared: dict[str, str]) -> None:
                 s = setdefault(v, v)
                 if s is not v:
                     value[k] = s
-        elif v and (type(v) is dict or type(v) is list):
-            _share_strings(v, shared)
+        elif type(v) is dict or type(v) is list:
+            if depth >= MAX_ARGUMENT_DEPTH:
+                return True
+            if v and _share_strings(v, shared, depth + 1):
+                return True
+    return False
 
 
 _STR_FIELDS = ("tool_call_id", "model_id", "tool_name", "thinking", "id")
@@ -136,8 +144,10 @@ def _message(d: Any, where: str, shared: dict[str, str], link: _Built | None = N
             elif type(args) is not dict:
                 raise _Bad(f"{where}/tool_calls/{k}/arguments", "expected an object")
             cid, cname = tc["id"], tc["name"]
-            if args:
-                _share_strings(args, shared)
+            if args and _share_strings(args, shared):
+                if link is None:  # (a compaction's replaced message: no index to name)
+                    raise _Bad(f"{where}/tool_calls/{k}/arguments", f"nested deeper than {MAX_ARGUMENT_DEPTH} levels")
+                link.too_deep.append(len(link.messages))
             cid, cname = shared.setdefault(cid, cid), shared.setdefault(cname, cname)
             if link is not None and cid:
                 link.names[cid] = cname
@@ -220,9 +230,11 @@ def _thinking_blocks(value: Any, where: str) -> tuple[dict, ...]:
     return tuple(value)
 
 
-def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[str],
+def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[str], too_deep: list,
                   built: _Built | None = None) -> Conversation:
-    """`built`: its messages already read (see load_in_pieces)."""
+    """`built`: its messages already read (see load_in_pieces). A conversation with a call nested too
+    deep adds (its name, messages, their indices) to `too_deep`: refused once the whole file is read,
+    as the check after a load would."""
     _need(isinstance(c, dict), where, "expected a conversation object")
     name = c.get("name")
     _need(isinstance(name, str) and name != "", f"{where}/name", "expected a non-empty string")
@@ -232,6 +244,8 @@ def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[st
         built = _Built()
         built.take(where, 0, msgs)
     messages, shared = built.messages, built.shared
+    if built.too_deep:
+        too_deep.append((name, messages, built.too_deep))
     w = unlinked_warning(name, built.unlinked)
     if w:
         warnings.append(w)
@@ -280,15 +294,18 @@ def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[st
 
 class _Built:
     """One conversation's messages as read so far (linked to their calls), the strings they share,
-    the tool each call id names and how many results name no earlier call."""
+    the tool each call id names, how many results name no earlier call and which messages (their
+    indices) hold a call nested deeper than MAX_ARGUMENT_DEPTH (argument_depth.check_arguments
+    names the first)."""
 
-    __slots__ = ("messages", "shared", "names", "unlinked")
+    __slots__ = ("messages", "shared", "names", "unlinked", "too_deep")
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self.shared: dict[str, str] = {}
         self.names: dict[str, str] = {}
         self.unlinked = 0
+        self.too_deep: list[int] = []
 
     def take(self, where: str, first: int, items: list) -> None:
         shared, append = self.shared, self.messages.append
@@ -377,7 +394,9 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None,
         _need(isinstance(convs, list) and len(convs) > 0, "/conversations", "expected a non-empty list")
         allowed = settings_keys()
         built = built or []
-        conversations = [_conversation(c, f"/conversations/{i}", allowed, warnings, built[i] if i < len(built) else None)
+        too_deep: list[tuple[str, list[Message], list[int]]] = []
+        conversations = [_conversation(c, f"/conversations/{i}", allowed, warnings, too_deep,
+                                       built[i] if i < len(built) else None)
                          for i, c in enumerate(convs)]
         names = [c.name for c in conversations]
         _need(len(set(names)) == len(names), "/conversations", "conversation names must be unique")
@@ -386,6 +405,8 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None,
         title = _opt_str(doc, "title", "")
     except _Bad as bad:
         raise LoadError(inp.name, f"{bad.where or '/'}: {bad.what}", expected=EXPECTED) from None
+    for name, messages, indices in too_deep:
+        check_arguments(inp.name, name, messages, indices)
     meta = dict(meta)
     if title:
         meta["title"] = title
@@ -394,4 +415,5 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None,
 
 
 SESSION_FORMAT = ModuleFormat(FORMAT, "ctxview session JSON", EXPECTED, 70, load,
-                              sniff_document=sniff_document, load_in_pieces=load_in_pieces)
+                              sniff_document=sniff_document, load_in_pieces=load_in_pieces,
+                              checks_arguments=True)

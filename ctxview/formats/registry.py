@@ -171,7 +171,7 @@ def _load(inp: Input, format: str | None, lenient: bool, layout: str | None = No
         # a time, never holding the whole parsed document; None means "not such a file".
         for fmt in (_BY_NAME[format],) if format else _SNIFFING:
             if (session := fmt.load_in_pieces(inp)) is not None:
-                return session, False
+                return session, fmt.checks_arguments
         expected = _BY_NAME[format].expected if format else "a session file (JSON or JSONL)"
         doc = load_document(inp, expected)
         fmt = _BY_NAME[format or _sniff_document(inp, doc)]

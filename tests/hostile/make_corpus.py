@@ -170,6 +170,12 @@ def write_corpus(folder: str | os.PathLike) -> list[Case]:
              error="nested deeper than"))
     add(Case("tool arguments nested 1,000 deep, prepare", "limits", ["prepare", deep_file], exit=1,
              error="nested deeper than"))
+    native_deep = put("deep-args-ctxview.json", (  # (walked by the loader's own string sharing)
+        '{"format":"ctxview","conversations":[{"name":"main","messages":[{"role":"user","content":"x"},'
+        '{"role":"assistant","content":null,"tool_calls":[{"id":"c1","name":"Read","arguments":' + deep
+        + '}]}]}]}').encode())
+    add(Case("ctxview file, tool arguments nested 1,000 deep", "limits", ["report", native_deep], exit=1,
+             error="nested deeper than"))
     add(Case("--context-window with 40 digits", "limits", ["report", good, "--context-window", "1" * 40],
              exit=2, error="--context-window"))
     add(Case("--keep-recent with 5,000 digits", "limits", ["prepare", good, "--keep-recent", "9" * 5000],
