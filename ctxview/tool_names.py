@@ -54,8 +54,9 @@ def detect_tool_name(text: str | None) -> str | None:
         return None
     if "→" in text and _READ_RE.search(text):
         return "MemoryRead" if _has_memory_url(text) else "Read"
-    if ("M" in text or "F" in text) and " matching" in text:
-        if _MEMORY_GLOB_AT(text):
+    capital_m = "M" in text
+    if (capital_m or "F" in text) and " matching" in text:
+        if capital_m and _MEMORY_GLOB_AT(text):
             return "MemoryGlob"
         if "Found " in text and _GLOB_RE.search(text):
             return "Glob"
