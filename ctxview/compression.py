@@ -90,10 +90,12 @@ _as_tool_result = slot_builder(Message, "_as_tool_result",
 
 
 def _table_for(tables: dict[int, IdentityTable], limit: int) -> IdentityTable:
-    """The table of results for a tier limit, made when first asked for."""
+    """The table of results for a tier limit, made when first asked for, with its entries stored."""
     table = tables.get(limit)
     if table is None:
         table = tables[limit] = IdentityTable(_CACHE_LIMIT)
+    elif table.pending:
+        table.settle()
     return table
 
 
@@ -351,22 +353,46 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
     return names
 
 
+class _Made:
+    """What a run of _compress_by_text computed at one tier limit, handed to the tables after the
+    run (IdentityTable.put_later): the cut messages and their results in index order, the
+    remembered texts (the caller may share them: see shared_texts) with their results, and the
+    detections made."""
+
+    __slots__ = ("at", "sources", "results", "texts", "text_results", "detected", "names")
+
+    def __init__(self) -> None:
+        self.at: list[int] = []
+        self.sources: list[Message] = []
+        self.results: list[Message] = []
+        self.texts: list[str] = []
+        self.text_results: list[Message] = []
+        self.detected: list[str] = []
+        self.names: list[str | None] = []
+
+
 def _compress_by_text(out: list[Message], stop: int, plan: _Plan, start: int = 0,
                       shared: Container[int] | None = None) -> None:
     """_compress_into for a policy that names tools by their text (the default): the same results
-    in the same caches, with plan.cut, plan.render and _detect_cached written out in the loop.
+    and, once stored, the same cache entries, with plan.cut, plan.render and _detect_cached
+    written out in the loop.
 
-    What is left of a cold run over 100k messages (issue 16) is mostly irreducible: detection
-    reads each text in full once or twice (a third of the time), the cut strings are four bytes
-    a character (the hint's emoji), and every result is a new Message and three table entries.
-    tests/test_compression_fastpath.py holds this equal to _compress_into.
+    Issue 16 (a cold run over 100k messages): what this run computes is stored into the tables
+    in bulk when they are next read (_store_later), not one entry at a time, which cost a fifth
+    of the run; what is left is detection, the cut strings (four bytes a character: the hint's
+    emoji) and the new Messages. tests/test_compression_fastpath.py holds this equal to
+    _compress_into.
     """
     n = len(out)
     limits, n_limits, limit_of = plan.limits, len(plan.limits), plan.limit
     top, last_limit = plan.top, plan.last_limit
     marker_parts, hints = plan.marker_parts, plan.hints
     marker_head, marker_tail = marker_parts if len(marker_parts) == 2 else (None, None)
-    named, keep_named = _NAMES.names, _NAMES.kept.append
+    named = _NAMES.results
+    # the names a run handed over are stored when a detection is first looked up, by a run as long
+    # as they are many; a shorter one (a keep_recent step) detects again what it does not find
+    settle_names = bool(_NAMES.pending) and _NAMES.waiting() <= stop - start
+    made: dict[int, _Made] = {}
     current = None
     for i in range(start, stop):
         msg = out[i]
@@ -378,12 +404,16 @@ def _compress_by_text(out: list[Message], stop: int, plan: _Plan, start: int = 0
             continue
         if limit != current:  # ages run in long stretches of one tier
             current = limit
-            entries = _table_for(plan.msgs, limit)
-            results, keep, kept = entries.results, entries.kept.append, entries.kept
+            results = _table_for(plan.msgs, limit).results
             cuts = _table_for(plan.cuts, limit)
-            cut_results, cut_names, keep_cut, cut_kept = cuts.results, cuts.names, cuts.kept.append, cuts.kept
-        key = id(msg)
-        hit = results.get(key)  # (a by-text policy stores no names with messages)
+            cut_results, cut_names = cuts.results, cuts.names
+            now = made.get(limit)
+            if now is None:
+                now = made[limit] = _Made()
+            at, source, result_of = now.at.append, now.sources.append, now.results.append
+            text_of, text_result = now.texts.append, now.text_results.append
+            detected, name_of = now.detected.append, now.names.append
+        hit = results.get(id(msg))  # (a by-text policy stores no names with messages)
         if hit is not None:
             out[i] = hit
             continue
@@ -394,35 +424,77 @@ def _compress_by_text(out: list[Message], stop: int, plan: _Plan, start: int = 0
             text = _text_of(text)
             remember = True
         if len(text) <= limit:
-            result = msg
-        else:
-            # plan.cut: a text several messages hold is cut into one string
-            text_key = id(text)
-            cut = cut_results.get(text_key) if remember else None
-            if cut is None or (cut_names and cut_names.get(text_key) is not None):
-                # plan.render, with the detection remembered per text (_detect_cached)
+            continue  # (out[i] is msg)
+        # plan.cut: a text several messages hold is cut into one string
+        text_key = id(text)
+        cut = cut_results.get(text_key) if remember else None
+        if cut is None or (cut_names and cut_names.get(text_key) is not None):
+            # plan.render, with the detection remembered per text (_detect_cached)
+            name = named.get(text_key, _UNNAMED)
+            if name is _UNNAMED and settle_names:
+                _NAMES.settle()
+                settle_names = False
                 name = named.get(text_key, _UNNAMED)
-                if name is _UNNAMED:
-                    name = detect_tool_name(text)
-                    if len(_NAMES.kept) >= _CACHE_LIMIT:
-                        clear_names()
-                    keep_named(text)
-                    named[text_key] = name
-                hint = hints.get(name, "")  # type: ignore[arg-type]
-                if marker_tail is None:
-                    cut = text[:limit] + str(len(text) - limit).join(marker_parts) + hint
-                else:  # one "{n}" in the marker: built in one step (the hint's emoji makes it 4 bytes a char)
-                    cut = f"{text[:limit]}{marker_head}{len(text) - limit}{marker_tail}{hint}"
-                if remember:
-                    if cut_names or len(cut_kept) >= _CACHE_LIMIT:
-                        cuts.put(text, cut)
-                    else:
-                        keep_cut(text)
-                        cut_results[text_key] = cut
-            result = _as_tool_result(msg, cut)
-        if len(kept) >= _CACHE_LIMIT:
-            entries.put(msg, result)
-        else:
-            keep(msg)
-            results[key] = result
-        out[i] = result
+            if name is _UNNAMED:
+                name = detect_tool_name(text)
+                detected(text)
+                name_of(name)
+            hint = hints.get(name, "")  # type: ignore[arg-type]
+            if marker_tail is None:
+                cut = text[:limit] + str(len(text) - limit).join(marker_parts) + hint
+            else:  # one "{n}" in the marker: built in one step (the hint's emoji makes it 4 bytes a char)
+                cut = f"{text[:limit]}{marker_head}{len(text) - limit}{marker_tail}{hint}"
+        result = out[i] = _as_tool_result(msg, cut)
+        at(i)
+        source(msg)
+        result_of(result)
+        if remember:
+            text_of(text)
+            text_result(result)
+    _store_later(out, plan, made)
+
+
+def _content(message: Message) -> Any:
+    return message.content
+
+
+def _store_later(out: list[Message], plan: _Plan, made: dict[int, _Made]) -> None:
+    """Hand what a run of _compress_by_text made to the tables, to be stored when next read."""
+    for limit, now in made.items():
+        if len(set(map(id, now.texts))) < len(now.texts):
+            _share_repeats(out, now)
+        _table_for(plan.msgs, limit).put_later(now.sources, now.results)
+        _table_for(plan.cuts, limit).put_later(now.texts, map(_content, now.text_results))
+        _NAMES.put_later(now.detected, now.names)
+
+
+def _share_repeats(out: list[Message], now: _Made) -> None:
+    """A text met more than once at one limit in a run (a message met twice holds its text twice):
+    as one entry at a time would have done, the later ones take the first one's result (the same
+    message) or cut string (another message), and `now` is left holding each source and text once.
+    Rare: texts shared between messages, or a message listed twice."""
+    remembered = {id(t) for t in now.texts}
+    first_result: dict[int, Message] = {}
+    first_cut: dict[int, str] = {}
+    sources, results, texts, text_results = [], [], [], []
+    for i, msg, result in zip(now.at, now.sources, now.results):
+        hit = first_result.get(id(msg))
+        if hit is not None:
+            out[i] = hit
+            continue
+        text = _text_of(msg.content)
+        if id(text) in remembered:
+            cut = first_cut.get(id(text))
+            if cut is None:
+                first_cut[id(text)] = result.content  # type: ignore[assignment]
+                texts.append(text)
+                text_results.append(result)
+            elif cut is not result.content:
+                result = out[i] = _as_tool_result(msg, cut)
+        first_result[id(msg)] = result
+        sources.append(msg)
+        results.append(result)
+    now.sources, now.results, now.texts, now.text_results = sources, results, texts, text_results
+    seen: set[int] = set()
+    pairs = [(t, name) for t, name in zip(now.detected, now.names) if id(t) not in seen and not seen.add(id(t))]
+    now.detected, now.names = [t for t, _ in pairs], [name for _, name in pairs]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from .identity_table import IdentityTable
 from .model import Message
 from .tiers import DEFAULT_POLICY, CompressionPolicy
 
@@ -74,40 +75,28 @@ def detect_tool_name(text: str | None) -> str | None:
 _CACHE_LIMIT = 400_000
 
 
-class _NameTable:
-    """{id(text): tool name}: detection depends on the text only, so it is shared by every
-    policy and survives tier changes. The texts are kept alive in a list, so an id found
-    here is the id of the text it was stored for (identity_table.IdentityTable says why)."""
-
-    __slots__ = ("names", "kept")
-
-    def __init__(self) -> None:
-        self.names: dict[int, str | None] = {}
-        self.kept: list[str] = []
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-
-_NAMES = _NameTable()
+# {id(text): detected name}: detection depends on the text only, so it is shared by every policy and
+# survives tier changes (identity_table says why an id found here is the id of the text stored)
+_NAMES = IdentityTable(_CACHE_LIMIT)
 _UNNAMED = object()  # not detected yet (a detected name may be None)
 
 
 def _detect_cached(text: str) -> str | None:
-    name = _NAMES.names.get(id(text), _UNNAMED)
+    if _NAMES.pending:
+        _NAMES.settle()
+    name = _NAMES.results.get(id(text), _UNNAMED)
     if name is _UNNAMED:
         name = detect_tool_name(text)
         if len(_NAMES.kept) >= _CACHE_LIMIT:
             clear_names()
         _NAMES.kept.append(text)
-        _NAMES.names[id(text)] = name
+        _NAMES.results[id(text)] = name
     return name  # type: ignore[return-value]
 
 
 def clear_names() -> None:
     """Forget every remembered detection."""
-    _NAMES.names.clear()
-    _NAMES.kept.clear()
+    _NAMES.clear()
 
 
 def detect_tool_name_cached(text: str) -> str | None:
