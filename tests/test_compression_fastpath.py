@@ -117,3 +117,46 @@ def test_a_long_cold_run_leaves_no_young_collection_pending():
     # a young collection would have moved them to generation 1; kept, they are in the oldest
     assert not cut & {id(o) for o in gc.get_objects(generation=0) + gc.get_objects(generation=1)}
     assert len(cut & {id(o) for o in gc.get_objects(generation=2)}) == len(cut)
+
+
+def _session(n_results):
+    msgs = [Message("user", "go")]
+    for i in range(n_results):
+        msgs.append(Message("assistant", "Checking."))
+        body = (f"{i} matches in 2 files\n" if i % 3 else f"     1→line {i}\n") + f"src/a.py:{i}: x\n" * 40
+        msgs.append(Message("tool", body, tool_call_id=f"c{i}"))
+    return tuple(msgs)
+
+
+@pytest.mark.parametrize("keep_recent", [0, 10, 25])
+def test_a_range_after_a_full_run_holds_its_very_objects(keep_recent):
+    # a cold run hands its results to the tables in bulk (put_later); a range read after finds them
+    msgs = _session(60)
+    comp.clear_caches()
+    full = comp.compress_tool_results(msgs, keep_recent)
+    for start, stop in ((0, len(msgs)), (5, 40), (len(msgs) - 30, len(msgs))):
+        part = comp.compress_tool_results_between(msgs, keep_recent, comp.DEFAULT_POLICY, start, stop)
+        assert all(a is b for a, b in zip(part, full[start:stop]))
+    comp.clear_caches()
+    part = comp.compress_tool_results_between(msgs, keep_recent, comp.DEFAULT_POLICY, 5, 40)
+    assert all(a is b for a, b in zip(part, comp.compress_tool_results(msgs, keep_recent)[5:40]))
+
+
+def test_a_short_run_detects_again_what_a_long_run_has_not_stored_yet():
+    # the long run's detections wait (IdentityTable.put_later); a short run does not store them
+    # all (a keep_recent step would pay for a whole session's names), and its results are the same
+    from ctxview.tool_names import _NAMES
+
+    msgs = _session(300)
+    aggressive = comp.get_policy("aggressive")
+    comp.clear_caches()
+    expected = comp.compress_tool_results(msgs, 0, aggressive)[-40:]
+    comp.clear_caches()
+    comp.compress_tool_results(msgs, 0)
+    waiting = _NAMES.waiting()
+    assert waiting > 40
+    part = comp.compress_tool_results_between(msgs, 0, aggressive, len(msgs) - 40, len(msgs))
+    assert part == expected
+    assert _NAMES.waiting() >= waiting  # not stored by the short run
+    assert comp.compress_tool_results(msgs, 0, aggressive)[-40:] == expected  # a long one stores them
+    assert not _NAMES.pending
