@@ -356,17 +356,16 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
 class _Made:
     """What a run of _compress_by_text computed at one tier limit, handed to the tables after the
     run (IdentityTable.put_later): the cut messages and their results in index order, the
-    remembered texts (the caller may share them: see shared_texts) with their results, and the
-    detections made."""
+    remembered texts (the caller may share them: see shared_texts) with their results (the same
+    list when every text is remembered), and the detections made."""
 
-    __slots__ = ("at", "sources", "results", "texts", "text_results", "detected", "names")
+    __slots__ = ("sources", "results", "texts", "text_results", "detected", "names")
 
-    def __init__(self) -> None:
-        self.at: list[int] = []
+    def __init__(self, every_text: bool) -> None:
         self.sources: list[Message] = []
         self.results: list[Message] = []
         self.texts: list[str] = []
-        self.text_results: list[Message] = []
+        self.text_results: list[Message] = self.results if every_text else []
         self.detected: list[str] = []
         self.names: list[str | None] = []
 
@@ -409,8 +408,8 @@ def _compress_by_text(out: list[Message], stop: int, plan: _Plan, start: int = 0
             cut_results, cut_names = cuts.results, cuts.names
             now = made.get(limit)
             if now is None:
-                now = made[limit] = _Made()
-            at, source, result_of = now.at.append, now.sources.append, now.results.append
+                now = made[limit] = _Made(shared is None)
+            source, result_of = now.sources.append, now.results.append
             text_of, text_result = now.texts.append, now.text_results.append
             detected, name_of = now.detected.append, now.names.append
         hit = results.get(id(msg))  # (a by-text policy stores no names with messages)
@@ -445,12 +444,12 @@ def _compress_by_text(out: list[Message], stop: int, plan: _Plan, start: int = 0
             else:  # one "{n}" in the marker: built in one step (the hint's emoji makes it 4 bytes a char)
                 cut = f"{text[:limit]}{marker_head}{len(text) - limit}{marker_tail}{hint}"
         result = out[i] = _as_tool_result(msg, cut)
-        at(i)
         source(msg)
         result_of(result)
         if remember:
             text_of(text)
-            text_result(result)
+            if shared is not None:  # (else text_results is results)
+                text_result(result)
     _store_later(out, plan, made)
 
 
@@ -474,10 +473,12 @@ def _share_repeats(out: list[Message], now: _Made) -> None:
     message) or cut string (another message), and `now` is left holding each source and text once.
     Rare: texts shared between messages, or a message listed twice."""
     remembered = {id(t) for t in now.texts}
+    made_at = {id(result): i for i, result in enumerate(out)}  # (each result is a new object)
     first_result: dict[int, Message] = {}
     first_cut: dict[int, str] = {}
     sources, results, texts, text_results = [], [], [], []
-    for i, msg, result in zip(now.at, now.sources, now.results):
+    for msg, result in zip(now.sources, now.results):
+        i = made_at[id(result)]
         hit = first_result.get(id(msg))
         if hit is not None:
             out[i] = hit
