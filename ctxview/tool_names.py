@@ -35,10 +35,20 @@ _MEMORY_WRITE_AT = _line_start_test("Stored at memory://")
 _MEMORY_DELETE_AT = _line_start_test("Deleted memory://")
 
 
+# re's scan for a literal pattern steps to each occurrence of its first character: in a text
+# stored at 2 bytes a character (a Read output, with its "→") it finds "://" in half the time
+# str's substring search takes for "memory://"; in an ASCII text str's search is the faster
+_URL_SCHEME_AT = re.compile("://").search
+
+
 def _has_memory_url(text: str) -> bool:
-    # "memory://" in text, ruled out first by its ":" alone: a one-character search is a memchr,
-    # many times faster than a substring search, and settles most texts that have no colon
-    return ":" in text and "memory://" in text
+    """"memory://" in text, ruled out first by its ":" alone: a one-character search is a memchr,
+    many times faster than a substring search, and settles most texts that have no colon."""
+    if ":" not in text:
+        return False
+    if not text.isascii() and _URL_SCHEME_AT(text) is None:  # (isascii reads a flag)
+        return False
+    return "memory://" in text
 
 
 def detect_tool_name(text: str | None) -> str | None:
