@@ -355,17 +355,19 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
 
 class _Made:
     """What a run of _compress_by_text computed at one tier limit, handed to the tables after the
-    run (IdentityTable.put_later): the cut messages and their results in index order, the
-    remembered texts (the caller may share them: see shared_texts) with their results (the same
-    list when every text is remembered), and the detections made."""
+    run (IdentityTable.put_later), in index order: the cut messages whose text no other message
+    holds (the caller said so: see shared_texts) with their results; the others (every one when
+    the caller said nothing) with their positions, texts and results; the detections made."""
 
-    __slots__ = ("sources", "results", "texts", "text_results", "detected", "names")
+    __slots__ = ("sources", "results", "at", "shared_sources", "texts", "shared_results", "detected", "names")
 
-    def __init__(self, every_text: bool) -> None:
+    def __init__(self) -> None:
         self.sources: list[Message] = []
         self.results: list[Message] = []
+        self.at: list[int] = []
+        self.shared_sources: list[Message] = []
         self.texts: list[str] = []
-        self.text_results: list[Message] = self.results if every_text else []
+        self.shared_results: list[Message] = []
         self.detected: list[str] = []
         self.names: list[str | None] = []
 
@@ -408,9 +410,10 @@ def _compress_by_text(out: list[Message], stop: int, plan: _Plan, start: int = 0
             cut_results, cut_names = cuts.results, cuts.names
             now = made.get(limit)
             if now is None:
-                now = made[limit] = _Made(shared is None)
+                now = made[limit] = _Made()
             source, result_of = now.sources.append, now.results.append
-            text_of, text_result = now.texts.append, now.text_results.append
+            shared_at, shared_source, text_of, shared_result = (
+                now.at.append, now.shared_sources.append, now.texts.append, now.shared_results.append)
             detected, name_of = now.detected.append, now.names.append
         hit = results.get(id(msg))  # (a by-text policy stores no names with messages)
         if hit is not None:
@@ -444,12 +447,14 @@ def _compress_by_text(out: list[Message], stop: int, plan: _Plan, start: int = 0
             else:  # one "{n}" in the marker: built in one step (the hint's emoji makes it 4 bytes a char)
                 cut = f"{text[:limit]}{marker_head}{len(text) - limit}{marker_tail}{hint}"
         result = out[i] = _as_tool_result(msg, cut)
-        source(msg)
-        result_of(result)
         if remember:
+            shared_at(i)
+            shared_source(msg)
             text_of(text)
-            if shared is not None:  # (else text_results is results)
-                text_result(result)
+            shared_result(result)
+        else:
+            source(msg)
+            result_of(result)
     _store_later(out, plan, made)
 
 
@@ -462,40 +467,24 @@ def _store_later(out: list[Message], plan: _Plan, made: dict[int, _Made]) -> Non
     for limit, now in made.items():
         if len(set(map(id, now.texts))) < len(now.texts):
             _share_repeats(out, now)
-        _table_for(plan.msgs, limit).put_later(now.sources, now.results)
-        _table_for(plan.cuts, limit).put_later(now.texts, map(_content, now.text_results))
+        msgs = _table_for(plan.msgs, limit)
+        msgs.put_later(now.sources, now.results)
+        msgs.put_later(now.shared_sources, now.shared_results)
+        _table_for(plan.cuts, limit).put_later(now.texts, map(_content, now.shared_results))
         _NAMES.put_later(now.detected, now.names)
 
 
 def _share_repeats(out: list[Message], now: _Made) -> None:
     """A text met more than once at one limit in a run (a message met twice holds its text twice):
     as one entry at a time would have done, the later ones take the first one's result (the same
-    message) or cut string (another message), and `now` is left holding each source and text once.
-    Rare: texts shared between messages, or a message listed twice."""
-    remembered = {id(t) for t in now.texts}
-    made_at = {id(result): i for i, result in enumerate(out)}  # (each result is a new object)
+    message) or cut string (another message). Rare but for texts the caller said are shared."""
     first_result: dict[int, Message] = {}
     first_cut: dict[int, str] = {}
-    sources, results, texts, text_results = [], [], [], []
-    for msg, result in zip(now.sources, now.results):
-        i = made_at[id(result)]
-        hit = first_result.get(id(msg))
-        if hit is not None:
-            out[i] = hit
-            continue
-        text = _text_of(msg.content)
-        if id(text) in remembered:
-            cut = first_cut.get(id(text))
-            if cut is None:
-                first_cut[id(text)] = result.content  # type: ignore[assignment]
-                texts.append(text)
-                text_results.append(result)
-            elif cut is not result.content:
-                result = out[i] = _as_tool_result(msg, cut)
-        first_result[id(msg)] = result
-        sources.append(msg)
-        results.append(result)
-    now.sources, now.results, now.texts, now.text_results = sources, results, texts, text_results
-    seen: set[int] = set()
-    pairs = [(t, name) for t, name in zip(now.detected, now.names) if id(t) not in seen and not seen.add(id(t))]
-    now.detected, now.names = [t for t, _ in pairs], [name for _, name in pairs]
+    results = now.shared_results
+    for k, (i, msg, text) in enumerate(zip(now.at, now.shared_sources, now.texts)):
+        result = first_result.get(id(msg))
+        if result is None:
+            cut = first_cut.setdefault(id(text), results[k].content)  # type: ignore[arg-type]
+            result = results[k] if cut is results[k].content else _as_tool_result(msg, cut)
+            first_result[id(msg)] = result
+        out[i] = results[k] = result

@@ -46,10 +46,9 @@ class IdentityTable:
         return len(self.results)
 
     def put_later(self, sources: Sequence[Any], results: Iterable[Any]) -> None:
-        """put(source, result) for each pair, with no name, done when the table is next read.
-
-        `sources` must hold no object twice (the results are in step with it; `results` may be
-        lazy, e.g. a map over a list, and is read then). The sources are kept alive meanwhile."""
+        """put(source, result) for each pair in order, with no name, done when the table is next
+        read. `results` is in step with `sources` and may be lazy (e.g. a map over a list): it is
+        read then. The sources are kept alive meanwhile."""
         if sources:
             self.pending.append((sources, results))
 
@@ -71,7 +70,10 @@ class IdentityTable:
                 if self.names:
                     for source in sources:
                         self.names.pop(id(source), None)
+            before = len(self.results)
             self.results.update(zip(map(id, sources), results))
+            if len(self.results) - before < len(new):  # a source given twice is kept once
+                new = list({id(source): source for source in new}.values())
             self.kept.extend(new)
 
     def clear(self) -> None:
