@@ -17,6 +17,7 @@ tool_names.py. This module cuts.
 
 from __future__ import annotations
 
+from itertools import compress, count
 from typing import Any, Container, Iterable, Mapping, Sequence
 
 from ._slots import slot_builder
@@ -477,14 +478,18 @@ def _store_later(out: list[Message], plan: _Plan, made: dict[int, _Made]) -> Non
 def _share_repeats(out: list[Message], now: _Made) -> None:
     """A text met more than once at one limit in a run (a message met twice holds its text twice):
     as one entry at a time would have done, the later ones take the first one's result (the same
-    message) or cut string (another message). Rare but for texts the caller said are shared."""
+    message) or cut string (another message). Rare but for texts the caller said are shared; only
+    the entries of repeated texts are visited."""
+    ids = list(map(id, now.texts))
+    seen: set[int] = set()
+    repeated = {key for key in ids if key in seen or seen.add(key)}  # type: ignore[func-returns-value]
     first_result: dict[int, Message] = {}
     first_cut: dict[int, str] = {}
-    results = now.shared_results
-    for k, (i, msg, text) in enumerate(zip(now.at, now.shared_sources, now.texts)):
-        result = first_result.get(id(msg))
-        if result is None:
-            cut = first_cut.setdefault(id(text), results[k].content)  # type: ignore[arg-type]
-            result = results[k] if cut is results[k].content else _as_tool_result(msg, cut)
-            first_result[id(msg)] = result
-        out[i] = results[k] = result
+    at, sources, results = now.at, now.shared_sources, now.shared_results
+    for k in compress(count(), map(repeated.__contains__, ids)):
+        msg, result = sources[k], results[k]
+        hit = first_result.get(id(msg))
+        if hit is None:
+            cut = first_cut.setdefault(ids[k], result.content)  # type: ignore[arg-type]
+            hit = first_result[id(msg)] = result if cut is result.content else _as_tool_result(msg, cut)
+        out[at[k]] = results[k] = hit
