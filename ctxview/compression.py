@@ -358,7 +358,8 @@ class _Made:
     """What a run of _compress_by_text computed at one tier limit, handed to the tables after the
     run (IdentityTable.put_later), in index order: the cut messages whose text no other message
     holds (the caller said so: see shared_texts) with their results; the others (every one when
-    the caller said nothing) with their positions, texts and results; the detections made."""
+    the caller said nothing) with their positions and results, and then their texts too (a text
+    the caller says is shared has its cut stored as the run goes); the detections made."""
 
     __slots__ = ("sources", "results", "at", "shared_sources", "texts", "shared_results", "detected", "names")
 
@@ -447,12 +448,16 @@ def _compress_by_text(out: list[Message], stop: int, plan: _Plan, start: int = 0
                 cut = text[:limit] + str(len(text) - limit).join(marker_parts) + hint
             else:  # one "{n}" in the marker: built in one step (the hint's emoji makes it 4 bytes a char)
                 cut = f"{text[:limit]}{marker_head}{len(text) - limit}{marker_tail}{hint}"
+            if remember and shared is not None:
+                # the caller says other messages hold this text: stored now, so that they find it
+                cuts.put(text, cut)
         result = out[i] = _as_tool_result(msg, cut)
         if remember:
             shared_at(i)
             shared_source(msg)
-            text_of(text)
             shared_result(result)
+            if shared is None:  # (else its cut is stored already)
+                text_of(text)
         else:
             source(msg)
             result_of(result)
@@ -466,8 +471,11 @@ def _content(message: Message) -> Any:
 def _store_later(out: list[Message], plan: _Plan, made: dict[int, _Made]) -> None:
     """Hand what a run of _compress_by_text made to the tables, to be stored when next read."""
     for limit, now in made.items():
-        if len(set(map(id, now.texts))) < len(now.texts):
-            _share_repeats(out, now)
+        # every text remembered (the caller said nothing): a text met twice is put right after the
+        # run; else its texts were stored as it went, and only a message listed twice is left
+        keys = now.texts or now.shared_sources
+        if len(set(map(id, keys))) < len(keys):
+            _share_repeats(out, now, keys)
         msgs = _table_for(plan.msgs, limit)
         msgs.put_later(now.sources, now.results)
         msgs.put_later(now.shared_sources, now.shared_results)
@@ -475,12 +483,12 @@ def _store_later(out: list[Message], plan: _Plan, made: dict[int, _Made]) -> Non
         _NAMES.put_later(now.detected, now.names)
 
 
-def _share_repeats(out: list[Message], now: _Made) -> None:
-    """A text met more than once at one limit in a run (a message met twice holds its text twice):
-    as one entry at a time would have done, the later ones take the first one's result (the same
-    message) or cut string (another message). Rare but for texts the caller said are shared; only
-    the entries of repeated texts are visited."""
-    ids = list(map(id, now.texts))
+def _share_repeats(out: list[Message], now: _Made, keys: list[Any]) -> None:
+    """A text or message met more than once at one limit in a run (`keys`: the texts or the
+    messages of now's shared entries): as one entry at a time would have done, the later ones take
+    the first one's result (the same message) or cut string (another message). Rare but for texts
+    the caller said nothing about; only the entries of repeated keys are visited."""
+    ids = list(map(id, keys))
     seen: set[int] = set()
     repeated = {key for key in ids if key in seen or seen.add(key)}  # type: ignore[func-returns-value]
     first_result: dict[int, Message] = {}
@@ -490,6 +498,6 @@ def _share_repeats(out: list[Message], now: _Made) -> None:
         msg, result = sources[k], results[k]
         hit = first_result.get(id(msg))
         if hit is None:
-            cut = first_cut.setdefault(ids[k], result.content)  # type: ignore[arg-type]
+            cut = first_cut.setdefault(id(_text_of(msg.content)), result.content)  # type: ignore[arg-type]
             hit = first_result[id(msg)] = result if cut is result.content else _as_tool_result(msg, cut)
         out[at[k]] = results[k] = hit
