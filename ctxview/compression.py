@@ -17,6 +17,7 @@ tool_names.py. This module cuts.
 
 from __future__ import annotations
 
+from itertools import compress, count
 from typing import Any, Container, Iterable, Mapping, Sequence
 
 from ._slots import slot_builder
@@ -90,10 +91,12 @@ _as_tool_result = slot_builder(Message, "_as_tool_result",
 
 
 def _table_for(tables: dict[int, IdentityTable], limit: int) -> IdentityTable:
-    """The table of results for a tier limit, made when first asked for."""
+    """The table of results for a tier limit, made when first asked for, with its entries stored."""
     table = tables.get(limit)
     if table is None:
         table = tables[limit] = IdentityTable(_CACHE_LIMIT)
+    elif table.pending:
+        table.settle()
     return table
 
 
@@ -351,22 +354,48 @@ def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[st
     return names
 
 
+class _Made:
+    """What a run of _compress_by_text computed at one tier limit, handed to the tables after the
+    run (IdentityTable.put_later), in index order: the cut messages whose text no other message
+    holds (the caller said so: see shared_texts) with their results; the others (every one when
+    the caller said nothing) with their positions and results, and then their texts too (a text
+    the caller says is shared has its cut stored as the run goes); the detections made."""
+
+    __slots__ = ("sources", "results", "at", "shared_sources", "texts", "shared_results", "detected", "names")
+
+    def __init__(self) -> None:
+        self.sources: list[Message] = []
+        self.results: list[Message] = []
+        self.at: list[int] = []
+        self.shared_sources: list[Message] = []
+        self.texts: list[str] = []
+        self.shared_results: list[Message] = []
+        self.detected: list[str] = []
+        self.names: list[str | None] = []
+
+
 def _compress_by_text(out: list[Message], stop: int, plan: _Plan, start: int = 0,
                       shared: Container[int] | None = None) -> None:
     """_compress_into for a policy that names tools by their text (the default): the same results
-    in the same caches, with plan.cut, plan.render and _detect_cached written out in the loop.
+    and, once stored, the same cache entries, with plan.cut, plan.render and _detect_cached
+    written out in the loop.
 
-    What is left of a cold run over 100k messages (issue 16) is mostly irreducible: detection
-    reads each text in full once or twice (a third of the time), the cut strings are four bytes
-    a character (the hint's emoji), and every result is a new Message and three table entries.
-    tests/test_compression_fastpath.py holds this equal to _compress_into.
+    Issue 16 (a cold run over 100k messages): what this run computes is handed to the tables in
+    bulk (_store_later) and stored when they are next read, not one entry at a time, which cost a
+    fifth of the run; what is left is detection (a third), the cut strings (four bytes a
+    character: the hint's emoji) and the new Messages. tests/test_compression_fastpath.py holds
+    this equal to _compress_into.
     """
     n = len(out)
     limits, n_limits, limit_of = plan.limits, len(plan.limits), plan.limit
     top, last_limit = plan.top, plan.last_limit
     marker_parts, hints = plan.marker_parts, plan.hints
     marker_head, marker_tail = marker_parts if len(marker_parts) == 2 else (None, None)
-    named, keep_named = _NAMES.names, _NAMES.kept.append
+    named = _NAMES.results
+    # the names a run handed over are stored when a detection is first looked up, by a run as long
+    # as they are many; a shorter one (a keep_recent step) detects again what it does not find
+    settle_names = bool(_NAMES.pending) and _NAMES.waiting() <= stop - start
+    made: dict[int, _Made] = {}
     current = None
     for i in range(start, stop):
         msg = out[i]
@@ -378,12 +407,17 @@ def _compress_by_text(out: list[Message], stop: int, plan: _Plan, start: int = 0
             continue
         if limit != current:  # ages run in long stretches of one tier
             current = limit
-            entries = _table_for(plan.msgs, limit)
-            results, keep, kept = entries.results, entries.kept.append, entries.kept
+            results = _table_for(plan.msgs, limit).results
             cuts = _table_for(plan.cuts, limit)
-            cut_results, cut_names, keep_cut, cut_kept = cuts.results, cuts.names, cuts.kept.append, cuts.kept
-        key = id(msg)
-        hit = results.get(key)  # (a by-text policy stores no names with messages)
+            cut_results, cut_names = cuts.results, cuts.names
+            now = made.get(limit)
+            if now is None:
+                now = made[limit] = _Made()
+            source, result_of = now.sources.append, now.results.append
+            shared_at, shared_source, text_of, shared_result = (
+                now.at.append, now.shared_sources.append, now.texts.append, now.shared_results.append)
+            detected, name_of = now.detected.append, now.names.append
+        hit = results.get(id(msg))  # (a by-text policy stores no names with messages)
         if hit is not None:
             out[i] = hit
             continue
@@ -394,35 +428,76 @@ def _compress_by_text(out: list[Message], stop: int, plan: _Plan, start: int = 0
             text = _text_of(text)
             remember = True
         if len(text) <= limit:
-            result = msg
-        else:
-            # plan.cut: a text several messages hold is cut into one string
-            text_key = id(text)
-            cut = cut_results.get(text_key) if remember else None
-            if cut is None or (cut_names and cut_names.get(text_key) is not None):
-                # plan.render, with the detection remembered per text (_detect_cached)
+            continue  # (out[i] is msg)
+        # plan.cut: a text several messages hold is cut into one string
+        text_key = id(text)
+        cut = cut_results.get(text_key) if remember else None
+        if cut is None or (cut_names and cut_names.get(text_key) is not None):
+            # plan.render, with the detection remembered per text (_detect_cached)
+            name = named.get(text_key, _UNNAMED)
+            if name is _UNNAMED and settle_names:
+                _NAMES.settle()
+                settle_names = False
                 name = named.get(text_key, _UNNAMED)
-                if name is _UNNAMED:
-                    name = detect_tool_name(text)
-                    if len(_NAMES.kept) >= _CACHE_LIMIT:
-                        clear_names()
-                    keep_named(text)
-                    named[text_key] = name
-                hint = hints.get(name, "")  # type: ignore[arg-type]
-                if marker_tail is None:
-                    cut = text[:limit] + str(len(text) - limit).join(marker_parts) + hint
-                else:  # one "{n}" in the marker: built in one step (the hint's emoji makes it 4 bytes a char)
-                    cut = f"{text[:limit]}{marker_head}{len(text) - limit}{marker_tail}{hint}"
-                if remember:
-                    if cut_names or len(cut_kept) >= _CACHE_LIMIT:
-                        cuts.put(text, cut)
-                    else:
-                        keep_cut(text)
-                        cut_results[text_key] = cut
-            result = _as_tool_result(msg, cut)
-        if len(kept) >= _CACHE_LIMIT:
-            entries.put(msg, result)
+            if name is _UNNAMED:
+                name = detect_tool_name(text)
+                detected(text)
+                name_of(name)
+            hint = hints.get(name, "")  # type: ignore[arg-type]
+            if marker_tail is None:
+                cut = text[:limit] + str(len(text) - limit).join(marker_parts) + hint
+            else:  # one "{n}" in the marker: built in one step (the hint's emoji makes it 4 bytes a char)
+                cut = f"{text[:limit]}{marker_head}{len(text) - limit}{marker_tail}{hint}"
+            if remember and shared is not None:
+                # the caller says other messages hold this text: stored now, so that they find it
+                cuts.put(text, cut)
+        result = out[i] = _as_tool_result(msg, cut)
+        if remember:
+            shared_at(i)
+            shared_source(msg)
+            shared_result(result)
+            if shared is None:  # (else its cut is stored already)
+                text_of(text)
         else:
-            keep(msg)
-            results[key] = result
-        out[i] = result
+            source(msg)
+            result_of(result)
+    _store_later(out, plan, made)
+
+
+def _content(message: Message) -> Any:
+    return message.content
+
+
+def _store_later(out: list[Message], plan: _Plan, made: dict[int, _Made]) -> None:
+    """Hand what a run of _compress_by_text made to the tables, to be stored when next read."""
+    for limit, now in made.items():
+        # every text remembered (the caller said nothing): a text met twice is put right after the
+        # run; else its texts were stored as it went, and only a message listed twice is left
+        keys = now.texts or now.shared_sources
+        if len(set(map(id, keys))) < len(keys):
+            _share_repeats(out, now, keys)
+        msgs = _table_for(plan.msgs, limit)
+        msgs.put_later(now.sources, now.results)
+        msgs.put_later(now.shared_sources, now.shared_results)
+        _table_for(plan.cuts, limit).put_later(now.texts, map(_content, now.shared_results))
+        _NAMES.put_later(now.detected, now.names)
+
+
+def _share_repeats(out: list[Message], now: _Made, keys: list[Any]) -> None:
+    """A text or message met more than once at one limit in a run (`keys`: the texts or the
+    messages of now's shared entries): as one entry at a time would have done, the later ones take
+    the first one's result (the same message) or cut string (another message). Rare but for texts
+    the caller said nothing about; only the entries of repeated keys are visited."""
+    ids = list(map(id, keys))
+    seen: set[int] = set()
+    repeated = {key for key in ids if key in seen or seen.add(key)}  # type: ignore[func-returns-value]
+    first_result: dict[int, Message] = {}
+    first_cut: dict[int, str] = {}
+    at, sources, results = now.at, now.shared_sources, now.shared_results
+    for k in compress(count(), map(repeated.__contains__, ids)):
+        msg, result = sources[k], results[k]
+        hit = first_result.get(id(msg))
+        if hit is None:
+            cut = first_cut.setdefault(id(_text_of(msg.content)), result.content)  # type: ignore[arg-type]
+            hit = first_result[id(msg)] = result if cut is result.content else _as_tool_result(msg, cut)
+        out[at[k]] = results[k] = hit

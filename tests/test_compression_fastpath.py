@@ -15,6 +15,7 @@ from ctxview import compression as comp
 from ctxview.compression import CompressionPolicy, Tier
 from ctxview.formats import load_session
 from ctxview.model import Message
+from ctxview.tool_names import _NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted(p for d in (ROOT / "sample_sessions", ROOT / "tests" / "fixtures" / "samples")
@@ -56,9 +57,19 @@ def _assert_same(msgs, keep_recent, policy, shared=None):
     assert _shape(msgs, fast) == _shape(msgs, simple)
     # warm: each loop finds what the other stored, as the very objects
     assert all(a is b for a, b in zip(_run(comp._compress_into, msgs, keep_recent, policy, shared), fast))
+    _assert_each_kept_once(policy)
     comp.clear_caches()
     simple = _run(comp._compress_into, msgs, keep_recent, policy, shared)
     assert all(a is b for a, b in zip(_run(comp._compress_by_text, msgs, keep_recent, policy, shared), simple))
+
+
+def _assert_each_kept_once(policy):
+    # what the by-text loop handed over in bulk (put_later) is stored as put() would have: one
+    # entry and one kept source per object
+    plan = comp._plan(policy)
+    for table in [*plan.msgs.values(), *plan.cuts.values(), _NAMES]:
+        table.settle()
+        assert len(table.kept) == len(table.results) == len({id(k) for k in table.kept})
 
 
 @SETTINGS
@@ -117,3 +128,56 @@ def test_a_long_cold_run_leaves_no_young_collection_pending():
     # a young collection would have moved them to generation 1; kept, they are in the oldest
     assert not cut & {id(o) for o in gc.get_objects(generation=0) + gc.get_objects(generation=1)}
     assert len(cut & {id(o) for o in gc.get_objects(generation=2)}) == len(cut)
+
+
+def _session(n_results, repeat=0):
+    """n_results tool results; with `repeat`, every repeat-th holds the text of the one before (one string)."""
+    msgs = [Message("user", "go")]
+    for i in range(n_results):
+        msgs.append(Message("assistant", "Checking."))
+        body = (f"{i} matches in 2 files\n" if i % 3 else f"     1→line {i}\n") + f"src/a.py:{i}: x\n" * 40
+        if repeat and i % repeat == 0 and i:
+            body = msgs[-2].content
+        msgs.append(Message("tool", body, tool_call_id=f"c{i}"))
+    return tuple(msgs)
+
+
+@pytest.mark.parametrize("repeat", [0, 2])
+@pytest.mark.parametrize("keep_recent", [0, 10, 25])
+def test_a_range_after_a_full_run_holds_its_very_objects(keep_recent, repeat):
+    # a cold run hands its results to the tables in bulk (put_later); a range read after finds them
+    msgs = _session(60, repeat)
+    comp.clear_caches()
+    full = comp.compress_tool_results(msgs, keep_recent)
+    for start, stop in ((0, len(msgs)), (5, 40), (len(msgs) - 30, len(msgs))):
+        part = comp.compress_tool_results_between(msgs, keep_recent, comp.DEFAULT_POLICY, start, stop)
+        assert all(a is b for a, b in zip(part, full[start:stop]))
+    comp.clear_caches()
+    part = comp.compress_tool_results_between(msgs, keep_recent, comp.DEFAULT_POLICY, 5, 40)
+    assert all(a is b for a, b in zip(part, comp.compress_tool_results(msgs, keep_recent)[5:40]))
+    comp.clear_caches()
+    simple = _run(comp._compress_into, msgs, keep_recent, comp.DEFAULT_POLICY)[5:40]
+    comp.clear_caches()
+    part = comp.compress_tool_results_between(msgs, keep_recent, comp.DEFAULT_POLICY, 5, 40)
+    assert part == simple and _shape(msgs[5:40], part) == _shape(msgs[5:40], simple)
+    _assert_each_kept_once(comp.DEFAULT_POLICY)
+
+
+def test_a_short_run_detects_again_what_a_long_run_has_not_stored_yet():
+    # the long run's detections wait (IdentityTable.put_later); a short run does not store them
+    # all (a keep_recent step would pay for a whole session's names), and its results are the same
+    from ctxview.tool_names import _NAMES
+
+    msgs = _session(300)
+    aggressive = comp.get_policy("aggressive")
+    comp.clear_caches()
+    expected = comp.compress_tool_results(msgs, 0, aggressive)[-40:]
+    comp.clear_caches()
+    comp.compress_tool_results(msgs, 0)
+    waiting = _NAMES.waiting()
+    assert waiting > 40
+    part = comp.compress_tool_results_between(msgs, 0, aggressive, len(msgs) - 40, len(msgs))
+    assert part == expected
+    assert _NAMES.waiting() >= waiting  # not stored by the short run
+    assert comp.compress_tool_results(msgs, 0, aggressive)[-40:] == expected  # a long one stores them
+    assert not _NAMES.pending

@@ -162,6 +162,52 @@ def test_identity_table_keeps_results_apart_by_name_and_object():
     assert table.kept == [kept[2]]  # (a source stored again is kept once: the list bounds it)
 
 
+# one operation on a table: ("put", source index, result, name) or ("later", [source indices], result)
+_TABLE_OPS = st.lists(st.one_of(
+    st.tuples(st.just("put"), st.integers(0, 9), st.integers(0, 3), st.sampled_from([None, None, "Read"])),
+    st.tuples(st.just("later"), st.lists(st.integers(0, 9), max_size=6), st.integers(0, 3)),  # (a source twice too)
+), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TABLE_OPS)
+def test_identity_table_entries_handed_over_in_bulk_are_as_if_put_one_at_a_time(ops):
+    from ctxview.identity_table import IdentityTable
+
+    sources = [Message("tool", str(k)) for k in range(10)]
+    eager, lazy = IdentityTable(limit=100), IdentityTable(limit=100)
+    for op in ops:
+        if op[0] == "put":
+            _, k, result, name = op
+            eager.put(sources[k], result, name)
+            lazy.put(sources[k], result, name)
+        else:
+            _, ks, result = op
+            for k in ks:
+                eager.put(sources[k], (result, k))
+            lazy.put_later([sources[k] for k in ks], map(lambda k, r=result: (r, k), ks))  # (read when stored)
+    for source in sources:
+        for name in (None, "Read"):
+            assert lazy.get(source, name) == eager.get(source, name)
+    assert len(lazy) == len(eager) and not lazy.pending
+    assert sorted(map(id, lazy.kept)) == sorted(map(id, eager.kept))  # each source kept once
+
+
+def test_identity_table_bounded_when_handed_a_batch():
+    from ctxview.identity_table import IdentityTable
+
+    table, msgs = IdentityTable(limit=4), [Message("tool", str(k)) for k in range(7)]
+    table.put_later(msgs[:3], range(3))
+    table.put_later(msgs[3:5], range(3, 5))  # would hold 5: emptied first
+    assert len(table) == 2 and table.get(msgs[0]) is None and table.get(msgs[4]) == 4
+    table.put_later(msgs, range(7))  # bigger than the table: its last 4 entries
+    assert len(table) == 4 and table.get(msgs[2]) is None and table.get(msgs[6]) == 6
+    assert len(table.kept) == 4
+    table.put_later(msgs[:1], [0])
+    table.clear()  # forgets what is pending too
+    assert len(table) == 0 and table.get(msgs[0]) is None
+
+
 def test_rows_compression_alone_changed_are_reused_after_a_request_switch():
     conv = _conversation()
     cache = PipelineCache()
