@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import orjson
@@ -577,3 +578,49 @@ def test_arguments_too_deep_are_one_clear_error_up_to_the_parsers_limit(tmp_path
         with pytest.raises(LoadError, match=r"/conversations/0/events/0/replaced/0/tool_calls/0/arguments: "
                                             f"nested deeper than {MAX_ARGUMENT_DEPTH} levels"):
             load_session(p)
+
+
+# A big ctxview file is read in pieces before its layout is asked: a one-line document is read to its
+# end to tell it from JSON lines (0.17 s at 500 MB), and a file read whole as one document is one.
+from ctxview.formats import registry  # noqa: E402
+from ctxview.formats.growing import GrowingSession  # noqa: E402
+
+
+def test_a_big_ctxview_file_is_read_in_pieces_without_asking_its_layout(tmp_path, monkeypatch, tiny_pieces):
+    out = tmp_path / "demo.json"
+    write_session(load_session(DEMO_PATH), out, indent=False)
+    want = native.load(open_input(out), "json")
+    tries = []
+    real = native.load_in_pieces
+    monkeypatch.setattr(native.SESSION_FORMAT, "_in_pieces", lambda inp: (tries.append(1), real(inp))[1])
+    asked = []
+    for where in (registry, sys.modules["ctxview.formats.growing"]):
+        monkeypatch.setattr(where, "detect_layout", lambda inp: asked.append(inp) or "json")
+    assert load_session(out) == want and GrowingSession(out).load() == want
+    assert load_session(out, format="ctxview") == want
+    assert asked == [] and len(tries) == 3
+
+
+@pytest.mark.parametrize("damage", ["bad role", "lines"])
+def test_what_pieces_cannot_read_is_tried_in_pieces_once(tmp_path, monkeypatch, tiny_pieces, damage):
+    msgs = [{"role": "user", "content": f"message {i}"} for i in range(20)]
+    data = orjson.dumps({"format": "ctxview", "conversations": [{"name": "a", "messages": msgs}]})
+    if damage == "bad role":
+        data = data.replace(b'"role":"user","content":"message 7"', b'"role":7,"content":"message 7"')
+    else:  # JSON lines whose first line is a ctxview document: not one document
+        data = data + b"\n" + data + b"\n"
+    p = tmp_path / "bad.json"
+    p.write_bytes(data)
+    tries = []
+    real = native.load_in_pieces
+    monkeypatch.setattr(native.SESSION_FORMAT, "_in_pieces", lambda inp: (tries.append(1), real(inp))[1])
+    for load in (load_session, lambda path: GrowingSession(path).load()):
+        tries.clear()
+        with pytest.raises(LoadError) as got:
+            load(p)
+        assert len(tries) == 1
+        assert str(got.value) == (f"{p}: /conversations/0/messages/7/role: expected a non-empty string "
+                                  "(ctxview session expected)" if damage == "bad role" else
+                                  f"{p}:2: unexpected content after the ctxview session JSON document on line 1: "
+                                  "a session document must be the only JSON value in its file (ctxview session "
+                                  "JSON expected)")
