@@ -343,3 +343,26 @@ def test_the_command_line_says_one_line_and_exits_1(tmp_path, content):
     (line,) = proc.stderr.splitlines()
     assert line.startswith(f"ctxview: error: {p}: ") and "Traceback" not in proc.stderr
     assert p.read_bytes() == before
+
+
+from ctxview.formats import json_pieces  # noqa: E402
+
+
+def test_samples_bigger_than_a_piece_are_read_in_pieces(tmp_path, monkeypatch):
+    # Each sample holds lists of objects (more "},{" followed by a key than a piece tries cuts at)
+    # and is longer than a piece: a cut tried inside one fails to parse, and the sample's own start
+    # is further on than a piece's length; the last one is followed by the rest of the log.
+    log = doc()
+    log["samples"] = [dict(s, id=k, messages=[dict(m, content=f"{m['content']} {'y' * 100}")
+                                              if isinstance(m["content"], str) else m
+                                              for m in s["messages"] * 40])
+                      for k, s in enumerate(log["samples"] * 5)]
+    p = tmp_path / "big.json"
+    p.write_bytes(orjson.dumps(log))
+    monkeypatch.setattr(inspect_ai, "PIECES_ABOVE", 1)
+    monkeypatch.setattr(json_pieces, "PIECE_BYTES", 1 << 10)
+    assert min(len(orjson.dumps(s)) for s in log["samples"]) > 4 << 10
+    assert min(orjson.dumps(s).count(b"},{") for s in log["samples"]) > json_pieces._PIECE_TRIES
+    pieces = inspect_ai.load_in_pieces(open_input(p))
+    assert pieces is not None
+    assert pieces == inspect_ai.load(open_input(p), "json") and len(pieces.conversations) == 10

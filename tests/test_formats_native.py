@@ -311,10 +311,11 @@ def test_pieces_property(tmp_path, monkeypatch, texts, piece, indent, empty_seco
 
 def test_files_that_do_not_split_are_parsed_whole(tmp_path, tiny_pieces):
     cases = {
-        # a cut can fall inside this list more times in a row than are tried
+        # a cut can fall inside this list more times in a row than are tried (messages written with
+        # "content" first: with "role" first, the next message's start is looked for instead)
         "tries": {"format": "ctxview", "conversations": [{"name": "a", "messages": [
-            {"role": "user", "content": "x", "meta": {"l": [{"a": 1}] * (json_pieces._PIECE_TRIES + 10)}},
-            {"role": "user", "content": "x"}]}]},
+            {"content": "x", "role": "user", "meta": {"l": [{"a": 1}] * (json_pieces._PIECE_TRIES + 10)}},
+            {"content": "x", "role": "user"}]}]},
         # the first "messages" list is not a conversation's
         "elsewhere": {"format": "ctxview", "metadata": {"messages": [{"a": 1}]},
                       "conversations": [{"name": "a", "messages": [{"role": "user", "content": "x"}]}]},
@@ -331,6 +332,14 @@ def test_files_that_do_not_split_are_parsed_whole(tmp_path, tiny_pieces):
     p.write_bytes(orjson.dumps(DOC).replace(b'"content":"x"', b'"content":"\\ud800"'))
     assert native.load_in_pieces(open_input(p)) is None
     assert load_session(p).conversations[0].messages[2].content == "\ud800"
+
+
+def test_a_message_with_more_cuts_inside_than_are_tried_is_read_in_pieces(tmp_path, tiny_pieces):
+    doc = {"format": "ctxview", "conversations": [{"name": "a", "messages": [
+        {"role": "user", "content": "x", "meta": {"l": [{"a": 1}] * (json_pieces._PIECE_TRIES + 10)}},
+        {"role": "user", "content": "x"}] * 3}]}
+    pieces, whole = both_ways(open_input(dump(tmp_path, doc)))
+    assert pieces is not None and pieces == whole
 
 
 def test_a_later_format_key_is_decided_as_for_any_file(tmp_path, tiny_pieces):

@@ -91,6 +91,7 @@ class _ReadAhead:
     def __init__(self, f: BinaryIO) -> None:
         self.f = f
         self.data = f.read(PIECE_BYTES)
+        self.ended = False  # the file is read to its end: `data` holds all the rest
 
     def search(self, pattern: re.Pattern, pos: int, until: int | None = None) -> re.Match | None:
         """The first match of `pattern` from `pos` on, reading on until there is one or the
@@ -101,10 +102,21 @@ class _ReadAhead:
                 return None
             more = self.f.read(max(PIECE_BYTES, len(self.data)))  # doubling: one huge item is read in linear time
             if not more:
+                self.ended = True
                 return None
             pos = max(pos, len(self.data) - 256)  # what was searched already
             self.data += more
         return found
+
+    def head(self, n: int) -> bytes:
+        """The first `n` bytes (fewer where the file ends)."""
+        while len(self.data) < n and not self.ended:
+            more = self.f.read(max(PIECE_BYTES, len(self.data)))
+            if more:
+                self.data += more
+            else:
+                self.ended = True
+        return self.data[:n]
 
     def drop(self, n: int) -> None:
         """Let go of the first `n` bytes (positions shift down by n)."""
@@ -115,10 +127,20 @@ def _piece(ahead: _ReadAhead, depth: int, separator: re.Pattern | None) -> tuple
     """The items at the start of `ahead.data` (the first of an array, or those after a ","),
     about PIECE_BYTES of them: (items, where they end, whether that is the array's end)."""
     search = PIECE_BYTES
-    for _ in range(_PIECE_TRIES):
-        sep = ahead.search(separator, search, search + PIECE_BYTES) if separator is not None else None
-        if sep is None:
+    # Whether the items start as `separator` says (this piece's first one does): then, once a cut
+    # at any "},{" failed (inside a huge item), the next item's start is looked for however far.
+    starts_so = separator is not None and separator.match(b"}," + ahead.head(256)) is not None
+    for attempt in range(_PIECE_TRIES):
+        if separator is None:
             sep = ahead.search(_OBJECT_SEPARATOR, search)
+        else:
+            # The items' own start, looked for within a piece's length first; none there (a huge
+            # item, or items that do not start so), any "},{" ahead. None by the file's end: the
+            # array ends in `data`.
+            near = attempt == 0 or not starts_so
+            sep = ahead.search(separator, search, search + PIECE_BYTES if near else None)
+            if sep is None and near and not ahead.ended:
+                sep = ahead.search(_OBJECT_SEPARATOR, search)
         data = ahead.data
         end = sep.start(1) if sep is not None else len(data)
         items = _items(data, end, depth) if sep is not None else None
