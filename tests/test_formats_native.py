@@ -610,6 +610,27 @@ def test_a_big_ctxview_file_is_read_in_pieces_without_asking_its_layout(tmp_path
     assert asked == [] and len(tries) == 3
 
 
+def test_no_other_big_file_is_read_for_pieces_before_its_layout(tmp_path, monkeypatch):
+    # Only ctxview's files say what they are in their first bytes: a big JSON-lines transcript that
+    # mentions the keys other piecewise formats look for is read once, as JSON lines.
+    lines = [orjson.dumps({"type": "user", "uuid": "u0", "message": {"role": "user", "content":
+                           'the "eval", "samples": [ and "conversation": [ keys'}})]
+    lines += [orjson.dumps({"type": "assistant" if k % 2 else "user", "uuid": f"u{k}", "parentUuid": f"u{k - 1}",
+                            "message": {"role": "assistant" if k % 2 else "user", "content": "x" * 50}})
+              for k in range(1, 200)]
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    for name in ("inspect_ai", "swarm_snapshot", "native"):
+        monkeypatch.setattr(f"ctxview.formats.{name}.PIECES_ABOVE", 0)
+    parsed = []
+    real = json_pieces.parse_in_pieces
+    for name in ("inspect_ai", "swarm_snapshot", "native"):
+        monkeypatch.setattr(f"ctxview.formats.{name}.parse_in_pieces", lambda *a: (parsed.append(a[1]), real(*a))[1])
+    assert len(load_session(p).conversations[0].messages) == 200
+    assert len(GrowingSession(p).load().conversations[0].messages) == 200
+    assert parsed == []
+
+
 @pytest.mark.parametrize("damage", ["bad role", "lines"])
 def test_what_pieces_cannot_read_is_tried_in_pieces_once(tmp_path, monkeypatch, tiny_pieces, damage):
     msgs = [{"role": "user", "content": f"message {i}"} for i in range(20)]

@@ -19,7 +19,7 @@ from . import claude_code
 from .errors import LoadError
 from .inputs import check_path, open_input, read_at
 from .json_lines import detect_layout
-from .registry import _within_limits, detect_format, load_in_pieces_first, load_input
+from .registry import _within_limits, detect_format, load_input, load_own_in_pieces
 
 __all__ = ["APPENDED", "CHANGED", "GONE", "GrowingSession", "RELOAD", "Refresh", "REWRITTEN", "SAME"]
 
@@ -75,7 +75,7 @@ class GrowingSession:
         st = check_path(self.path)  # before reading: what is appended meanwhile is read next time
         inp = open_input(self.path)
         self._resumable = None
-        session = load_in_pieces_first(inp, self.format)  # a big ctxview file: a document, no lines to follow
+        session = load_own_in_pieces(inp, self.format)  # a big ctxview file: a document, no lines to follow
         end = st.st_size
         if session is None:
             layout = detect_layout(inp)
@@ -85,7 +85,7 @@ class GrowingSession:
                 session = _within_limits(inp, resumable.session)
                 self._resumable, end = resumable, resumable.end
             else:
-                session = load_input(inp, self.format, self.lenient, layout, pieces_tried=True)
+                session = load_input(inp, self.format, self.lenient, layout, own_tried=True)
         self._remember(st, end)
         self.session, self.gone = session, False
         return session

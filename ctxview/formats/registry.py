@@ -42,6 +42,7 @@ DESCRIPTIONS = {f.name: f.description for f in REGISTERED}
 _BY_NAME = {f.name: f for f in REGISTERED}
 # The sniffing order: the most specific shape first (sorted is stable: equal ranks keep list order).
 _SNIFFING = tuple(sorted(REGISTERED, key=lambda f: -f.specificity))
+_OWN = _BY_NAME[native.FORMAT]  # ctxview's own format: see load_own_in_pieces
 
 _SNIFF_RECORDS = 50
 
@@ -147,57 +148,58 @@ def load_session(path: str | os.PathLike, format: str | None = None, lenient: bo
 
 
 def load_input(inp: Input, format: str | None = None, lenient: bool = False, layout: str | None = None, *,
-               pieces_tried: bool = False) -> Session:
+               own_tried: bool = False) -> Session:
     """load_session of an input already opened; `layout`: detect_layout's answer when the caller has it
     (a one-line document is read to its end to tell, 0.3 s on a 500 MB file: once is enough);
-    `pieces_tried`: load_in_pieces_first found no document to read in pieces."""
+    `own_tried`: load_own_in_pieces found no ctxview file to read in pieces."""
     if format is not None:
         _check_name(format)
-    session, checked = _load(inp, format, lenient, layout, pieces_tried)
+    session, checked = _load(inp, format, lenient, layout, own_tried)
     return _within_limits(inp, session, arguments=not checked)
 
 
-def load_in_pieces_first(inp: Input, format: str | None = None) -> Session | None:
-    """The session of a big document that its format reads a piece at a time (a ctxview file), read
-    so before its layout is asked (a file that parses whole as one document is laid out as one, and
-    telling a one-line document from JSON lines reads it to its end: 0.17 s at 500 MB); None: not
-    such a file."""
+def load_own_in_pieces(inp: Input, format: str | None = None) -> Session | None:
+    """A big ctxview file, read in pieces before its layout is asked: telling a one-line document
+    from JSON lines reads it to its end (0.17 s at 500 MB), and ctxview's files say what they are in
+    their first bytes (native._HEAD), so no other file is read for it. None: not such a file."""
     if format is not None:
         _check_name(format)
-    if inspect_eval_zip.is_zip(inp):
+    if format not in (None, native.FORMAT) or inspect_eval_zip.is_zip(inp):
         return None
     with paused_gc(keep=True):
-        found = _in_pieces(inp, format)
+        found = _in_pieces(inp, (_OWN,))
     return None if found is None else _within_limits(inp, found[0], arguments=not found[1])
 
 
-def _in_pieces(inp: Input, format: str | None) -> tuple[Session, bool] | None:
-    # A format that overrides load_in_pieces (ctxview's) reads its own big files a piece at
-    # a time, never holding the whole parsed document; None means "not such a file".
-    for fmt in (_BY_NAME[format],) if format else _SNIFFING:
+def _in_pieces(inp: Input, formats: tuple[SessionFormat, ...]) -> tuple[Session, bool] | None:
+    # A format that overrides load_in_pieces (ctxview's, a SwarmSDK snapshot's, an Inspect AI
+    # log's) reads its own big files a piece at a time, never holding the whole parsed document;
+    # None means "not such a file".
+    for fmt in formats:
         if (session := fmt.load_in_pieces(inp)) is not None:
             return session, fmt.checks_arguments
     return None
 
 
 def _load(inp: Input, format: str | None, lenient: bool, layout: str | None = None,
-          pieces_tried: bool = False) -> tuple[Session, bool]:
+          own_tried: bool = False) -> tuple[Session, bool]:
     """The session, and whether its loader checked the arguments' depth (SessionFormat.checks_arguments)."""
     if inspect_eval_zip.is_zip(inp):  # the one binary layout: Inspect AI's .eval archive
         if format not in (None, inspect_ai.FORMAT):
             raise LoadError(inp.name, "a zip archive, not JSON", expected=_BY_NAME[format].expected)
         return inspect_eval_zip.load_eval(inp), False
+    candidates = (_BY_NAME[format],) if format else _SNIFFING
     with paused_gc(keep=True):
-        if layout is None and not pieces_tried:  # (see load_in_pieces_first)
-            if (found := _in_pieces(inp, format)) is not None:
+        if layout is None and not own_tried and _OWN in candidates:  # (see load_own_in_pieces)
+            if (found := _in_pieces(inp, (_OWN,))) is not None:
                 return found
-            pieces_tried = True
+            own_tried = True
         if layout is None:
             layout = detect_layout(inp)
         if layout == "jsonl":
             fmt = _BY_NAME[format or _sniff_lines(inp)]
             return fmt.load(inp, "jsonl", lenient), fmt.checks_arguments
-        if not pieces_tried and (found := _in_pieces(inp, format)) is not None:
+        if (found := _in_pieces(inp, tuple(f for f in candidates if not (own_tried and f is _OWN)))) is not None:
             return found
         expected = _BY_NAME[format].expected if format else "a session file (JSON or JSONL)"
         doc = load_document(inp, expected)
