@@ -29,7 +29,7 @@ from ..settings import ClearSettings, Settings, settings_from
 
 __all__ = ["InspectorState", "Place", "Search", "ViewKey", "conversation_title", "editable_tiers", "export_name",
            "find_match", "goto_position", "loading_note", "match_positions", "messages_match", "next_row",
-           "opening_settings", "preset_for", "request_label", "same_file", "subagents_of", "term_pattern",
+           "opening_settings", "preset_for", "request_label", "same_file", "saved_settings_note", "subagents_of", "term_pattern",
            "tier_lines", "tiers_label", "tool_partner"]
 
 DEFAULT_TIERS = "default"  # what `c` turns on when no other tiers were chosen
@@ -316,12 +316,16 @@ def subagents_of(message: Message | None, conversations: Sequence[Conversation])
 @dataclass(frozen=True, slots=True)
 class Place:
     """Where the user was in a conversation before opening a sub-agent's: its index, the request
-    shown, the cursor row and the scroll offset."""
+    shown, the cursor row and the scroll offset, and the rows expanded and the folded runs opened
+    then (a search or a jump may have unfolded the run the cursor is in: folded again, the cursor's
+    row would be hidden and the next move would start from the run's first row)."""
 
     conversation: int
     request: int | None
     cursor: int
     scroll_y: float
+    expanded: frozenset[int] = frozenset()
+    unfolded: frozenset[int] = frozenset()
 
 
 class InspectorState:
