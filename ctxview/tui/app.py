@@ -47,7 +47,7 @@ from .pane_pair import PanePair
 from .screens import BloatScreen, ConversationPicker, HelpScreen, TierEditor, WriteScreen
 from .settings_dialog import SettingsDialog
 from .state import (InspectorState, conversation_title, editable_tiers, export_name, loading_note, messages_match,
-                    request_label, same_file, term_pattern, tier_lines)
+                    request_label, same_file, saved_settings_note, term_pattern, tier_lines)
 from .threads import DaemonThreads
 from .chrome import HeaderBar, StatusBar, StatusParts
 from .widgets import Meters, SearchBox, prepared_title
@@ -226,6 +226,9 @@ class CtxviewApp(NavigationActions, App[int]):
         note = loading_note(session)
         if note:
             self.notify(sanitize(note), title="loaded with warnings", severity="warning", markup=False)
+        saved = saved_settings_note(session.conversations[index], settings)
+        if saved and not getattr(self, "_config_note", ""):  # (the config's note names the what-if already)
+            self.notify(sanitize(saved), title="what-if", markup=False)
 
     # -- following the file -------------------------------------------------------
 

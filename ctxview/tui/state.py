@@ -47,6 +47,16 @@ def opening_settings(conversation: Conversation, given: Settings, overrides: Map
     return settings_from(conversation.settings, overrides, where=conversation.name)
 
 
+def saved_settings_note(conversation: Conversation, opened: Settings) -> str:
+    """'' unless the settings saved in the file made the opening view a what-if it would not
+    otherwise be (the bundled demo saves tiers=default); else a line saying so and how to see
+    the view as sent."""
+    if not conversation.settings or opened.label() == "as sent":
+        return ""
+    return (f"this file's saved settings open it as a {opened.label()}; "
+            "t to tiers=off (or --tiers off) shows the requests as sent")
+
+
 def request_label(request: int | None, requests: Sequence[int]) -> str:
     """"next", "2/5 (#17)" for a recorded request, or "#17" for an index that is not one."""
     if request is None:
