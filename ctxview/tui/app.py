@@ -504,7 +504,9 @@ class CtxviewApp(NavigationActions, App[int]):
 
         if self.view is not None and self.session is not None:
             model = self.conversation.model if self.conversation is not None else None
-            self.push_screen(WriteScreen(export_name(self.path), default_shape(self.session.format, model)),
+            # a full path, so the user sees where it goes before anything is written
+            target = os.path.join(os.getcwd(), export_name(self.path))
+            self.push_screen(WriteScreen(target, default_shape(self.session.format, model)),
                              self._write_to)
 
     def _write_to(self, choice: tuple[str, str] | None) -> None:
@@ -532,7 +534,7 @@ class CtxviewApp(NavigationActions, App[int]):
     @on(Written)
     def _written(self, event: Written) -> None:
         self.last_written = event.target
-        self.notify(sanitize(f"wrote {event.count:,} prepared messages ({event.shape}) to {event.target}"),
+        self.notify(sanitize(f"wrote a request body of {event.count:,} messages ({event.shape}) to {event.target}"),
                     markup=False)
 
     # -- help / palette ---------------------------------------------------------------
