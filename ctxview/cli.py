@@ -266,7 +266,8 @@ def _run_prepare(argv: Sequence[str]) -> int:
     if target is None:
         _stdout()
     session = _load(args)
-    from .export import DEFAULT_MAX_TOKENS, dumps, export_stats, recorded_max_tokens, stats_text, to_shape, write_atomic
+    from .export import (DEFAULT_MAX_TOKENS, default_shape, dumps, export_stats, recorded_max_tokens, stats_text,
+                         to_shape, write_atomic)
     from .pipeline import prepare
     from .sanitize import sanitize
     from .settings import settings_for
@@ -277,6 +278,8 @@ def _run_prepare(argv: Sequence[str]) -> int:
         print(f"ctxview: warning: {_one_line(f'no model recorded for {conv.name!r}')}: the body has no \"model\" "
               "(the API requires one); name one with --model NAME", file=sys.stderr)
     max_tokens = args.max_tokens or recorded_max_tokens(conv.metadata, session.metadata) or DEFAULT_MAX_TOKENS
+    if args.shape is None:
+        args.shape = default_shape(session.format, model)
     try:
         view = prepare(conv, settings_for(conv, _overrides(args)))
         text = dumps(to_shape(view, args.shape, model, max_tokens=max_tokens))

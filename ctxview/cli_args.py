@@ -7,6 +7,7 @@ from typing import Any, NoReturn
 
 from . import __version__
 from .settings import OLD_MESSAGE_STRATEGIES, ClearSettings
+from .tiers import PRESETS
 
 __all__ = ["InputError", "UsageError"]  # (and the parsers cli.py builds: _open_parser, _report_parser, _prepare_parser)
 
@@ -65,13 +66,14 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep-recent", metavar="N", type=_int_at_least(0, "--keep-recent"),
                         help="recent messages never compressed (default 10)")
     parser.add_argument("--tiers", metavar="PRESET|SPEC", type=_tiers,
-                        help="compression tiers: default, light, aggressive, off, or e.g. '10:full,20:1000,*:100'")
+                        help=f"compression tiers, a what-if: {', '.join(n for n in PRESETS if n != 'off')}, "
+                             "off (the default: the requests as sent), or e.g. '10:full,20:1000,*:100'")
     parser.add_argument("--budget", metavar="TOKENS", type=_int_at_least(1, "--budget"),
                         help="fit the prepared messages to this many tokens (oldest dropped first)")
     parser.add_argument("--context-window", metavar="N", type=_int_at_least(1, "--context-window"),
                         help="context window in tokens (default: from the session or the model table)")
     parser.add_argument("--format", metavar="FMT", dest="fmt",
-                        help="the file's format (default: detected); see 'Supported session files' in the README")
+                        help="the file's format (default: detected); see docs/formats.md")
     parser.add_argument("--lenient", action="store_true", help="skip malformed lines instead of failing")
     parser.add_argument("--counter", metavar="NAME",
                         help="token counter: auto, swarm, chars4, o200k_base, cl100k_base (default auto)")
@@ -211,8 +213,9 @@ def _prepare_parser() -> argparse.ArgumentParser:
                         "regular file or a new path, never the input")
     parser.add_argument("--follow-symlink", action="store_true",
                         help="when OUT is a symbolic link, write the file it points to (refused otherwise)")
-    parser.add_argument("--shape", choices=("openai", "anthropic"), default="openai",
-                        help="request shape (default openai)")
+    parser.add_argument("--shape", choices=("openai", "anthropic"), default=None,
+                        help="request shape (default: the source's own, as the inspector's w offers: anthropic "
+                             "for Claude Code and Anthropic files and for sessions on a Claude model, else openai)")
     parser.add_argument("--model", metavar="NAME", help="the body's model (default: the one the session recorded)")
     parser.add_argument("--max-tokens", metavar="N", type=_int_at_least(1, "--max-tokens"),
                         help="max_tokens of an Anthropic body (default: the recorded request's, else 8192)")

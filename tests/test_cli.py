@@ -358,3 +358,21 @@ def test_bad_settings_in_the_file_are_one_line_input_errors(tmp_path, settings):
         assert out.returncode == 1, out.stderr
         assert out.stderr.startswith("ctxview: error: ") and out.stderr.count("\n") == 1
         assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("sample, shape", [
+    ("claude-code/7b1f3c52-9a4e-4d1b-8f57-3e2c9d0a6b18.jsonl", "anthropic"),
+    ("codex/rollout-2026-03-02T09-15-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl", "openai"),
+])
+def test_prepare_writes_the_sources_own_shape_by_default_as_w_does(sample, shape):
+    path = Path(__file__).parents[1] / "sample_sessions" / sample
+    body = json.loads(run("prepare", str(path)).stdout)
+    assert ("max_tokens" in body) == (shape == "anthropic")
+    assert all(m["role"] in ("user", "assistant") for m in body["messages"]) == (shape == "anthropic")
+
+
+def test_the_tiers_help_lists_every_preset():
+    from ctxview.tiers import PRESETS
+
+    text = " ".join(run("prepare", "--help").stdout.split())
+    assert all(name in text for name in PRESETS) and "swarm-auto" in text

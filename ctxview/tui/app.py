@@ -47,7 +47,7 @@ from .pane_pair import PanePair
 from .screens import BloatScreen, ConversationPicker, HelpScreen, TierEditor, WriteScreen
 from .settings_dialog import SettingsDialog
 from .state import (InspectorState, conversation_title, editable_tiers, export_name, loading_note, messages_match,
-                    request_label, same_file, term_pattern, tier_lines)
+                    request_label, same_file, saved_settings_note, term_pattern, tier_lines)
 from .threads import DaemonThreads
 from .chrome import HeaderBar, StatusBar, StatusParts
 from .widgets import Meters, SearchBox, prepared_title
@@ -226,6 +226,9 @@ class CtxviewApp(NavigationActions, App[int]):
         note = loading_note(session)
         if note:
             self.notify(sanitize(note), title="loaded with warnings", severity="warning", markup=False)
+        saved = saved_settings_note(session.conversations[index], settings)
+        if saved and not getattr(self, "_config_note", ""):  # (the config's note names the what-if already)
+            self.notify(sanitize(saved), title="what-if", markup=False)
 
     # -- following the file -------------------------------------------------------
 
@@ -501,7 +504,9 @@ class CtxviewApp(NavigationActions, App[int]):
 
         if self.view is not None and self.session is not None:
             model = self.conversation.model if self.conversation is not None else None
-            self.push_screen(WriteScreen(export_name(self.path), default_shape(self.session.format, model)),
+            # a full path, so the user sees where it goes before anything is written
+            target = os.path.join(os.getcwd(), export_name(self.path))
+            self.push_screen(WriteScreen(target, default_shape(self.session.format, model)),
                              self._write_to)
 
     def _write_to(self, choice: tuple[str, str] | None) -> None:
@@ -529,7 +534,7 @@ class CtxviewApp(NavigationActions, App[int]):
     @on(Written)
     def _written(self, event: Written) -> None:
         self.last_written = event.target
-        self.notify(sanitize(f"wrote {event.count:,} prepared messages ({event.shape}) to {event.target}"),
+        self.notify(sanitize(f"wrote a request body of {event.count:,} messages ({event.shape}) to {event.target}"),
                     markup=False)
 
     # -- help / palette ---------------------------------------------------------------

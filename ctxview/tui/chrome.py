@@ -32,7 +32,7 @@ from ..view import PreparedView
 from .state import conversation_title
 from .widgets import Line, safe_text, view_name
 
-__all__ = ["HeaderBar", "HeaderParts", "StatusBar", "StatusParts", "header_line", "middle_ellipsis", "status_line",
+__all__ = ["HeaderBar", "HeaderParts", "StatusBar", "StatusParts", "end_ellipsis", "header_line", "middle_ellipsis", "status_line",
            "what_if_pieces"]
 
 DIM = Style(dim=True)
@@ -99,10 +99,26 @@ def header_line(parts: HeaderParts, width: int) -> Text:
         text = _header(parts, path, fmt, conversation, model, labels, name, with_fmt, width)
         if text is not None:
             return text
-    # Too narrow even for the file name: what stays is the conversation and its hint, model, window.
+    # Too narrow even for the file name: what stays is the conversation and its hint, model, window;
+    # a long conversation label (a sub-agent's task, a sample's question) shortens before they go.
     text = _header(parts, None, fmt, conversation, model, False, False, False, 0)
     assert text is not None
+    if width and text.cell_len > width:
+        room = cell_len(conversation) - (text.cell_len - width)
+        conversation = end_ellipsis(conversation, max(room, 12))
+        text = _header(parts, None, fmt, conversation, model, False, False, False, 0)
+        assert text is not None
     return text
+
+
+def end_ellipsis(text: str, width: int) -> str:
+    """`text` cut to at most `width` cells, its beginning kept, an ellipsis at the end."""
+    if cell_len(text) <= width:
+        return text
+    cut = text[:width]
+    while cut and cell_len(cut) + 1 > width:
+        cut = cut[:-1]
+    return f"{cut.rstrip()}…"
 
 
 def _header(parts: HeaderParts, path: str | None, fmt: str, conversation: str, model: str, labels: bool,

@@ -144,7 +144,9 @@ class NavigationActions:
         return True
 
     def open_subagent(self: CtxviewApp, index: int) -> None:
-        here = Place(self.state.conversation, self.settings.request, self.cursor, self.stored_pane.scroll_y)
+        pair = self.pair
+        here = Place(self.state.conversation, self.settings.request, self.cursor, self.stored_pane.scroll_y,
+                     frozenset(pair.expanded_rows), frozenset(pair.unfolded_runs))
         if self.state.enter_subagent(index, here):
             self.show_conversation()
             title = conversation_title(self.session.conversations[index])  # type: ignore[union-attr]
@@ -164,6 +166,7 @@ class NavigationActions:
         if place is None or place.conversation != self.state.conversation or self.busy:
             return
         self.state.returning = None
+        self.pair.restore_folds(place.expanded, place.unfolded)
         self.pair.set_cursor(place.cursor, scroll=False)
         for pane in self.panes:
             pane.scroll_to(y=place.scroll_y, animate=False, immediate=True)

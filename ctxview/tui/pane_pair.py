@@ -385,6 +385,15 @@ class PanePair(Vertical):
         if len(layout) and not layout.visible(self.cursor):
             self.cursor = layout.fold_of(self.cursor) or 0
 
+    def restore_folds(self, expanded: frozenset[int], unfolded: frozenset[int]) -> None:
+        """The rows expanded and the runs unfolded as they were (back from a sub-agent: the same view)."""
+        layout = self.row_layout
+        if layout is None:
+            return
+        self.expanded_rows = {r for r in expanded if r < len(layout)}
+        self.unfolded_runs = set(unfolded)
+        self._refold()
+
     def _refold(self) -> None:
         self._reflow()
         for pane in self.panes:

@@ -29,7 +29,7 @@ from ..settings import ClearSettings, Settings, settings_from
 
 __all__ = ["InspectorState", "Place", "Search", "ViewKey", "conversation_title", "editable_tiers", "export_name",
            "find_match", "goto_position", "loading_note", "match_positions", "messages_match", "next_row",
-           "opening_settings", "preset_for", "request_label", "same_file", "subagents_of", "term_pattern",
+           "opening_settings", "preset_for", "request_label", "same_file", "saved_settings_note", "subagents_of", "term_pattern",
            "tier_lines", "tiers_label", "tool_partner"]
 
 DEFAULT_TIERS = "default"  # what `c` turns on when no other tiers were chosen
@@ -45,6 +45,16 @@ def opening_settings(conversation: Conversation, given: Settings, overrides: Map
         overrides = {f.name: getattr(given, f.name) for f in dataclasses.fields(Settings)
                      if getattr(given, f.name) != getattr(defaults, f.name)}
     return settings_from(conversation.settings, overrides, where=conversation.name)
+
+
+def saved_settings_note(conversation: Conversation, opened: Settings) -> str:
+    """'' unless the settings saved in the file made the opening view a what-if it would not
+    otherwise be (the bundled demo saves tiers=default); else a line saying so and how to see
+    the view as sent."""
+    if not conversation.settings or opened.label() == "as sent":
+        return ""
+    return (f"this file's saved settings open it as a {opened.label()}; "
+            "t to tiers=off (or --tiers off) shows the requests as sent")
 
 
 def request_label(request: int | None, requests: Sequence[int]) -> str:
@@ -316,12 +326,16 @@ def subagents_of(message: Message | None, conversations: Sequence[Conversation])
 @dataclass(frozen=True, slots=True)
 class Place:
     """Where the user was in a conversation before opening a sub-agent's: its index, the request
-    shown, the cursor row and the scroll offset."""
+    shown, the cursor row and the scroll offset, and the rows expanded and the folded runs opened
+    then (a search or a jump may have unfolded the run the cursor is in: folded again, the cursor's
+    row would be hidden and the next move would start from the run's first row)."""
 
     conversation: int
     request: int | None
     cursor: int
     scroll_y: float
+    expanded: frozenset[int] = frozenset()
+    unfolded: frozenset[int] = frozenset()
 
 
 class InspectorState:

@@ -300,9 +300,17 @@ def bloat_job(post: Post, conversation: Conversation, settings: Settings, contex
 
 def request_body(view: PreparedView, shape: str, model: str | None, max_tokens: int | None) -> str:
     """The prepared messages as a request body in `shape`, as `ctxview prepare` writes it."""
+    return body_and_count(view, shape, model, max_tokens)[0]
+
+
+def body_and_count(view: PreparedView, shape: str, model: str | None, max_tokens: int | None) -> tuple[str, int]:
+    """The request body in `shape` and how many messages it holds (not the prepared side's count:
+    an Anthropic body merges a turn's tool results and leaves out what the shape cannot carry)."""
     from ..export import DEFAULT_MAX_TOKENS, dumps, to_shape
 
-    return dumps(to_shape(view, shape, model, max_tokens=max_tokens or DEFAULT_MAX_TOKENS))
+    body = to_shape(view, shape, model, max_tokens=max_tokens or DEFAULT_MAX_TOKENS)
+    messages = body.get("messages") if isinstance(body, dict) else None
+    return dumps(body), len(messages) if isinstance(messages, list) else 0
 
 
 def write_job(post: Post, target: str, shape: str, view: PreparedView, model: str | None,
@@ -311,11 +319,12 @@ def write_job(post: Post, target: str, shape: str, view: PreparedView, model: st
     try:
         from ..export import write_atomic
 
-        write_atomic(target, request_body(view, shape, model, max_tokens))
+        text, count = body_and_count(view, shape, model, max_tokens)
+        write_atomic(target, text)
     except Exception as exc:  # noqa: BLE001
         post(WorkFailed("write failed", one_line(exc)))
         return
-    post(Written(target, shape, len(view.prepared)))
+    post(Written(target, shape, count))
 
 
 def copy_body_job(post: Post, view: PreparedView, shape: str, model: str | None, max_tokens: int | None,

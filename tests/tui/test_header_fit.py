@@ -9,7 +9,7 @@ from rich.cells import cell_len
 from sessions import make_session
 
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.chrome import HeaderParts, header_line, middle_ellipsis
+from ctxview.tui.chrome import HeaderParts, end_ellipsis, header_line, middle_ellipsis
 from ctxview.view import Settings
 
 LONG = ("~/.claude/projects/-home-user-src-some-very-long-project-name/"
@@ -56,6 +56,22 @@ def test_a_long_model_name_pushes_out_the_path_not_the_model():
     model = "claude-sonnet-4-5-20250929"
     text = header_line(parts(model), 80).plain
     assert text.startswith("main " + HINT) and model in text and "200k window" in text
+
+
+@pytest.mark.parametrize("label", ["agent-a93ccab (Explore existing codebase)",
+                                   "Which of the following best describes the capital of France? " * 3])
+@pytest.mark.parametrize("width", [80, 70, 60])
+def test_a_long_conversation_label_shortens_before_the_model_and_window_go(label, width):
+    text = header_line(HeaderParts(LONG, "claude-code", label, "claude-opus-4-6", 200_000, HINT), width).plain
+    assert cell_len(text) <= width
+    assert "claude-opus-4-6" in text and "200k window" in text and HINT in text
+    assert text.startswith(label[:10]) and "…" in text
+
+
+def test_end_ellipsis_keeps_the_beginning_and_fits():
+    assert end_ellipsis("agent-a93ccab (Explore existing codebase)", 20) == "agent-a93ccab (Expl…"
+    assert end_ellipsis("short", 20) == "short"
+    assert cell_len(end_ellipsis("漢字" * 20, 11)) <= 11
 
 
 def test_session_text_in_the_header_is_made_visible():

@@ -96,3 +96,26 @@ async def test_w_to_a_new_file_does_not_ask(tmp_path):
         await settle(pilot)
         await write(pilot, tmp_path / "new.json")
         assert not isinstance(app.screen, ConfirmScreen) and app.last_written == str(tmp_path / "new.json")
+
+
+async def test_w_offers_a_full_path_and_counts_the_messages_of_the_body_it_wrote(tmp_path, monkeypatch):
+    # A Claude Code transcript: its Anthropic body merges each turn's tool results into one user
+    # message, so the body holds fewer messages than the prepared side; the notice counts the body's.
+    monkeypatch.chdir(tmp_path)
+    from test_navigation_moves import record_notes
+
+    path = next((SAMPLES / "claude-code").glob("*.jsonl"))
+    app = CtxviewApp(str(path), Settings())
+    said = record_notes(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        offered = app.screen.query_one(Input).value
+        assert Path(offered).is_absolute() and Path(offered).parent == tmp_path  # where it will go, in full
+        await pilot.press("enter")
+        await settle(pilot)
+        body = json.loads(Path(offered).read_text())
+        count = len(body["messages"])
+        assert count != len(app.view.prepared)                         # (what made the old notice wrong)
+        assert said[-1] == f"wrote a request body of {count:,} messages (anthropic) to {offered}"

@@ -167,3 +167,41 @@ async def test_enter_elsewhere_still_expands_and_a_switch_forgets_the_way_back()
         await pilot.press("escape")
         await settle(pilot)
         assert app.state.conversation == 2 and app.state.trail == []
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_escape_from_a_subagent_opened_inside_a_folded_run_keeps_the_cursor_there(size):
+    # A budget drops the old messages: they fold into one line; a jump to the Task call among
+    # them unfolds the run. Back from the sub-agent, the run is still open and the cursor on the
+    # call, so the next move goes on from there (it used to fold again, the cursor at its head).
+    filler = "x" * 4000
+    msgs = [Message("user", "start")]
+    for i in range(12):
+        msgs.append(Message("assistant", f"step {i}", tool_calls=(ToolCall(id=f"r{i}", name="Read",
+                                                                            arguments={"file_path": f"f{i}"}),)))
+        msgs.append(Message("tool", filler, tool_call_id=f"r{i}"))
+    task = ToolCall(id="task1", name="Task", arguments={"description": "explore", "prompt": "look around"})
+    msgs[5] = Message("assistant", "delegating", tool_calls=(task,))
+    msgs[6] = Message("tool", "the sub-agent's answer", tool_call_id="task1")
+    msgs += [Message("user", "and now?"), Message("assistant", "done")]
+    sub = Conversation("agent-x", (Message("user", "look around"), Message("assistant", "found it")),
+                       metadata={"parent_tool_call_id": "task1", "kind": "subagent"})
+    session = Session("test", "t.json", (Conversation("main", tuple(msgs)), sub))
+    app = CtxviewApp("t.json", Settings(budget=3000), session=session)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        layout = app.row_layout
+        row = next(r for r in range(len(layout)) if layout.rows[r].stored is msgs[5])
+        assert layout.fold_of(row) not in (None, row)                   # folded away at first
+        await goto(pilot, "5")
+        assert app.cursor == row and app.pair.unfolded_runs
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.conversation.name == "agent-x"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.conversation.name == "main"
+        assert app.cursor == row and app.row_layout.visible(row)
+        await pilot.press("j")
+        await pilot.pause()
+        assert app.cursor == row + 1
