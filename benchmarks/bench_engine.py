@@ -7,7 +7,7 @@ tool calls link the results. Run from the repository root:
 
     .venv/bin/python benchmarks/bench_engine.py [SIZE ...]
 
-Targets (issue 2): a cold compress over 100k messages in ≤ 0.4 s (the Ruby
+Targets: a cold compress over 100k messages in ≤ 0.4 s (the Ruby
 original's time), and a repeat after keep_recent changes by one ≥ 10× faster.
 """
 

@@ -9,7 +9,7 @@ bench_engine.build(n) (half tool results of 1-3 KB shaped like Read, Grep and Gl
 written once as JSON for the Ruby side (benchmarks/ruby/bench_context_manager.rb). The
 two sides run in turns (Python, Ruby, Python, Ruby, ... --rounds times); each side reports
 its best CPU seconds of 3 runs, and the ratio is of the best of all rounds. Python's runs
-are cold: ctxview's caches are cleared before each. Target (issue 16): at most 0.5x at 100k.
+are cold: ctxview's caches are cleared before each. Target: at most 0.5x at 100k.
 """
 
 from __future__ import annotations

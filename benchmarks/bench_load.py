@@ -4,8 +4,8 @@
     python benchmarks/bench_load.py                    # 100 MB Claude Code transcript
     python benchmarks/bench_load.py --mb 50 --format codex
 
-Targets (issue 16): loading a Claude Code transcript takes at most 2.5x the time of reading
-the file and calling orjson.loads on each line, a Codex rollout at most 3x (issue 3 asked 2x of
+Targets: loading a Claude Code transcript takes at most 2.5x the time of reading
+the file and calling orjson.loads on each line, a Codex rollout at most 3x (2x was asked of
 every format); peak memory is at most 3x the file size, and at most 2x for a large JSON document
 (a SwarmSDK snapshot). Time is the median of --repeat runs of each (runs of the two
 alternate, after a warm-up that also fills the page cache), in CPU seconds
@@ -46,7 +46,7 @@ sys.path.insert(0, str(HERE.parent))
 import make_session  # noqa: E402
 from ctxview.formats.jsonio import READ_BUFFER  # noqa: E402
 
-# issue 16's time targets, as multiples of the read + orjson.loads floor (issue 3's 2x elsewhere)
+# the time targets, as multiples of the read + orjson.loads floor (2x elsewhere)
 TIME_TARGET = {"claude-code": 2.5, "codex": 3.0}
 MSGS_PER_MB = {"claude-code": 533, "codex": 700, "swarm-events": 700, "swarm-snapshot": 880}
 DOCUMENTS = {"swarm-snapshot"}  # one JSON document: the floor is one orjson.loads of the whole file

@@ -5,7 +5,7 @@
     python benchmarks/bench_report.py --messages 10000 --format codex
     python benchmarks/bench_report.py --ctxview-root /work/wt-main   # the same, on another checkout
 
-Targets (issue 16): `report` and `report --json` at most 3x the time of
+Targets: `report` and `report --json` at most 3x the time of
 `load_session` on the same file; `b` (the bloat report the inspector shows)
 at most 0.5 s. Each figure is process CPU seconds (the box is shared; wall
 time is printed too), best of --repeat runs taken in turns: load, report,

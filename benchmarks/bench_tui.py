@@ -16,12 +16,12 @@ then runs the app headless (`App.run_test`) and prints:
 - scroll to end: from the End key to the frame showing the last message
   (target ≤ 100 ms);
 - tier preset change: `t` to a preset the pipeline has not run yet, from the
-  key press to the last frame of the recomputed view (issue 4's "recompute
+  key press to the last frame of the recomputed view (the "recompute
   after one setting changes", as a user sees it);
 
 - (--keys) keys while opening: from the first stored messages on screen to the first full screen, `down`
   every 0.3 s, each from the key press to the frame showing the cursor moved (the screen answers keys
-  while the file is read and the first view computes: issue 16); the first-screen figures then include
+  while the file is read and the first view computes); the first-screen figures then include
   that work.
 
 Times end at the last frame the app writes (App._display), not when the test
@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         figures = asyncio.run(run(path, args.presses, args.keys))
 
     mb = 1024 * 1024
-    # issue 16's targets: the first full screen within 1.5 s at 100k messages (quiet box), 6 s at 500k;
+    # the targets: the first full screen within 1.5 s at 100k messages (quiet box), 6 s at 500k;
     # the keep_recent repaint within 50 ms at 100k, 100 ms at 500k
     screen_target, repaint_target = (1500, 50) if figures["rows"] <= 100_000 else (6000, 100)
     unique = ", every content unique" if args.unique_contents else ""

@@ -380,11 +380,10 @@ def _compress_by_text(out: list[Message], stop: int, plan: _Plan, start: int = 0
     and, once stored, the same cache entries, with plan.cut, plan.render and _detect_cached
     written out in the loop.
 
-    Issue 16 (a cold run over 100k messages): what this run computes is handed to the tables in
-    bulk (_store_later) and stored when they are next read, not one entry at a time, which cost a
-    fifth of the run; what is left is detection (a third), the cut strings (four bytes a
-    character: the hint's emoji) and the new Messages. tests/test_compression_fastpath.py holds
-    this equal to _compress_into.
+    What this run computes is handed to the tables in bulk (_store_later) and stored when they
+    are next read, not one entry at a time: on a cold run storing each entry into a big dict as
+    it went was a large share of the work. tests/test_compression_fastpath.py holds this equal
+    to _compress_into.
     """
     n = len(out)
     limits, n_limits, limit_of = plan.limits, len(plan.limits), plan.limit

@@ -21,14 +21,14 @@ class IdentityTable:
     it was stored for is alive and no other live object has its id, so an entry found under id(x)
     for a live x is x's, and a hit is one dict lookup. (A second dict of sources checked on every
     hit made a store two big-dict stores; a cold compression run over 100k messages fills three
-    tables of 50k entries, and every store into a big dict is a cache miss: issue 16.) `names`
+    tables of 50k entries, and every store into a big dict is a cache miss.) `names`
     holds only the keys stored with a name. Hot loops read the fields directly
     (compression._compress_into): `results.get(id(x))`, and for a new key with no name,
     `kept.append(x)` then `results[id(x)] = ...`, which keeps `len(kept) == len(results)`.
 
     Entries can also be handed over in bulk, to be stored when the table is next read
     (`put_later`, `settle`): a cold run over 100k messages makes 50k results nobody may ask for
-    again, and storing each into a big dict as it goes cost a fifth of that run (issue 16). Every
+    again, and storing each into a big dict as it goes was a large share of that run. Every
     reader calls `settle()` first (get, put and len do; hot loops do when they take a table).
     """
 

@@ -59,7 +59,7 @@ def detect_tool_name(text: str | None) -> str | None:
     scans rather than six regex scans. A single character a match needs
     ("M" or "F" for the globs' line starts, ":" for "memory://") is looked
     for first: that search is a memchr, which rules out most texts at a
-    fraction of a substring scan's cost (issue 16).
+    fraction of a substring scan's cost.
     """
     if not isinstance(text, str) or not text:
         return None

@@ -1,4 +1,4 @@
-"""Recorded usage tracks the as-sent estimate on every bundled sample and real fixture (issue 11).
+"""Recorded usage tracks the as-sent estimate on every bundled sample and real fixture.
 
 Where a file recorded the input of each request, recorded ≈ overhead + slope × (the history the
 harness sent, estimated) must fit with r² ≥ 0.9: a compaction shows as the same drop on both

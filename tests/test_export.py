@@ -201,7 +201,7 @@ def test_recorded_max_tokens_takes_the_first_positive_int():
 
 
 def test_dumps_is_strict_json():
-    # NaN and the infinities are written as null (issue 12: written in a documented, valid way), in the
+    # NaN and the infinities are written as null (a documented, valid way), in the
     # body and in the arguments string alike; orjson, which refuses them, reads the output.
     import orjson
 

@@ -162,7 +162,7 @@ def test_deeply_nested_json_is_a_clear_error_not_a_recursion_error(tmp_path):
 
 def test_tool_input_nesting_up_to_the_limit_loads_and_deeper_is_one_clear_error(tmp_path):
     # 1000 levels of tool input is legal JSON and nothing in the loaders recurses over it, but what
-    # uses the arguments (JSON output, token counts) would: past MAX_ARGUMENT_DEPTH it is refused (issue 12).
+    # uses the arguments (JSON output, token counts) would: past MAX_ARGUMENT_DEPTH it is refused.
     from ctxview.formats.registry import MAX_ARGUMENT_DEPTH
 
     def session(depth):
@@ -336,7 +336,7 @@ def test_layout_of_long_first_lines(tmp_path, monkeypatch):
 
 
 def test_a_fifo_is_refused_at_once_without_waiting_for_a_writer(tmp_path):
-    # Opening a FIFO for reading blocks until a writer comes: it must not be opened (issue 12).
+    # Opening a FIFO for reading blocks until a writer comes: it must not be opened.
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
     with pytest.raises(LoadError, match="named pipe") as exc:

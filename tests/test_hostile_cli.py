@@ -1,4 +1,4 @@
-"""The hostile corpus (tests/hostile/make_corpus.py) through the real `ctxview` command (issue 12).
+"""The hostile corpus (tests/hostile/make_corpus.py) through the real `ctxview` command.
 
 Every case runs as a subprocess in the corpus folder and must: exit with its status; print no
 traceback; on failure end with exactly one line `ctxview: error: ...` holding the expected words

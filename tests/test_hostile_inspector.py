@@ -1,4 +1,4 @@
-"""The hostile corpus in the inspector, through Textual's pilot (issue 12).
+"""The hostile corpus in the inspector, through Textual's pilot.
 
 The session is loaded by the test and handed to the app (`session=`), so these tests do not depend
 on how the app loads a file. For raw terminal bytes the headless driver is made to render (Textual

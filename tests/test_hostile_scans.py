@@ -1,4 +1,4 @@
-"""Every scan over untrusted text is linear in its length (issue 12).
+"""Every scan over untrusted text is linear in its length.
 
 Each test times the worst case the issue found at a size N and at 10N, in the
 same test, and checks that the time grew about tenfold: a quadratic scan

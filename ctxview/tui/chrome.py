@@ -1,7 +1,7 @@
 """The header and the status bar: what they say at a given width.
 
 Both are one line that must hold at 80 columns as at 200, so each is built
-from pieces that shorten in a fixed order of importance (issue 15):
+from pieces that shorten in a fixed order of importance:
 
 - the header: the path shortens first (middle ellipsis, then its basename),
   then the labels go, then the app's name and the format; the model, the

@@ -3,7 +3,7 @@
 Textual runs `@work(thread=True)` jobs on the event loop's default executor,
 and both asyncio.run and the interpreter's exit join that executor's
 threads: `q` during the load of a big or slow file would leave the process
-waiting until the load ends (issue 12). The app installs `DaemonThreads` as
+waiting until the load ends. The app installs `DaemonThreads` as
 the loop's default executor instead: each job gets a daemon thread of its
 own, shutting it down waits for nothing, and a job still running at exit is
 dropped with the process. Workers post their results as messages; after

@@ -1,4 +1,4 @@
-"""The hostile corpus of issue 12, written into a folder at test time (the repository keeps this script,
+"""The hostile corpus, written into a folder at test time (the repository keeps this script,
 not the files: some are megabytes, some are FIFOs and sockets that git cannot hold).
 
     python tests/hostile/make_corpus.py DIR      # write it and list the cases

@@ -6,7 +6,7 @@ import pytest
 
 from ctxview.tui.chrome import HeaderBar, StatusBar
 
-# The sizes issue 15 asks every control to work at: narrow (no controls panel), medium, wide.
+# The sizes every control must work at: narrow (no controls panel), medium, wide.
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40"),
          pytest.param((200, 50), id="200x50")]
 

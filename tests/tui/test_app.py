@@ -720,7 +720,7 @@ async def test_the_view_is_named_as_sent_or_what_if():
         assert app.settings.tiers == "aggressive"
 
 
-# -- loading never blocks (issue 12) --------------------------------------------------
+# -- loading never blocks ------------------------------------------------------------
 
 
 class SlowLoader:

@@ -94,7 +94,7 @@ class TestHostile:
         assert snap_compare(app, terminal_size=WIDE, run_before=settled("down", "down", "down", "enter", "end", "enter"))
 
 
-# -- issue 15: the chrome at 80 columns, the settings dialog ----------------------------------
+# -- the chrome at 80 columns, the settings dialog ------------------------------------------
 
 CLAUDE_SUBAGENTS = "tests/fixtures/samples/claude-code/spotter-258c7280/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 LONG_PATH = "~/.claude/projects/-home-user-src-some-very-long-project-name/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
