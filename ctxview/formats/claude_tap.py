@@ -1,0 +1,229 @@
+"""claude-tap traces (liaohch3/claude-tap): the requests a local reverse proxy saw Claude Code send.
+
+claude-tap starts a proxy, points Claude Code's ANTHROPIC_BASE_URL at it and
+records each call (claude_tap/proxy.py `_build_record`) as
+
+    {"timestamp": ISO, "request_id", "turn", "duration_ms",
+     "request": {"method", "path", "headers", "body"},
+     "response": {"status", "headers", "body", "sse_events"?},
+     "upstream_base_url"?, "capture"?}
+
+`request.body` is the parsed JSON body (older traces may hold its text);
+`response.body` is the response message, for a streamed call the one its
+SSEReassembler rebuilt from the events (`sse_events`, [{"event", "data"}],
+kept only with --tap-store-stream-events). Two files hold records:
+
+- a trace file, one record a line: `.traces/<date>/trace_<time>.jsonl`, which
+  claude-tap wrote before it kept traces in SQLite, and `claude-tap export`
+  still reads;
+- a compact bundle (`claude-tap export SESSION -o trace.ctap.json`, the
+  default export): {"__claude_tap_compact_trace__": {"version": 1, ...},
+  "records": [...], "blobs": {hash: {"kind": "json", "payload": ...}}}, where
+  a record may be {"__claude_tap_compact_record__": {"refs": [{"path"}]},
+  "record": ...} with large repeated values (the tools, each message) replaced
+  by {"__claude_tap_blob_ref__": {"hash", ...}}.
+
+Kept: POSTs to /v1/messages answered 2xx; the rest is counted in a warning.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from ..model import Session
+from .contract import ModuleFormat
+from .errors import LoadError
+from .jsonio import Input, LineReader, detect_layout, load_document, open_input
+from .request_threads import requests_session
+from .sent_requests import Seen, TraceRequest, body_object, build_request, header, iso_text, message_from_events, \
+    skip_reason
+
+__all__ = ["FORMAT", "read_requests", "trace_requests"]
+
+FORMAT = "claude-tap"
+EXPECTED = "claude-tap trace"
+BUNDLE = "__claude_tap_compact_trace__"
+COMPACT_RECORD = "__claude_tap_compact_record__"
+BLOB_REF = "__claude_tap_blob_ref__"
+_MAX_REF_DEPTH = 8   # claude-tap's refs are /request/body/messages/<i> and the like: four steps
+
+
+# --- sniffing ------------------------------------------------------------------------------
+
+def sniff_record(rec: Any) -> bool:
+    if type(rec) is not dict or "turn" not in rec or "response" not in rec:
+        return False
+    req = rec.get("request")
+    return type(req) is dict and "path" in req and "method" in req and "url" not in req
+
+
+def sniff_document(doc: Any) -> bool:
+    return (isinstance(doc, dict) and isinstance(doc.get(BUNDLE), dict)) or sniff_record(doc)
+
+
+# --- the compact bundle --------------------------------------------------------------------
+
+def _blob(name: str, where: str, ref: Any, blobs: Mapping[str, Any]) -> Any:
+    info = ref.get(BLOB_REF) if isinstance(ref, dict) else None
+    key = info.get("hash") if isinstance(info, dict) else None
+    blob = blobs.get(key) if isinstance(key, str) else None
+    if not isinstance(blob, dict) or "payload" not in blob:
+        shown = key[:80] if isinstance(key, str) else "?"
+        raise LoadError(name, f"{where}: blob {shown} is not in the bundle's \"blobs\"", expected=EXPECTED)
+    return blob["payload"]
+
+
+def _resolve(name: str, where: str, record: Any, path: Any, blobs: Mapping[str, Any]) -> Any:
+    """`record` with the blob reference at `path` ("/request/body/messages/3") replaced by its value."""
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise LoadError(name, f"{where}: a blob reference's path must be a string starting with \"/\"", expected=EXPECTED)
+    steps = [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+    if len(steps) > _MAX_REF_DEPTH:
+        raise LoadError(name, f"{where}: blob reference path {path[:80]!r} is deeper than {_MAX_REF_DEPTH} steps",
+                        expected=EXPECTED)
+    root = record
+    parents: list[tuple[Any, Any]] = []
+    node = root
+    for step in steps:
+        if isinstance(node, dict) and step in node:
+            parents.append((node, step))
+            node = node[step]
+        elif isinstance(node, list) and step.isdigit() and int(step) < len(node):
+            parents.append((node, int(step)))
+            node = node[int(step)]
+        else:
+            return record  # (claude-tap's reader leaves a path that leads nowhere as it is)
+    if not (isinstance(node, dict) and set(node) == {BLOB_REF}):
+        return record
+    value = _blob(name, f"{where} {path[:80]}", node, blobs)
+    # copy the containers on the path: a blob's payload is shared between records
+    for k in range(len(parents) - 1, -1, -1):
+        container, key = parents[k]
+        copy = dict(container) if isinstance(container, dict) else list(container)
+        copy[key] = value
+        value = copy
+    return value
+
+
+def bundle_records(name: str, doc: Mapping[str, Any]) -> list[tuple[int, Any]]:
+    """The records of a compact bundle, numbered from 1, their blob references resolved."""
+    marker, records, blobs = doc.get(BUNDLE), doc.get("records"), doc.get("blobs", {})
+    if not isinstance(marker, dict) or marker.get("version") != 1:
+        version = marker.get("version") if isinstance(marker, dict) else None
+        raise LoadError(name, f"compact trace bundle version {str(version)[:20]} (ctxview reads version 1)",
+                        expected=EXPECTED)
+    if not isinstance(records, list) or not isinstance(blobs, dict):
+        raise LoadError(name, "a compact trace bundle must hold a \"records\" list and a \"blobs\" object",
+                        expected=EXPECTED)
+    out = []
+    for n, payload in enumerate(records, 1):
+        where = f"records[{n - 1}]"
+        head = payload.get(COMPACT_RECORD) if isinstance(payload, dict) else None
+        if head is None:
+            out.append((n, payload))
+            continue
+        record, refs = payload.get("record"), head.get("refs") if isinstance(head, dict) else None
+        if not isinstance(refs, list):
+            raise LoadError(name, f"{where}: a compact record needs a \"refs\" list", expected=EXPECTED)
+        for ref in refs:
+            record = _resolve(name, where, record, ref.get("path") if isinstance(ref, dict) else None, blobs)
+        out.append((n, record))
+    return out
+
+
+# --- one record ----------------------------------------------------------------------------
+
+def _response_message(response: Mapping[str, Any]) -> tuple[dict | None, bool]:
+    """(the response's message, whether it was streamed)."""
+    events = response.get("sse_events")
+    streaming = isinstance(events, list) or "text/event-stream" in header(response.get("headers"), "content-type")
+    body = response.get("body")
+    if isinstance(body, Mapping) and isinstance(body.get("content"), list):
+        msg = dict(body)
+        msg["content"] = [_finished(b) for b in body["content"]]
+        return msg, streaming
+    if isinstance(events, list):
+        return message_from_events(e["data"] for e in events
+                                   if isinstance(e, Mapping) and isinstance(e.get("data"), Mapping)), True
+    return None, streaming
+
+
+def _finished(block: Any) -> Any:
+    """A tool_use block as the reassembler left it when the stream stopped before content_block_stop:
+    its input still the JSON text it had gathered."""
+    if isinstance(block, Mapping) and isinstance(block.get("_partial_json"), str):
+        done = {k: v for k, v in block.items() if k != "_partial_json"}
+        done["input"] = block["_partial_json"]  # (builders.arguments_from decodes the text)
+        return done
+    return block
+
+
+def _request(name: str, line: int | None, number: int, rec: Any, seen: Seen) -> TraceRequest | str:
+    where = "" if line is not None else f"records[{number - 1}]."
+    if type(rec) is not dict or type(rec.get("request")) is not dict:
+        raise LoadError(name, f"{where or ''}expected a claude-tap record: an object with a \"request\" object",
+                        line=line, expected=EXPECTED)
+    req, response = rec["request"], rec.get("response")
+    reason = skip_reason(req.get("method"), req.get("path"), None, isinstance(response, Mapping))
+    if reason is None:
+        reason = skip_reason(req.get("method"), req.get("path"), response.get("status"), True)
+    if reason is not None:
+        return reason
+    body = body_object(req.get("body"))
+    reply, streaming = _response_message(response)
+    if reply is None and isinstance(body, Mapping) and isinstance(body.get("messages"), list):
+        return "response holds no message"
+    return build_request(name, f"{where}request.body", line, number, body, reply or {}, streaming,
+                         iso_text(rec.get("timestamp")), seen, EXPECTED)
+
+
+def read_requests(inp: Input, layout: str, lenient: bool = False, doc: Any = None,
+                  warnings: list[str] | None = None) -> tuple[list[TraceRequest], dict[str, int], int]:
+    """(the kept requests in trace order, the skipped records by reason, malformed lines skipped)."""
+    reader = None
+    if layout == "jsonl":
+        reader = LineReader(inp, EXPECTED, lenient)
+        records: Iterable[tuple[int, Any]] = reader
+        located = True
+    else:
+        doc = load_document(inp, EXPECTED) if doc is None else doc
+        located = not (isinstance(doc, dict) and BUNDLE in doc)
+        records = bundle_records(inp.name, doc) if not located else [(1, doc)]
+    kept: list[TraceRequest] = []
+    skipped: dict[str, int] = {}
+    seen = Seen()
+    for number, rec in records:
+        got = _request(inp.name, number if located else None, number, rec, seen)
+        if isinstance(got, str):
+            skipped[got] = skipped.get(got, 0) + 1
+        else:
+            kept.append(got)
+    if reader is None:
+        return kept, skipped, 0
+    if warnings is not None:
+        reader.warn_skipped(warnings)
+    return kept, skipped, reader.skipped
+
+
+def trace_requests(path: Any) -> list[TraceRequest]:
+    """The kept requests of the claude-tap trace or bundle at `path` (LoadError for bad input)."""
+    inp = open_input(path)
+    layout = detect_layout(inp)
+    doc = None
+    if layout == "json":
+        doc = load_document(inp, EXPECTED)
+        if not sniff_document(doc):
+            raise LoadError(inp.name, "not a claude-tap trace (expected records or a compact trace bundle)",
+                            expected=EXPECTED)
+    return read_requests(inp, layout, doc=doc)[0]
+
+
+def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
+    warnings: list[str] = []
+    requests, skipped, malformed = read_requests(inp, layout, lenient, doc, warnings)
+    return requests_session(inp.name, FORMAT, EXPECTED, requests, skipped, malformed, warnings,
+                            what="recorded call(s)")
+
+
+SESSION_FORMAT = ModuleFormat(FORMAT, "claude-tap trace (JSONL) or compact bundle (.ctap.json)", EXPECTED, 46, load,
+                              sniff_record=sniff_record, sniff_document=sniff_document)
