@@ -161,7 +161,7 @@ def _finished(block: Any) -> Any:
 def _request(name: str, line: int | None, number: int, rec: Any, seen: Seen) -> TraceRequest | str:
     where = "" if line is not None else f"records[{number - 1}]."
     if type(rec) is not dict or type(rec.get("request")) is not dict:
-        raise LoadError(name, f"{where or ''}expected a claude-tap record: an object with a \"request\" object",
+        raise LoadError(name, f"{where}expected a claude-tap record: an object with a \"request\" object",
                         line=line, expected=EXPECTED)
     req, response = rec["request"], rec.get("response")
     reason = skip_reason(req.get("method"), req.get("path"), None, isinstance(response, Mapping))
