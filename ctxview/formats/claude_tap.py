@@ -28,12 +28,13 @@ Kept: POSTs to /v1/messages answered 2xx; the rest is counted in a warning.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from ..model import Session
 from .contract import ModuleFormat
 from .errors import LoadError
-from .jsonio import Input, LineReader, detect_layout, load_document, open_input
+from .capture_reading import read_log, requests_of_file
+from .jsonio import Input
 from .request_threads import requests_session
 from .sent_requests import Seen, TraceRequest, body_object, build_request, header, iso_text, message_from_events, \
     skip_reason
@@ -177,45 +178,24 @@ def _request(name: str, line: int | None, number: int, rec: Any, seen: Seen) -> 
                          iso_text(rec.get("timestamp")), seen, EXPECTED)
 
 
+def _records(name: str, doc: Any) -> list[tuple[int | None, int, Any]]:
+    if isinstance(doc, dict) and BUNDLE in doc:
+        return [(None, n, rec) for n, rec in bundle_records(name, doc)]
+    return [(1, 1, doc)]  # a trace of one line
+
+
 def read_requests(inp: Input, layout: str, lenient: bool = False, doc: Any = None,
                   warnings: list[str] | None = None) -> tuple[list[TraceRequest], dict[str, int], int]:
     """(the kept requests in trace order, the skipped records by reason, malformed lines skipped)."""
-    reader = None
-    if layout == "jsonl":
-        reader = LineReader(inp, EXPECTED, lenient)
-        records: Iterable[tuple[int, Any]] = reader
-        located = True
-    else:
-        doc = load_document(inp, EXPECTED) if doc is None else doc
-        located = not (isinstance(doc, dict) and BUNDLE in doc)
-        records = bundle_records(inp.name, doc) if not located else [(1, doc)]
-    kept: list[TraceRequest] = []
-    skipped: dict[str, int] = {}
-    seen = Seen()
-    for number, rec in records:
-        got = _request(inp.name, number if located else None, number, rec, seen)
-        if isinstance(got, str):
-            skipped[got] = skipped.get(got, 0) + 1
-        else:
-            kept.append(got)
-    if reader is None:
-        return kept, skipped, 0
-    if warnings is not None:
-        reader.warn_skipped(warnings)
-    return kept, skipped, reader.skipped
+    return read_log(inp, layout, lenient, doc, warnings, EXPECTED,
+                    lambda line, number, rec, seen: _request(inp.name, line, number, rec, seen),
+                    lambda d: _records(inp.name, d))
 
 
 def trace_requests(path: Any) -> list[TraceRequest]:
     """The kept requests of the claude-tap trace or bundle at `path` (LoadError for bad input)."""
-    inp = open_input(path)
-    layout = detect_layout(inp)
-    doc = None
-    if layout == "json":
-        doc = load_document(inp, EXPECTED)
-        if not sniff_document(doc):
-            raise LoadError(inp.name, "not a claude-tap trace (expected records or a compact trace bundle)",
-                            expected=EXPECTED)
-    return read_requests(inp, layout, doc=doc)[0]
+    return requests_of_file(path, EXPECTED, sniff_document,
+                            "not a claude-tap trace (expected records or a compact trace bundle)", read_requests)
 
 
 def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:

@@ -21,12 +21,13 @@ as it does for the other capture logs (claude_tap.py, context_lens.py, har.py).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from ..model import Session
 from .contract import ModuleFormat
 from .errors import LoadError
-from .jsonio import Input, LineReader, load_document, open_input, detect_layout
+from .capture_reading import read_log, requests_of_file
+from .jsonio import Input
 from .request_threads import COMPACTION_OPENING, group_requests, requests_session
 from .sent_requests import (Seen, TraceRequest, build_request, iso_seconds, message_from_events, message_key,
                             skip_reason, sse_events)
@@ -98,38 +99,14 @@ def read_requests(inp: Input, layout: str, lenient: bool = False, doc: Any = Non
                   warnings: list[str] | None = None) -> tuple[list[TraceRequest], dict[str, int], int]:
     """(the kept requests in log order, the skipped pairs by reason, malformed lines skipped (lenient:
     their warning goes to `warnings`))."""
-    if layout == "jsonl":
-        reader = LineReader(inp, EXPECTED, lenient)
-        records: Iterable[tuple[int, Any]] = reader
-    else:
-        doc = load_document(inp, EXPECTED) if doc is None else doc
-        reader, records = None, [(1, doc)]
-    kept: list[TraceRequest] = []
-    skipped: dict[str, int] = {}
-    seen = Seen()
-    for line, rec in records:
-        got = _request(inp.name, line, rec, seen)
-        if isinstance(got, str):
-            skipped[got] = skipped.get(got, 0) + 1
-        else:
-            kept.append(got)
-    if reader is None:
-        return kept, skipped, 0
-    if warnings is not None:
-        reader.warn_skipped(warnings)
-    return kept, skipped, reader.skipped
+    return read_log(inp, layout, lenient, doc, warnings, EXPECTED,
+                    lambda line, number, rec, seen: _request(inp.name, number, rec, seen))
 
 
 def trace_requests(path: Any) -> list[TraceRequest]:
     """The kept requests of the claude-trace log at `path`, in log order (LoadError for bad input)."""
-    inp = open_input(path)
-    layout = detect_layout(inp)
-    if layout == "jsonl":
-        return read_requests(inp, layout)[0]
-    doc = load_document(inp, EXPECTED)
-    if not sniff_document(doc):
-        raise LoadError(inp.name, "not a claude-trace log (expected request/response pairs)", expected=EXPECTED)
-    return read_requests(inp, layout, doc=doc)[0]
+    return requests_of_file(path, EXPECTED, sniff_document, "not a claude-trace log (expected request/response pairs)",
+                            read_requests)
 
 
 def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:

@@ -24,12 +24,13 @@ Kept: Anthropic Messages calls (api_format "anthropic-messages", POST
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from ..model import Session
 from .contract import ModuleFormat
 from .errors import LoadError
-from .jsonio import Input, LineReader, detect_layout, load_document, open_input
+from .capture_reading import read_log, requests_of_file
+from .jsonio import Input
 from .request_threads import requests_session
 from .sent_requests import Seen, TraceRequest, body_object, build_request, iso_text, message_from_events, \
     skip_reason, sse_events
@@ -101,54 +102,28 @@ def _request(name: str, line: int | None, number: int, rec: Any, seen: Seen) -> 
                          streaming or http.get("stream") is True, iso_text(rec.get("timestamp")), seen, EXPECTED)
 
 
-def _entries(name: str, doc: Any) -> list[tuple[int, Any]]:
+def _entries(name: str, doc: Any) -> list[tuple[int | None, int, Any]]:
     lhar = doc.get("lhar") if isinstance(doc, dict) else None
-    if isinstance(lhar, dict):
-        entries = lhar.get("entries")
-        if not isinstance(entries, list):
-            raise LoadError(name, "lhar.entries: expected a list", expected=EXPECTED)
-        return list(enumerate(entries, 1))
-    return [(1, doc)]
+    if not isinstance(lhar, dict):
+        return [(1, 1, doc)]  # an .lhar of one line
+    entries = lhar.get("entries")
+    if not isinstance(entries, list):
+        raise LoadError(name, "lhar.entries: expected a list", expected=EXPECTED)
+    return [(None, n, rec) for n, rec in enumerate(entries, 1)]
 
 
 def read_requests(inp: Input, layout: str, lenient: bool = False, doc: Any = None,
                   warnings: list[str] | None = None) -> tuple[list[TraceRequest], dict[str, int], int]:
     """(the kept requests in file order, the skipped entries by reason, malformed lines skipped)."""
-    reader = None
-    if layout == "jsonl":
-        reader = LineReader(inp, EXPECTED, lenient)
-        records: Iterable[tuple[int, Any]] = reader
-        located = True
-    else:
-        doc = load_document(inp, EXPECTED) if doc is None else doc
-        located = not (isinstance(doc, dict) and "lhar" in doc)
-        records = _entries(inp.name, doc)
-    kept: list[TraceRequest] = []
-    skipped: dict[str, int] = {}
-    seen = Seen()
-    for number, rec in records:
-        got = _request(inp.name, number if located else None, number, rec, seen)
-        if isinstance(got, str):
-            skipped[got] = skipped.get(got, 0) + 1
-        elif got is not None:
-            kept.append(got)
-    if reader is None:
-        return kept, skipped, 0
-    if warnings is not None:
-        reader.warn_skipped(warnings)
-    return kept, skipped, reader.skipped
+    return read_log(inp, layout, lenient, doc, warnings, EXPECTED,
+                    lambda line, number, rec, seen: _request(inp.name, line, number, rec, seen),
+                    lambda d: _entries(inp.name, d))
 
 
 def trace_requests(path: Any) -> list[TraceRequest]:
     """The kept requests of the LHAR file at `path` (LoadError for bad input)."""
-    inp = open_input(path)
-    layout = detect_layout(inp)
-    doc = None
-    if layout == "json":
-        doc = load_document(inp, EXPECTED)
-        if not sniff_document(doc):
-            raise LoadError(inp.name, "not an LHAR file (expected LHAR lines or {\"lhar\": {...}})", expected=EXPECTED)
-    return read_requests(inp, layout, doc=doc)[0]
+    return requests_of_file(path, EXPECTED, sniff_document,
+                            "not an LHAR file (expected LHAR lines or {\"lhar\": {...}})", read_requests)
 
 
 def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:

@@ -27,7 +27,8 @@ import orjson
 from ..model import Session
 from .contract import ModuleFormat
 from .errors import LoadError
-from .jsonio import Input, document_only, load_document, open_input
+from .capture_reading import read_log, requests_of_file
+from .jsonio import Input, document_only
 from .request_threads import requests_session
 from .sent_requests import Seen, TraceRequest, body_object, build_request, header, iso_text, message_from_events, \
     skip_reason, sse_events
@@ -93,29 +94,26 @@ def _request(name: str, number: int, entry: Any, seen: Seen) -> TraceRequest | s
                          iso_text(entry.get("startedDateTime")), seen, EXPECTED)
 
 
+def _entries(name: str, doc: Any) -> list[tuple[int | None, int, Any]]:
+    if not sniff_document(doc):
+        raise LoadError(name, "expected a HAR document: {\"log\": {\"version\", \"entries\": [...]}}",
+                        expected=EXPECTED)
+    return [(None, n, entry) for n, entry in enumerate(doc["log"]["entries"], 1)]
+
+
 def read_requests(inp: Input, layout: str, lenient: bool = False, doc: Any = None,
                   warnings: list[str] | None = None) -> tuple[list[TraceRequest], dict[str, int], int]:
     """(the kept requests in entry order, the skipped entries by reason, 0: a HAR has no lines to skip)."""
     doc = document_only(inp, layout, doc, "a HAR file", EXPECTED)
-    if not sniff_document(doc):
-        raise LoadError(inp.name, "expected a HAR document: {\"log\": {\"version\", \"entries\": [...]}}",
-                        expected=EXPECTED)
-    kept: list[TraceRequest] = []
-    skipped: dict[str, int] = {}
-    seen = Seen()
-    for number, entry in enumerate(doc["log"]["entries"], 1):
-        got = _request(inp.name, number, entry, seen)
-        if isinstance(got, str):
-            skipped[got] = skipped.get(got, 0) + 1
-        else:
-            kept.append(got)
-    return kept, skipped, 0
+    return read_log(inp, "json", lenient, doc, warnings, EXPECTED,
+                    lambda line, number, entry, seen: _request(inp.name, number, entry, seen),
+                    lambda d: _entries(inp.name, d))
 
 
 def trace_requests(path: Any) -> list[TraceRequest]:
     """The kept requests of the HAR file at `path` (LoadError for bad input)."""
-    inp = open_input(path)
-    return read_requests(inp, "json", doc=load_document(inp, EXPECTED))[0]
+    return requests_of_file(path, EXPECTED, sniff_document, "not a HAR file (expected {\"log\": {\"entries\": [...]}})",
+                            read_requests)
 
 
 def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
