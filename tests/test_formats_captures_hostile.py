@@ -307,3 +307,18 @@ def test_a_base64_reply_of_the_fixture_is_decoded():
     assert content["encoding"] == "base64" and b"msg_01Agent" in base64.b64decode(content["text"])
     agent = load_session(HAR).conversations[2]
     assert agent.messages[-1].id == "msg_01Agent" and agent.messages[-1].text == "parser.py line 2 slices tokens[:-1]."
+
+
+def test_claude_tap_capture_only_replies_are_said_and_carry_no_usage(tmp_path):
+    recs = lines(TAP)
+    for r in recs:  # what claude-tap's capture-only mode (its prompt export) answers in place of the API
+        if r["request"]["path"].startswith("/v1/messages?"):
+            r["response"] = {"status": 200, "headers": {"Content-Type": "application/json"}, "body": {
+                "id": "msg_claude_tap_capture", "type": "message", "role": "assistant",
+                "model": r["request"]["body"]["model"], "content": [{"type": "text", "text": "captured"}],
+                "stop_reason": "end_turn", "usage": {"input_tokens": 0, "output_tokens": 0}}}
+    s = load_session(write_lines(tmp_path, recs))
+    assert s.warnings[0] == ("6 repl(ies) made up by claude-tap's capture-only mode (msg_claude_tap_capture): the "
+                             "request bodies are real, those replies and their usage are not")
+    replies = [c.messages[i] for c in s.conversations for i in request_indices(c.messages)]
+    assert replies and all(m.text == "captured" and m.usage is None for m in replies)

@@ -24,6 +24,10 @@ kept only with --tap-store-stream-events). Two files hold records:
   by {"__claude_tap_blob_ref__": {"hash", ...}}.
 
 Kept: POSTs to /v1/messages answered 2xx; the rest is counted in a warning.
+In capture-only mode (its prompt export) claude-tap answers every call itself
+with a made-up reply (id "msg_claude_tap_capture", text "captured", usage 0):
+the bodies are real, those replies are not, so their usage is left out and a
+warning says so.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ EXPECTED = "claude-tap trace"
 BUNDLE = "__claude_tap_compact_trace__"
 COMPACT_RECORD = "__claude_tap_compact_record__"
 BLOB_REF = "__claude_tap_blob_ref__"
+CAPTURE_ONLY_ID = "msg_claude_tap_capture"  # proxy.py capture_only_response: a reply upstream never gave
 _MAX_REF_DEPTH = 8   # claude-tap's refs are /request/body/messages/<i> and the like: four steps
 
 
@@ -142,6 +147,8 @@ def _response_message(response: Mapping[str, Any]) -> tuple[dict | None, bool]:
     if isinstance(body, Mapping) and isinstance(body.get("content"), list):
         msg = dict(body)
         msg["content"] = [_finished(b) for b in body["content"]]
+        if msg.get("id") == CAPTURE_ONLY_ID:
+            msg.pop("usage", None)  # claude-tap's zeros, not what a model counted
         return msg, streaming
     if isinstance(events, list):
         return message_from_events(e["data"] for e in events
@@ -201,6 +208,10 @@ def trace_requests(path: Any) -> list[TraceRequest]:
 def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
     warnings: list[str] = []
     requests, skipped, malformed = read_requests(inp, layout, lenient, doc, warnings)
+    made_up = sum(r.reply.id == CAPTURE_ONLY_ID for r in requests)
+    if made_up:
+        warnings.append(f"{made_up} repl(ies) made up by claude-tap's capture-only mode ({CAPTURE_ONLY_ID}): "
+                        "the request bodies are real, those replies and their usage are not")
     return requests_session(inp.name, FORMAT, EXPECTED, requests, skipped, malformed, warnings,
                             what="recorded call(s)")
 
