@@ -320,5 +320,5 @@ def test_claude_tap_capture_only_replies_are_said_and_carry_no_usage(tmp_path):
     s = load_session(write_lines(tmp_path, recs))
     assert s.warnings[0] == ("6 repl(ies) made up by claude-tap's capture-only mode (msg_claude_tap_capture): the "
                              "request bodies are real, those replies and their usage are not")
-    replies = [c.messages[i] for c in s.conversations for i in request_indices(c.messages)]
-    assert replies and all(m.text == "captured" and m.usage is None for m in replies)
+    replies = [m for c in s.conversations for m in c.messages if m.origin.endswith(": response")]
+    assert len(replies) == 6 and all(m.text == "captured" and m.usage is None for m in replies)
