@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxview.formats import LoadError, load_session
+from ctxview.formats.sent_requests import message_key
 from ctxview.model import Session, request_indices
 
 CAPTURES = Path(__file__).parent / "fixtures" / "captures"
@@ -322,3 +323,18 @@ def test_claude_tap_capture_only_replies_are_said_and_carry_no_usage(tmp_path):
                              "request bodies are real, those replies and their usage are not")
     replies = [m for c in s.conversations for m in c.messages if m.origin.endswith(": response")]
     assert len(replies) == 6 and all(m.text == "captured" and m.usage is None for m in replies)
+
+
+def test_claude_tap_an_early_bundle_without_refs_has_its_references_found_where_they_stand(tmp_path):
+    doc = json.loads(BUNDLE.read_text())
+    for rec in doc["records"]:
+        if "__claude_tap_compact_record__" in rec:
+            rec["__claude_tap_compact_record__"] = {"version": 1}  # as claude-tap's viewer tests write them
+    # and a whole request as one blob, as those tests do
+    rec = doc["records"][2]["record"] if "record" in doc["records"][2] else doc["records"][2]
+    doc["blobs"]["hash_1"] = {"kind": "json", "payload": lines(TAP)[2]["request"]}
+    rec["request"] = {"__claude_tap_blob_ref__": {"version": 1, "kind": "json", "hash": "hash_1"}}
+    got = load_session(write_doc(tmp_path, doc))
+    want = load_session(BUNDLE)
+    assert [[message_key(m) for m in c.messages] for c in got.conversations] == \
+        [[message_key(m) for m in c.messages] for c in want.conversations]

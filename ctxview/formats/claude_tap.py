@@ -21,7 +21,8 @@ kept only with --tap-store-stream-events). Two files hold records:
   "records": [...], "blobs": {hash: {"kind": "json", "payload": ...}}}, where
   a record may be {"__claude_tap_compact_record__": {"refs": [{"path"}]},
   "record": ...} with large repeated values (the tools, each message) replaced
-  by {"__claude_tap_blob_ref__": {"hash", ...}}.
+  by {"__claude_tap_blob_ref__": {"hash", ...}} (a record of an early bundle
+  lists no "refs": its references are found where they stand).
 
 Kept: POSTs to /v1/messages answered 2xx; the rest is counted in a warning.
 In capture-only mode (its prompt export) claude-tap answers every call itself
@@ -111,6 +112,18 @@ def _resolve(name: str, where: str, record: Any, path: Any, blobs: Mapping[str, 
     return value
 
 
+def _resolve_found(name: str, where: str, value: Any, blobs: Mapping[str, Any], depth: int) -> Any:
+    """`value` with every blob reference in its first `depth` levels replaced by its value."""
+    if isinstance(value, dict):
+        if set(value) == {BLOB_REF}:
+            return _blob(name, where, value, blobs)
+        if depth > 0:
+            return {k: _resolve_found(name, where, v, blobs, depth - 1) for k, v in value.items()}
+    elif isinstance(value, list) and depth > 0:
+        return [_resolve_found(name, where, v, blobs, depth - 1) for v in value]
+    return value
+
+
 def bundle_records(name: str, doc: Mapping[str, Any]) -> list[tuple[int, Any]]:
     """The records of a compact bundle, numbered from 1, their blob references resolved."""
     marker, records, blobs = doc.get(BUNDLE), doc.get("records"), doc.get("blobs", {})
@@ -129,10 +142,11 @@ def bundle_records(name: str, doc: Mapping[str, Any]) -> list[tuple[int, Any]]:
             out.append((n, payload))
             continue
         record, refs = payload.get("record"), head.get("refs") if isinstance(head, dict) else None
-        if not isinstance(refs, list):
-            raise LoadError(name, f"{where}: a compact record needs a \"refs\" list", expected=EXPECTED)
-        for ref in refs:
-            record = _resolve(name, where, record, ref.get("path") if isinstance(ref, dict) else None, blobs)
+        if isinstance(refs, list):
+            for ref in refs:
+                record = _resolve(name, where, record, ref.get("path") if isinstance(ref, dict) else None, blobs)
+        else:  # an early bundle: no list of references, they are found where they stand
+            record = _resolve_found(name, where, record, blobs, _MAX_REF_DEPTH)
         out.append((n, record))
     return out
 
