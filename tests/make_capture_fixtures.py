@@ -13,6 +13,8 @@ tool records it, shaped after the writers' own code (no code or data of theirs c
                             the tools and each message of at least BLOB_BYTES of JSON as blob references.
                             claude-tap's threshold is 512 bytes; this fixture's records are small, so it
                             uses 64 to hold references (the reader does not depend on the threshold).
+    claude-tap.export.json  the same records as `claude-tap export --format json` writes them
+                            (claude_tap/export.py `_export_json`): no path, status or reply id.
     context-lens.lhar       larsderidder/context-lens, src/lhar/record.ts `buildLharRecord` at privacy
                             "full" (raw bodies kept): a session line, then one entry per call
                             (the response body: the SSE text of a streamed call, else the JSON).
@@ -97,6 +99,22 @@ def tap_records(pairs: list[dict]) -> list[dict]:
         if streamed and n == 3:
             rec["response"]["sse_events"] = [{"event": name, "data": data} for name, data in sse_data(resp["body_raw"])]
         out.append(rec)
+    return out
+
+
+def json_export(records: list[dict]) -> list[dict]:
+    out = []
+    for r in records:
+        body, reply = r["request"]["body"], r["response"]["body"]
+        item = {"turn": r["turn"], "timestamp": r["timestamp"], "duration_ms": r["duration_ms"],
+                "model": body.get("model"),
+                "messages": body["messages"] if isinstance(body.get("messages"), list) else [],
+                "response": {"content": reply["content"] if isinstance(reply.get("content"), list) else [],
+                             "usage": reply.get("usage") or {}, "stop_reason": reply.get("stop_reason")}}
+        for key in ("system", "tools"):
+            if body.get(key):
+                item[key] = body[key]
+        out.append(item)
     return out
 
 
@@ -217,6 +235,7 @@ def main() -> None:
     OUT.mkdir(exist_ok=True)
     records = tap_records(pairs)
     (OUT / "claude-tap.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    (OUT / "claude-tap.export.json").write_text(json.dumps(json_export(records), indent=2, ensure_ascii=False))
     (OUT / "claude-tap.ctap.json").write_text(json.dumps(compact(records), separators=(",", ":")) + "\n")
     entries = lhar_entries(pairs)
     session = {"type": "session", "trace_id": entries[0]["trace_id"], "started_at": entries[0]["timestamp"],

@@ -140,3 +140,20 @@ def test_a_file_of_no_known_format_says_a_capture_was_expected(tmp_path):
     p.write_text('{"hello": 1}')
     with pytest.raises(LoadError, match=r"not a recognised session format .* \(a request capture: claude-trace, "):
         capture_requests(p)
+
+
+def test_claude_taps_json_export_loses_the_reply_ids_so_a_transcript_is_matched_by_order():
+    p = path("claude-tap.export.json")
+    assert detect_format(p) == "claude-tap"
+    s = assert_as_sent_is_the_body(p)
+    assert [c.name for c in s.conversations] == ["main", "line-2", "line-5"]
+    # count_tokens and the 529: the export keeps no status, only a reply without content
+    assert s.metadata["skipped_pairs"] == {"response holds no message": 2}
+    got = [r for r in capture_requests(p)]
+    assert [r.reply.id for r in got] == [None] * 5
+    assert [r.reply.usage for r in got] == [r.reply.usage for r in trace_requests(TRACE)]
+    want = compare(load_session(TRANSCRIPT), trace_requests(TRACE))
+    cmp = compare(load_session(TRANSCRIPT), got)
+    assert [r.matched_by for r in cmp.requests] == ["order"] * 3
+    assert [(r.index, r.matches, r.differences) for r in cmp.requests] == \
+        [(r.index, r.matches, r.differences) for r in want.requests]

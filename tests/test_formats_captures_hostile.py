@@ -138,6 +138,18 @@ def test_claude_tap_bundle_wrong_types(tmp_path):
     assert "is deeper than 8 steps" in error(p)
 
 
+def test_claude_tap_json_export_wrong_types(tmp_path):
+    items = json.loads((CAPTURES / "claude-tap.export.json").read_text())
+    items[2]["messages"] = {"role": "user"}
+    p = write_doc(tmp_path, items)
+    assert error(p) == (f"{p}: records[2].request.body: expected a Messages API body with a \"messages\" list "
+                        "(claude-tap trace expected)")
+    items[2] = "turn"
+    p = write_doc(tmp_path, items)
+    assert error(p, "claude-tap") == (f"{p}: records[2]: expected a claude-tap record: an object with a \"request\" "
+                                      "object (claude-tap trace expected)")
+
+
 def test_context_lens_wrong_types_and_bodies_not_recorded(tmp_path):
     recs = lines(LHAR)
     bad = copy.deepcopy(recs)
@@ -283,8 +295,9 @@ def check(p: Path, fmt: str | None) -> None:
 
 
 SOURCES = {"claude-tap": (TAP, True), "context-lens": (LHAR, True), "claude-tap-bundle": (BUNDLE, False),
+           "claude-tap-export": (CAPTURES / "claude-tap.export.json", False),
            "lhar-json": (LHAR_JSON, False), "har": (HAR, False)}
-FORMAT_OF = {"claude-tap-bundle": "claude-tap", "lhar-json": "context-lens"}
+FORMAT_OF = {"claude-tap-bundle": "claude-tap", "claude-tap-export": "claude-tap", "lhar-json": "context-lens"}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -338,3 +351,14 @@ def test_claude_tap_an_early_bundle_without_refs_has_its_references_found_where_
     want = load_session(BUNDLE)
     assert [[message_key(m) for m in c.messages] for c in got.conversations] == \
         [[message_key(m) for m in c.messages] for c in want.conversations]
+
+
+def test_context_lens_export_entry_of_the_wrong_type_names_its_place(tmp_path):
+    doc = json.loads(LHAR_JSON.read_text())
+    doc["lhar"]["entries"][1] = ["entry"]
+    p = write_doc(tmp_path, doc)
+    assert error(p) == f"{p}: lhar.entries[1]: expected an LHAR record (an object) (context-lens LHAR file expected)"
+    doc["lhar"]["entries"][1] = {"type": "entry", "http": None, "raw": {}}
+    p = write_doc(tmp_path, doc)
+    assert error(p) == (f"{p}: lhar.entries[1]: expected an LHAR entry with \"http\" and \"raw\" objects "
+                        "(context-lens LHAR file expected)")

@@ -11,7 +11,7 @@ records each call (claude_tap/proxy.py `_build_record`) as
 `request.body` is the parsed JSON body (older traces may hold its text);
 `response.body` is the response message, for a streamed call the one its
 SSEReassembler rebuilt from the events (`sse_events`, [{"event", "data"}],
-kept only with --tap-store-stream-events). Two files hold records:
+kept only with --tap-store-stream-events). These files hold records:
 
 - a trace file, one record a line: `.traces/<date>/trace_<time>.jsonl`, which
   claude-tap wrote before it kept traces in SQLite, and `claude-tap export`
@@ -23,6 +23,12 @@ kept only with --tap-store-stream-events). Two files hold records:
   "record": ...} with large repeated values (the tools, each message) replaced
   by {"__claude_tap_blob_ref__": {"hash", ...}} (a record of an early bundle
   lists no "refs": its references are found where they stand).
+
+Its other JSON export (`--format json`) is read too: a list of {turn,
+timestamp, model, system?, tools?, messages, response: {content, usage,
+stop_reason}}; it keeps neither path, status nor the reply's id, so a reply
+without content (count_tokens, an error) is what is skipped, and a
+transcript is matched to it by order only.
 
 Kept: POSTs to /v1/messages answered 2xx; the rest is counted in a warning.
 In capture-only mode (its prompt export) claude-tap answers every call itself
@@ -64,8 +70,31 @@ def sniff_record(rec: Any) -> bool:
     return type(req) is dict and "path" in req and "method" in req and "url" not in req
 
 
+def _export_item(item: Any) -> bool:
+    return type(item) is dict and "turn" in item and "messages" in item and isinstance(item.get("response"), dict)
+
+
 def sniff_document(doc: Any) -> bool:
+    if isinstance(doc, list):  # `claude-tap export --format json`
+        return bool(doc) and all(_export_item(x) for x in doc[:50])
     return (isinstance(doc, dict) and isinstance(doc.get(BUNDLE), dict)) or sniff_record(doc)
+
+
+def _from_export(item: Any) -> Any:
+    """An item of `claude-tap export --format json` ({turn, timestamp, model, system?, tools?, messages,
+    response: {content, usage, stop_reason}}) as the record it was made from. The export drops the
+    path, the status and the reply's id: a call whose reply has no content (count_tokens, an error)
+    is told by that alone."""
+    if type(item) is not dict or type(item.get("response")) is not dict:
+        return item
+    body = {k: item[k] for k in ("model", "system", "tools", "messages") if k in item}
+    reply = item["response"]
+    content = reply.get("content")
+    message = {"type": "message", "role": "assistant", "model": item.get("model"), "content": content,
+               "usage": reply.get("usage"), "stop_reason": reply.get("stop_reason")} if content else None
+    return {"timestamp": item.get("timestamp"), "turn": item.get("turn"),
+            "request": {"method": "POST", "path": "/v1/messages", "body": body},
+            "response": {"status": 200, "body": message}}
 
 
 # --- the compact bundle --------------------------------------------------------------------
@@ -182,8 +211,9 @@ def _finished(block: Any) -> Any:
 
 def _request(name: str, line: int | None, number: int, rec: Any, seen: Seen) -> TraceRequest | str:
     where = "" if line is not None else f"records[{number - 1}]."
+    at = f"records[{number - 1}]: " if where else ""  # (JSON lines: the line number says where)
     if type(rec) is not dict or type(rec.get("request")) is not dict:
-        raise LoadError(name, f"{where}expected a claude-tap record: an object with a \"request\" object",
+        raise LoadError(name, f"{at}expected a claude-tap record: an object with a \"request\" object",
                         line=line, expected=EXPECTED)
     req, response = rec["request"], rec.get("response")
     reason = skip_reason(req.get("method"), req.get("path"), None, isinstance(response, Mapping))
@@ -202,6 +232,8 @@ def _request(name: str, line: int | None, number: int, rec: Any, seen: Seen) -> 
 def _records(name: str, doc: Any) -> list[tuple[int | None, int, Any]]:
     if isinstance(doc, dict) and BUNDLE in doc:
         return [(None, n, rec) for n, rec in bundle_records(name, doc)]
+    if isinstance(doc, list):
+        return [(None, n, _from_export(item)) for n, item in enumerate(doc, 1)]
     return [(1, 1, doc)]  # a trace of one line
 
 

@@ -74,8 +74,9 @@ def _response_message(raw: Any) -> tuple[dict | None, bool]:
 def _request(name: str, line: int | None, number: int, rec: Any, seen: Seen) -> TraceRequest | str | None:
     """The TraceRequest of one record, why it is skipped, or None for a session line."""
     where = "" if line is not None else f"lhar.entries[{number - 1}]."
+    at = f"lhar.entries[{number - 1}]: " if where else ""  # (JSON lines: the line number says where)
     if type(rec) is not dict:
-        raise LoadError(name, f"{where}expected an LHAR record (an object)", line=line, expected=EXPECTED)
+        raise LoadError(name, f"{at}expected an LHAR record (an object)", line=line, expected=EXPECTED)
     kind = rec.get("type")
     if kind == "session" and line is not None:
         return None
@@ -83,7 +84,7 @@ def _request(name: str, line: int | None, number: int, rec: Any, seen: Seen) -> 
         return f"record type {str(kind)[:20]}"
     http, raw = rec.get("http"), rec.get("raw")
     if not isinstance(http, dict) or not isinstance(raw, dict):
-        raise LoadError(name, f"{where}expected an LHAR entry with \"http\" and \"raw\" objects",
+        raise LoadError(name, f"{at}expected an LHAR entry with \"http\" and \"raw\" objects",
                         line=line, expected=EXPECTED)
     api = http.get("api_format")
     if isinstance(api, str) and api != ANTHROPIC:
