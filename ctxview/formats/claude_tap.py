@@ -59,6 +59,7 @@ COMPACT_RECORD = "__claude_tap_compact_record__"
 BLOB_REF = "__claude_tap_blob_ref__"
 CAPTURE_ONLY_ID = "msg_claude_tap_capture"  # proxy.py capture_only_response: a reply upstream never gave
 _MAX_REF_DEPTH = 8   # claude-tap's refs are /request/body/messages/<i> and the like: four steps
+_FOUND_DEPTH = 4     # where an early bundle's references (no "refs" list) are looked for
 
 
 # --- sniffing ------------------------------------------------------------------------------
@@ -175,7 +176,7 @@ def bundle_records(name: str, doc: Mapping[str, Any]) -> list[tuple[int, Any]]:
             for ref in refs:
                 record = _resolve(name, where, record, ref.get("path") if isinstance(ref, dict) else None, blobs)
         else:  # an early bundle: no list of references, they are found where they stand
-            record = _resolve_found(name, where, record, blobs, _MAX_REF_DEPTH)
+            record = _resolve_found(name, where, record, blobs, _FOUND_DEPTH)
         out.append((n, record))
     return out
 
