@@ -362,3 +362,16 @@ def test_context_lens_export_entry_of_the_wrong_type_names_its_place(tmp_path):
     p = write_doc(tmp_path, doc)
     assert error(p) == (f"{p}: lhar.entries[1]: expected an LHAR entry with \"http\" and \"raw\" objects "
                         "(context-lens LHAR file expected)")
+
+
+def test_har_a_base64_post_body_is_decoded(tmp_path):
+    doc = json.loads(HAR.read_text())
+    post = doc["log"]["entries"][2]["request"]["postData"]
+    post.update(text=base64.b64encode(post["text"].encode()).decode(), encoding="base64")
+    got = load_session(write_doc(tmp_path, doc, "t.har"))
+    assert [[m.text for m in c.messages] for c in got.conversations] == \
+        [[m.text for m in c.messages] for c in load_session(HAR).conversations]
+    post["text"] = "@@"
+    p = write_doc(tmp_path, doc, "t.har")
+    assert error(p) == (f"{p}: log.entries[2].request.postData.text: \"encoding\" says base64, but the text is not "
+                        "base64 of UTF-8 text (HAR (HTTP Archive) file expected)")

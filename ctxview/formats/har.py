@@ -12,7 +12,8 @@ Kept: POSTs to .../v1/messages answered 2xx whose postData.text is the JSON
 request body and whose response content text is the reply: the JSON message,
 or the SSE text of a streamed one (text/event-stream); content base64-encoded
 (`"encoding": "base64"`, what mitmproxy writes for a body it takes for binary)
-is decoded. Entries without a response (status 0), without the body's text or
+is decoded (and so is a postData that says the same, which some writers do).
+Entries without a response (status 0), without the body's text or
 the reply's, and every other call are counted in a warning. The "trace line"
 of a request is its entry's number (1-based) in log.entries.
 """
@@ -44,7 +45,8 @@ def sniff_document(doc: Any) -> bool:
     return isinstance(log, dict) and isinstance(log.get("entries"), list) and ("version" in log or "creator" in log)
 
 
-def _content_text(name: str, where: str, content: Mapping[str, Any]) -> str | None:
+def _text(name: str, where: str, content: Mapping[str, Any]) -> str | None:
+    """The text of a postData or content object (`where`: its place), base64 decoded where it says so."""
     text = content.get("text")
     if not isinstance(text, str):
         return None
@@ -52,7 +54,7 @@ def _content_text(name: str, where: str, content: Mapping[str, Any]) -> str | No
         try:
             return binascii.a2b_base64(text.encode("ascii"), strict_mode=True).decode("utf-8")
         except (ValueError, binascii.Error, UnicodeError):
-            raise LoadError(name, f"{where}.content.text: \"encoding\" says base64, but the text is not base64 "
+            raise LoadError(name, f"{where}.text: \"encoding\" says base64, but the text is not base64 "
                                   "of UTF-8 text", expected=EXPECTED) from None
     return text
 
@@ -78,11 +80,11 @@ def _request(name: str, number: int, entry: Any, seen: Seen) -> TraceRequest | s
     if reason is not None:
         return reason
     post = req.get("postData")
-    text = post.get("text") if isinstance(post, dict) else None
+    text = _text(name, f"{where}.request.postData", post) if isinstance(post, dict) else None
     if not isinstance(text, str) or not text:
         return "no request body recorded (postData.text)"
     content = response.get("content")
-    reply_text = _content_text(name, f"{where}.response", content) if isinstance(content, dict) else None
+    reply_text = _text(name, f"{where}.response.content", content) if isinstance(content, dict) else None
     if reply_text is None:
         return "no response body recorded (content.text)"
     body = body_object(text)
