@@ -191,7 +191,7 @@ def test_har_wrong_types(tmp_path):
     bad["log"]["entries"][4]["response"]["content"]["text"] = "%%% not base64"
     p = write_doc(tmp_path, bad, "t.har")
     assert error(p) == (f"{p}: log.entries[4].response.content.text: \"encoding\" says base64, but the text is "
-                        "not base64 of UTF-8 text (HAR (HTTP Archive) file expected)")
+                        "not base64 (HAR (HTTP Archive) file expected)")
     bad = copy.deepcopy(doc)
     bad["log"]["entries"][1] = "entry"
     p = write_doc(tmp_path, bad, "t.har")
@@ -374,4 +374,35 @@ def test_har_a_base64_post_body_is_decoded(tmp_path):
     post["text"] = "@@"
     p = write_doc(tmp_path, doc, "t.har")
     assert error(p) == (f"{p}: log.entries[2].request.postData.text: \"encoding\" says base64, but the text is not "
-                        "base64 of UTF-8 text (HAR (HTTP Archive) file expected)")
+                        "base64 (HAR (HTTP Archive) file expected)")
+    post["text"] = base64.b64encode(b"\xff\xfe{").decode()
+    p = write_doc(tmp_path, doc, "t.har")
+    assert error(p) == (f"{p}: log.entries[2].request.postData.text: the body is not UTF-8 text "
+                        "(HAR (HTTP Archive) file expected)")
+
+
+def test_bedrock_and_vertex_routes_are_messages_requests_and_a_binary_reply_is_skipped(tmp_path):
+    recs = lines(TAP)
+    # Claude Code on Bedrock through claude-tap: the model in the path, anthropic_version in the body
+    for r in recs[1:]:
+        if r["request"]["path"].startswith("/v1/messages?"):
+            r["request"]["path"] = "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke"
+            body = r["request"]["body"]
+            body.pop("model")
+            body["anthropic_version"] = "bedrock-2023-05-31"
+    s = load_session(write_lines(tmp_path, recs))
+    assert [c.name for c in s.conversations] == ["main", "line-2", "line-5"]
+    assert s.conversations[0].model == "claude-sonnet-4-5-20250929"  # (from the replies)
+    doc = json.loads(HAR.read_text())
+    for e in doc["log"]["entries"]:
+        e["request"]["url"] = e["request"]["url"].replace(
+            "https://api.anthropic.com/v1/messages",
+            "https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5/publishers/anthropic/"
+            "models/claude-sonnet-4-5@20250929:streamRawPredict")
+    vertex = load_session(write_doc(tmp_path, doc, "v.har"))
+    assert vertex.metadata["requests"] == 5
+    # a reply the HAR holds as binary (base64 of an AWS event stream): skipped, said
+    doc["log"]["entries"][2]["response"]["content"].update(
+        text=base64.b64encode(b"\x00\x00\x01\x0b\xff\xfe:event-type").decode(), encoding="base64")
+    s = load_session(write_doc(tmp_path, doc, "b.har"))
+    assert s.metadata["skipped_pairs"]["binary response (not JSON or SSE text: an AWS event stream?)"] == 1

@@ -45,18 +45,23 @@ def sniff_document(doc: Any) -> bool:
     return isinstance(log, dict) and isinstance(log.get("entries"), list) and ("version" in log or "creator" in log)
 
 
-def _text(name: str, where: str, content: Mapping[str, Any]) -> str | None:
-    """The text of a postData or content object (`where`: its place), base64 decoded where it says so."""
+def _text(name: str, where: str, content: Mapping[str, Any]) -> str | bytes | None:
+    """The text of a postData or content object (`where`: its place), base64 decoded where it says so:
+    bytes when those are not UTF-8 (a binary body); LoadError for text that is not base64."""
     text = content.get("text")
     if not isinstance(text, str):
         return None
-    if content.get("encoding") == "base64":
-        try:
-            return binascii.a2b_base64(text.encode("ascii"), strict_mode=True).decode("utf-8")
-        except (ValueError, binascii.Error, UnicodeError):
-            raise LoadError(name, f"{where}.text: \"encoding\" says base64, but the text is not base64 "
-                                  "of UTF-8 text", expected=EXPECTED) from None
-    return text
+    if content.get("encoding") != "base64":
+        return text
+    try:
+        raw = binascii.a2b_base64(text.encode("ascii"), strict_mode=True)
+    except (ValueError, binascii.Error, UnicodeError):
+        raise LoadError(name, f"{where}.text: \"encoding\" says base64, but the text is not base64",
+                        expected=EXPECTED) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
 
 
 def _response_message(text: str, mime: str) -> tuple[dict | None, bool]:
@@ -81,12 +86,16 @@ def _request(name: str, number: int, entry: Any, seen: Seen) -> TraceRequest | s
         return reason
     post = req.get("postData")
     text = _text(name, f"{where}.request.postData", post) if isinstance(post, dict) else None
-    if not isinstance(text, str) or not text:
+    if isinstance(text, bytes):
+        raise LoadError(name, f"{where}.request.postData.text: the body is not UTF-8 text", expected=EXPECTED)
+    if not text:
         return "no request body recorded (postData.text)"
     content = response.get("content")
     reply_text = _text(name, f"{where}.response.content", content) if isinstance(content, dict) else None
     if reply_text is None:
         return "no response body recorded (content.text)"
+    if isinstance(reply_text, bytes):
+        return "binary response (not JSON or SSE text: an AWS event stream?)"
     body = body_object(text)
     mime = header(response.get("headers"), "content-type") or (content.get("mimeType") or "")
     reply, streaming = _response_message(reply_text, mime if isinstance(mime, str) else "")

@@ -9,6 +9,7 @@ them, and trace_compare.py holds a transcript's reconstruction against them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping, Sequence
@@ -185,12 +186,21 @@ def reply_message(msg: Mapping[str, Any], line: int, timestamp: str | None) -> M
                    origin=f"line {line}: response", id=mid, meta=meta)
 
 
+# Claude on Amazon Bedrock and Google Vertex AI: the same Messages request body (model in the path,
+# "anthropic_version" in the body), the same reply (claude-tap's bedrock.py and proxy.py name these routes)
+_BEDROCK = re.compile(r"/model/[^/]+(?:/[^/]+)*?/(?:invoke|invoke-with-response-stream)$")
+_VERTEX = re.compile(r"/publishers/anthropic/models/[^/:]+:(?:rawPredict|streamRawPredict)$")
+
+
 def skip_reason(method: Any, url: Any, status: Any, answered: bool) -> str | None:
     """Why a recorded call is not a request of a conversation, or None: it is one (a POST to
-    /v1/messages answered 2xx). `url` may be a path; `status` None: not recorded."""
-    if not isinstance(url, str) or "/v1/messages" not in url:
+    /v1/messages, or Bedrock's and Vertex AI's routes to it, answered 2xx). `url` may be a path;
+    `status` None: not recorded."""
+    if not isinstance(url, str) or len(url) > 65536:  # (no API route is that long)
         return "not /v1/messages"
-    path = url.split("?")[0]
+    path = url.split("?")[0].split("#")[0]
+    if "/v1/messages" not in path and not (_BEDROCK.search(path) or _VERTEX.search(path)):
+        return "not /v1/messages"
     if "/v1/messages/" in path:
         return path.rstrip("/").rsplit("/", 1)[-1] or "messages/"  # count_tokens, batches
     if str(method or "").upper() != "POST":
