@@ -88,18 +88,19 @@ def _check_file(name: str, hint: bool = True) -> None:
 
 
 def _load_trace(path: str | None):
-    """(name, requests) of the claude-trace log `--trace` names, or None; InputError for bad input."""
+    """(name, requests) of the capture log (claude-trace, claude-tap, LHAR, HAR) `--trace` names, or None;
+    InputError for bad input."""
     if path is None:
         return None
     from .formats import LoadError
-    from .formats.claude_trace import trace_requests
+    from .formats.captures import capture_requests
 
     try:
         _check_file(path, hint=False)
     except InputError as exc:
         raise InputError(f"--trace {exc}") from None
     try:
-        return path, trace_requests(path)
+        return path, capture_requests(path)
     except LoadError as exc:
         raise InputError(f"--trace {exc}") from None
 

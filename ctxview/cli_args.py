@@ -90,7 +90,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 
 def _add_trace(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trace", metavar="LOG",
-                        help="a claude-trace log of the same session: compare each request as ctxview "
+                        help="a capture of the same session's requests (claude-trace or claude-tap log, context-lens "
+                             "LHAR, HAR): compare each request as ctxview "
                              "reconstructs it (as sent) with the body really sent")
 
 

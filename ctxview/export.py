@@ -245,7 +245,7 @@ def to_shape(view: PreparedView, shape: str = "openai", model: str | None = None
 
 # Where a source's requests went: Claude Code and Anthropic request files to Anthropic's Messages
 # API; SwarmSDK sessions and ctxview's own files to whichever provider serves their model.
-_ANTHROPIC_FORMATS = frozenset({"claude-code", "anthropic"})
+_ANTHROPIC_FORMATS = frozenset({"claude-code", "anthropic", "claude-trace", "claude-tap", "context-lens", "har"})
 _BY_MODEL_FORMATS = frozenset({"swarm-snapshot", "swarm-events", "ctxview"})
 
 

@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence
 
 from . import reminders
-from .formats.claude_trace import TraceRequest, group_requests, message_key
+from .formats.request_threads import group_requests
+from .formats.sent_requests import TraceRequest, message_key
 from .harness import MICROCOMPACT_PLACEHOLDER, history_as_sent
 from .model import Conversation, Message, Session, request_indices
 from .pipeline import PipelineCache, prepare

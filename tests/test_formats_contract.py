@@ -33,8 +33,8 @@ def test_every_format_module_is_registered_once():
 
 def test_sniffing_order_is_most_specific_first():
     names = [f.name for f in registry._SNIFFING]
-    assert names == ["ctxview", "swarm-snapshot", "swarm-events", "claude-trace", "claude-code", "inspect-ai", "gemini",
-                     "codex", "anthropic", "openai"]
+    assert names == ["ctxview", "swarm-snapshot", "swarm-events", "context-lens", "claude-tap", "claude-trace", "har",
+                     "claude-code", "inspect-ai", "gemini", "codex", "anthropic", "openai"]
     ranks = [f.specificity for f in registry._SNIFFING]
     assert ranks == sorted(ranks, reverse=True) and len(set(ranks)) == len(ranks)
 

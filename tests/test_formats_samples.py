@@ -36,8 +36,8 @@ def sample_files():
 def test_public_names():
     assert ctxview.load_session is load_session
     assert ctxview.LoadError is LoadError
-    assert FORMATS == ["swarm-snapshot", "swarm-events", "claude-code", "claude-trace", "codex", "gemini", "inspect-ai",
-                       "openai", "anthropic", "ctxview"]
+    assert FORMATS == ["swarm-snapshot", "swarm-events", "claude-code", "claude-trace", "claude-tap", "context-lens",
+                       "har", "codex", "gemini", "inspect-ai", "openai", "anthropic", "ctxview"]
     assert isinstance(load_session(DEMO_PATH), Session)
 
 

@@ -143,8 +143,9 @@ def test_report_trace_on_the_command_line_text_and_json():
 def test_a_bad_trace_is_one_line_naming_the_option_and_file(tmp_path):
     out = run("report", str(TRANSCRIPT), "--trace", str(TRANSCRIPT))
     assert out.returncode == 1 and "Traceback" not in out.stderr
-    assert out.stderr.strip() == (f"ctxview: error: --trace {TRANSCRIPT}:1: expected a request/response pair: an "
-                                  "object with a \"request\" object (claude-trace log expected)")
+    assert out.stderr.strip() == (f"ctxview: error: --trace {TRANSCRIPT}: this is a Claude Code transcript (JSONL, "
+                                  "or web export {\"loglines\": [...]}), not a log of the requests sent (a request "
+                                  "capture: claude-trace, claude-tap, context-lens LHAR or HAR expected)")
     out = run("report", str(TRANSCRIPT), "--trace", str(tmp_path / "none.jsonl"))
     assert out.returncode == 1 and out.stderr.startswith("ctxview: error: --trace ") and "no such file" in out.stderr
 

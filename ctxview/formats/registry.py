@@ -13,8 +13,8 @@ from typing import Any
 
 from ..gcpause import paused_gc
 from ..model import Session
-from . import (anthropic, claude_code, claude_trace, codex, gemini, inspect_ai, inspect_eval_zip, native, openai,
-               swarm_events, swarm_snapshot)
+from . import (anthropic, claude_code, claude_tap, claude_trace, codex, context_lens, gemini, har, inspect_ai,
+               inspect_eval_zip, native, openai, swarm_events, swarm_snapshot)
 from .argument_depth import MAX_ARGUMENT_DEPTH, check_arguments  # noqa: F401 (MAX_ARGUMENT_DEPTH: read here too)
 from .contract import SessionFormat
 from .errors import LoadError
@@ -29,6 +29,9 @@ REGISTERED: tuple[SessionFormat, ...] = (
     swarm_events.SESSION_FORMAT,
     claude_code.SESSION_FORMAT,
     claude_trace.SESSION_FORMAT,
+    claude_tap.SESSION_FORMAT,
+    context_lens.SESSION_FORMAT,
+    har.SESSION_FORMAT,
     codex.SESSION_FORMAT,
     gemini.SESSION_FORMAT,
     inspect_ai.SESSION_FORMAT,

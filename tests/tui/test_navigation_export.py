@@ -26,6 +26,8 @@ SAMPLES = ROOT / "sample_sessions"
     ("swarm-snapshot", "claude-sonnet-4-5", "anthropic"), ("swarm-events", "Claude-Opus-4", "anthropic"),
     ("swarm-events", "gpt-5", "openai"), ("swarm-snapshot", None, "openai"), ("ctxview", "claude-haiku-4-5", "anthropic"),
     ("codex", "gpt-5-codex", "openai"), ("openai", "claude-sonnet-4", "openai"), ("openai", None, "openai"),
+    ("claude-trace", None, "anthropic"), ("claude-tap", None, "anthropic"), ("context-lens", None, "anthropic"),
+    ("har", None, "anthropic"),
 ])
 def test_default_shape(fmt, model, shape):
     assert default_shape(fmt, model) == shape
