@@ -105,8 +105,9 @@ def finished(inp: Input, scan: Scan, reader: LineReader | None, convs: list[Conv
     warnings.extend(build_warnings)
     skipped += scan.malformed + sum(scan.unknown.values())
     subagents: list[Conversation] = []
+    unreadable: dict[str, str] = {}
     if inp.path is not None and reader is not None:
-        subagents, sub_skipped = subagent_files(inp.path, EXPECTED, reader.lenient, warnings)
+        subagents, sub_skipped = subagent_files(inp.path, EXPECTED, reader.lenient, warnings, unreadable)
         skipped += sub_skipped
     convs = with_subagents(scan, convs, subagents, inp.path, warnings)
     for conv in convs:
@@ -117,6 +118,8 @@ def finished(inp: Input, scan: Scan, reader: LineReader | None, convs: list[Conv
     meta["duplicates_dropped"] = scan.duplicates
     if scan.unknown:
         meta["unknown_records"] = dict(scan.unknown)
+    if unreadable:
+        meta["unreadable_subagents"] = unreadable
     return Session(format=FORMAT, source=inp.name, conversations=tuple(convs), metadata=meta,
                    skipped=skipped, warnings=tuple(warnings))
 
