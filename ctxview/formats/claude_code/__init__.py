@@ -31,7 +31,7 @@ from ..jsonio import Input, LineReader, load_document
 from ..linking import usage_only_warning
 from .conversation import build, scan_warnings
 from .linear import read_linear
-from .persisted import with_persisted
+from .persisted import marked
 from .records import ASSISTANT, KIND, SNIFF_TYPES, is_usage_record, str_or_none
 from .scan import Scan, scan_lines
 from .subagents import subagent_files, with_subagents
@@ -112,7 +112,7 @@ def finished(inp: Input, scan: Scan, reader: LineReader | None, convs: list[Conv
         skipped += sub_skipped
     own = {c.name for c in subagents}  # (marked with their own file's replacements)
     convs = with_subagents(scan, convs, subagents, inp.path, warnings)
-    convs = [c if c.name in own else with_persisted(c, scan.replacements) for c in convs]
+    convs = [c if c.name in own else marked(c, scan) for c in convs]
     for conv in convs:
         w = usage_only_warning(conv.name, conv.messages)
         if w:

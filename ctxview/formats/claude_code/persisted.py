@@ -33,6 +33,7 @@ import re
 from typing import Any
 
 from ...model import Conversation, Message
+from .deferred import with_deferred
 
 TAG = "<persisted-output>"
 _SAVED = re.compile(r"Output too large \(([^)\n]{1,40})\)\. Full output saved to: ([^\n]{1,4096})")
@@ -75,3 +76,9 @@ def with_persisted(conv: Conversation, replacements: dict[str, str]) -> Conversa
         return conv
     messages = tuple(changed.get(i, m) for i, m in enumerate(conv.messages))
     return dataclasses.replace(conv, messages=messages)
+
+
+def marked(conv: Conversation, scan: Any) -> Conversation:
+    """`conv` with what the file's other records say of its tool results: the persisted previews
+    (content-replacement records) and the deferred tools (deferred.py), from `scan` (a Scan)."""
+    return with_deferred(with_persisted(conv, scan.replacements), scan.deferred)

@@ -14,7 +14,7 @@ from ..blocks import anthropic_assistant
 from ..builders import message
 from ..linking import last_model
 from .conversation import build, scan_warnings
-from .persisted import with_persisted
+from .persisted import marked
 from .records import origin_text
 from ..errors import LoadError
 from ..jsonio import open_input
@@ -62,7 +62,7 @@ def subagent_files(path: Path, expected: str, lenient: bool, warnings: list[str]
         # the whole file is the sub-agent's side chain: one conversation
         sub_convs, sw = build(sub_scan, name_main=sub.stem, all_main=True)
         warnings.extend(sw)
-        subagents.extend(with_persisted(c, sub_scan.replacements) for c in sub_convs if c.messages)
+        subagents.extend(marked(c, sub_scan) for c in sub_convs if c.messages)
     return subagents, skipped
 
 
