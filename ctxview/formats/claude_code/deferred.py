@@ -54,7 +54,8 @@ def with_deferred(conv: Conversation, deltas: list) -> Conversation:
     messages = list(conv.messages)
     events: list[ContextEvent] = []
     for i, m in enumerate(messages):
-        if m.role != "tool" or "[tool reference: " not in m.text:
+        # (only ToolSearch answers with references: the other results' text is not searched, a big file's bulk)
+        if m.tool_name != "ToolSearch" or m.role != "tool" or "[tool reference: " not in m.text:
             continue
         names = tuple(dict.fromkeys(_REFERENCE.findall(m.text)))
         messages[i] = m.replace(meta={**m.meta, "tool_references": names})

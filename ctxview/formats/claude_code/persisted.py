@@ -61,16 +61,17 @@ def _described(text: str) -> dict[str, Any]:
 def with_persisted(conv: Conversation, replacements: dict[str, str]) -> Conversation:
     """`conv` with its persisted tool results marked (meta["persisted_output"]); itself when it has none."""
     changed: dict[int, Message] = {}
-    for i, m in enumerate(conv.messages):
+    for i, m in enumerate(conv.messages):  # (a plain loop: it runs over every message of a big file)
         if m.role != "tool":
             continue
-        sent = replacements.get(m.tool_call_id) if replacements and m.tool_call_id else None
+        sent = replacements.get(m.tool_call_id) if replacements else None  # type: ignore[arg-type]
         if sent is not None:
             info = {**_described(sent), "sent": sent}
-        elif type(m.content) is str and m.content.startswith(TAG):
-            info = _described(m.content)
         else:
-            continue
+            c = m.content
+            if type(c) is not str or not c.startswith(TAG):
+                continue
+            info = _described(c)
         changed[i] = m.replace(meta={**m.meta, "persisted_output": info})
     if not changed:
         return conv
