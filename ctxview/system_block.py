@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .model import Conversation, Message
 
-__all__ = ["DeferredTools", "deferred_note", "deferred_tools", "system_block_tokens", "tool_definitions",
-           "tools_text"]
+__all__ = ["DeferredTools", "deferred_note", "deferred_tools", "loaded_definition_tokens", "system_block_tokens",
+           "tool_definitions", "tools_text"]
 
 
 def tool_definitions(conversation: Conversation) -> tuple[Mapping[str, Any], ...]:
@@ -70,8 +70,28 @@ def deferred_tools(conversation: Conversation, n: int | None = None) -> Deferred
     return DeferredTools(announced, loaded)
 
 
-def deferred_note(conversation: Conversation, n: int | None = None) -> str:
-    """One line on the deferred tools of a request ('' when the file shows none)."""
+def loaded_definition_tokens(conversation: Conversation, n: int | None,
+                             count_message: Callable[[Message], int]) -> int | None:
+    """The tokens the definitions ToolSearch loaded before the request that sends messages[:n] added to
+    the context, from the recorded usage: for each load, the context of the first reply after its
+    result, less that of the reply that called ToolSearch and the tokens of the messages between (as
+    `count_message` counts them). None where a load has no recorded reply on either side."""
+    msgs = conversation.messages
+    total = 0
+    for at, _names in deferred_tools(conversation, n).loaded:
+        before = next((j for j in range(at - 2, -1, -1) if msgs[j].role == "assistant" and msgs[j].usage), None)
+        after = next((j for j in range(at, len(msgs)) if msgs[j].role == "assistant" and msgs[j].usage), None)
+        if before is None or after is None:
+            return None
+        grew = msgs[after].usage.context_tokens - msgs[before].usage.context_tokens  # type: ignore[union-attr]
+        total += max(0, grew - sum(count_message(m) for m in msgs[before:after]))
+    return total
+
+
+def deferred_note(conversation: Conversation, n: int | None = None,
+                  count_message: Callable[[Message], int] | None = None) -> str:
+    """One line on the deferred tools of a request ('' when the file shows none); with `count_message`,
+    the tokens of the loaded definitions estimated from the recorded usage where it allows."""
     d = deferred_tools(conversation, n)
     loaded = d.loaded_names
     if not d.announced and not loaded:
@@ -81,6 +101,9 @@ def deferred_note(conversation: Conversation, n: int | None = None) -> str:
         parts.append(f"{len(d.announced):,} deferred tool(s) sent by name only")
     if loaded:
         shown = ", ".join(loaded[:5]) + (f" and {len(loaded) - 5} more" if len(loaded) > 5 else "")
+        grown = None if count_message is None else loaded_definition_tokens(conversation, n, count_message)
         parts.append(f"{len(loaded):,} loaded by ToolSearch ({shown}): their definitions are not in the file "
-                     "and not in the tokens counted here (the recorded usage includes them)")
+                     "and not in the tokens counted here"
+                     + (f" (≈ {grown:,} tokens, from the recorded usage)" if grown else
+                        " (the recorded usage includes them)"))
     return "; ".join(parts)

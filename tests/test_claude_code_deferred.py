@@ -20,9 +20,13 @@ import orjson
 import ctxview.formats.claude_code as claude_code
 from ctxview.formats import load_session
 from ctxview.pipeline import PipelineCache
-from ctxview.system_block import deferred_note, deferred_tools
+from ctxview.system_block import deferred_note, deferred_tools, loaded_definition_tokens
+from ctxview.tokens import CharsCounter
+
+C4 = CharsCounter()
 
 SESSION = "8e2f41c7-0b6d-4a9e-b3c5-71d2e9f0a6b4"
+LOADED_CONTEXT = 1_120  # what the context grew by between the ToolSearch call and the reply after its result
 ANNOUNCED = ["mcp__github__create_issue", "mcp__github__search_issues", "mcp__supabase__execute_sql"]
 
 
@@ -36,10 +40,11 @@ def write_session(tmp_path: Path) -> Path:
                      "timestamp": f"2026-04-02T09:00:{len(recs):02d}.000Z"})
         prev[0] = uuid
 
-    def assistant(mid: str, block: dict, uuid: str) -> None:
+    def assistant(mid: str, block: dict, uuid: str, written: int = 0) -> None:
         add({"type": "assistant", "requestId": "req_" + mid, "message": {
             "model": "claude-opus-4-6", "id": mid, "type": "message", "role": "assistant", "content": [block],
-            "usage": {"input_tokens": 3, "output_tokens": 25, "cache_read_input_tokens": 14000}}}, uuid)
+            "usage": {"input_tokens": 3, "output_tokens": 25, "cache_read_input_tokens": 14000,
+                      "cache_creation_input_tokens": written}}}, uuid)
 
     add({"type": "attachment", "attachment": {
         "type": "deferred_tools_delta", "addedNames": [*ANNOUNCED, "mcp__old__gone"],
@@ -56,7 +61,8 @@ def write_session(tmp_path: Path) -> Path:
         "toolUseResult": {"matches": ["mcp__github__create_issue"], "query": "select:mcp__github__create_issue",
                           "total_deferred_tools": 3}, "sourceToolAssistantUUID": "a1"}, "u2")
     assistant("msg_01I", {"type": "tool_use", "id": "toolu_01Issue00000000000000000", "name": "mcp__github__create_issue",
-                          "input": {"owner": "dev", "repo": "proj", "title": "Build is red"}}, "a2")
+                          "input": {"owner": "dev", "repo": "proj", "title": "Build is red"}}, "a2",
+              written=LOADED_CONTEXT)  # the request after the load read the definition too
     add({"type": "user", "message": {"role": "user", "content": [
         {"tool_use_id": "toolu_01Issue00000000000000000", "type": "tool_result",
          "content": [{"type": "text", "text": '{"number": 42, "url": "https://github.com/dev/proj/issues/42"}'}]}]},
@@ -92,6 +98,18 @@ def test_the_hidden_prefix_knows_which_tools_a_request_had_loaded(tmp_path):
     assert deferred_note(conv, at) == "3 deferred tool(s) sent by name only"
 
 
+def test_the_loaded_definitions_tokens_are_estimated_from_the_recorded_usage(tmp_path):
+    conv = load_session(write_session(tmp_path)).conversations[0]
+    (search,) = [m for m in conv.messages if m.tool_name == "ToolSearch"]
+    at = conv.messages.index(search)
+    call = conv.messages[at - 1]
+    between = C4.count_message(call) + C4.count_message(search)
+    assert loaded_definition_tokens(conv, None, C4.count_message) == LOADED_CONTEXT - between > 0
+    assert loaded_definition_tokens(conv, at, C4.count_message) == 0  # nothing loaded yet
+    note = deferred_note(conv, None, C4.count_message)
+    assert f"(≈ {LOADED_CONTEXT - between:,} tokens, from the recorded usage)" in note
+
+
 def test_the_sys_row_note_and_the_report_say_it(tmp_path):
     from ctxview.tui.workers import system_note
 
@@ -104,6 +122,7 @@ def test_the_sys_row_note_and_the_report_say_it(tmp_path):
     assert proc.returncode == 0, proc.stderr
     entry = json.loads(proc.stdout)["conversations"][0]["deferred_tools"]
     assert entry["announced"] == ANNOUNCED and entry["loaded"][0]["names"] == ["mcp__github__create_issue"]
+    assert 0 < entry["loaded_tokens"] < LOADED_CONTEXT and "tokens, from the recorded usage" in entry["note"]
     proc = subprocess.run([sys.executable, "-m", "ctxview", "report", str(path)], capture_output=True, text=True)
     assert "deferred tools: 3 deferred tool(s) sent by name only; 1 loaded by ToolSearch" in proc.stdout
 

@@ -104,7 +104,7 @@ def system_note(conversation: Conversation, counter_name: str, cache: Any) -> tu
     fit = calibrate(conversation.messages, counter, counts=counts,
                     estimate=sent_tokens(conversation, counts, lambda m: cache.count(counter, m)))
     n = len(fit.requests)
-    deferred = deferred_note(conversation)
+    deferred = deferred_note(conversation, None, lambda m: cache.count(counter, m))
     deferred = f"; {deferred}" if deferred else ""
     if fit.overhead is None or fit.overhead <= 0:
         why = "no recorded usage" if not n else f"no overhead fitted from {n:,} recorded requests"
