@@ -12,6 +12,12 @@ rewrote it, and the file says where:
   Codex sends it cut to the turn's `truncation_policy` (its history.rs
   truncates what it records into the history, not what it writes to the
   rollout), with Codex's own "…N chars truncated…" marker;
+- a **persisted output** (Claude Code's `<persisted-output>`: a tool result over
+  its size limit saved to a file and sent as its first 2 KB and the path):
+  from the start, the tool message is sent as the preview the file records
+  (meta["persisted_output"]["sent"], from a content-replacement record), or
+  as it is stored when the stored text is the preview already; either way
+  marked (formats/claude_code/persisted.py);
 - a **resend** (a claude-trace log, which records every request body): from
   its index on, the messages it holds are sent as it gives them;
 - a **compression** (SwarmSDK's `context_compression` event): SwarmSDK's
@@ -53,7 +59,7 @@ class Rewrite:
 
     index: int
     message: Message
-    kind: str            # "microcompaction", "compression", "truncation" or "resent"
+    kind: str            # "microcompaction", "compression", "truncation", "persisted" or "resent"
     event: ContextEvent
 
 
@@ -80,6 +86,19 @@ def truncated_outputs(conversation: Conversation) -> list[int]:
     return [i for i, m in enumerate(conversation.messages)
             if m.meta and m.role == "tool" and isinstance(m.meta, Mapping)
             and isinstance(m.meta.get("truncation_policy"), Mapping)]
+
+
+def persisted_outputs(conversation: Conversation) -> list[int]:
+    """Indices of the tool results Claude Code sent as a `<persisted-output>` preview."""
+    return [i for i, m in enumerate(conversation.messages)
+            if m.meta and m.role == "tool" and isinstance(m.meta, Mapping)
+            and isinstance(m.meta.get("persisted_output"), Mapping)]
+
+
+def rewritten_from_start(conversation: Conversation) -> bool:
+    """Whether some tool result is sent other than stored, or marked, from the first request that sends
+    it, whatever the events (a Codex truncation, a Claude Code persisted output)."""
+    return bool(truncated_outputs(conversation) or persisted_outputs(conversation))
 
 
 def rewrite_events(conversation: Conversation) -> tuple[ContextEvent, ...]:
@@ -123,6 +142,16 @@ def history_as_sent(conversation: Conversation, n: int | None = None,
         if cut != msg.text:
             current[i] = _with_text(msg, cut)
             kinds[i] = ("truncation", ContextEvent("truncation", i, meta={"policy": policy}))
+    for i in persisted_outputs(conversation):  # sent as the preview from the first request that sent it
+        if i >= n:
+            break
+        msg = msgs[i]
+        info = msg.meta["persisted_output"]
+        sent = info.get("sent")
+        # (a preview stored as it was sent is marked all the same: the badge says what Claude Code did)
+        current[i] = _with_text(msg, sent) if isinstance(sent, str) and sent != msg.text else msg
+        kinds[i] = ("persisted", ContextEvent("persisted_output", i, meta={
+            k: v for k, v in info.items() if k != "sent"}))
     if not todo and not current:
         return SentHistory(0, msgs if n == len(msgs) else msgs[:n])
     start = 0

@@ -20,6 +20,7 @@ from .prompt_cache import TTL_SECONDS, CacheRules, min_cacheable_tokens, outcome
 from .tokens import calibrate
 from .trace_compare import compare as compare_with_trace
 from .formats.claude_trace import TraceRequest
+from .system_block import deferred_note, deferred_tools, loaded_definition_tokens
 from .settings import Settings, request_index, settings_for, settings_from  # noqa: F401 (settings_for: its old home)
 from .usage import UsageTotals, recorded_requests
 from .view import PreparedView, Row
@@ -113,6 +114,14 @@ def compactions(conversation: Conversation) -> list[dict[str, Any]]:
     return out
 
 
+def _deferred(conversation: Conversation, n: int | None, count_message: Any) -> dict[str, Any]:
+    """The deferred tools at the request shown (system_block.deferred_tools) and the line that says so."""
+    d = deferred_tools(conversation, n)
+    return {"announced": list(d.announced), "loaded": [{"index": i, "names": list(names)} for i, names in d.loaded],
+            "loaded_tokens": loaded_definition_tokens(conversation, n, count_message) if d.loaded else 0,
+            "note": deferred_note(conversation, n, count_message)}
+
+
 def _by_role(view: PreparedView) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for row in view.rows:
@@ -152,6 +161,7 @@ def conversation_report(
     share = view.window_share
     requests = view.requests
     shown = settings.request
+    counter = cache.counter(conversation, settings.counter)
     out = {
         "name": conversation.name,
         "model": conversation.model,
@@ -161,6 +171,7 @@ def conversation_report(
         "request": {"number": (requests.index(shown) + 1) if shown in requests else len(requests) + 1,
                     "index": shown, "of": len(requests)},
         "compactions": compactions(conversation),
+        "deferred_tools": _deferred(conversation, shown, lambda m: cache.count(counter, m)),
         "settings": dataclasses.asdict(settings),
         "messages": {"stored": sum(1 for r in view.rows if r.stored is not None), "prepared": len(view.prepared)},
         "tokens": {"stored": view.tokens_stored, "prepared": view.tokens_prepared, "system": view.system_tokens},

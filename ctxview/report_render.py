@@ -54,6 +54,9 @@ def _view_lines(conv: dict[str, Any]) -> list[tuple]:
         extra = ", ".join(x for x in (c["trigger"], f"{c['tokens_before']:,} tokens before"
                                       if c["tokens_before"] is not None else None) if x)
         out.append(("line", f"{c['kind']} at #{c['index']}" + (f" ({extra})" if extra else "") + f": {what}", 0))
+    note = (conv.get("deferred_tools") or {}).get("note")
+    if note:
+        out.append(("line", f"deferred tools: {note}", 0))
     return out
 
 

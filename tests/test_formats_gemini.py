@@ -33,7 +33,7 @@ def gemini(mid, content, **extra):
     return {"id": mid, "timestamp": "2026-01-01T00:00:02Z", "type": "gemini", "content": content, **extra}
 
 
-@pytest.mark.parametrize("path", [JSONL, LEGACY, CHECKPOINT])
+@pytest.mark.parametrize("path", [JSONL, LEGACY, CHECKPOINT, FIX / "session-2026-08-21T08-30-notesonly.jsonl"])
 def test_every_fixture_is_detected_from_content(path, tmp_path):
     renamed = tmp_path / "renamed.txt"  # the name says nothing
     renamed.write_bytes(path.read_bytes())
@@ -81,6 +81,34 @@ def test_notes_and_commands_are_kept_but_never_sent():
     texts = " ".join(m.text for m in conv.messages)
     assert "/model" not in texts and "429" not in texts and "fallback" not in texts
     assert any("4 Gemini CLI note(s) not sent to the model" in w for w in s.warnings)
+
+
+NOTES_ONLY = FIX / "session-2026-08-21T08-30-notesonly.jsonl"
+
+
+def test_a_session_of_notes_alone_opens_with_them_as_events():
+    # Gemini CLI records its info, warning and error items (useHistoryManager.ts) whether or not a prompt
+    # was ever sent: a session whose only request failed before it was recorded holds nothing else.
+    s = load_session(NOTES_ONLY)
+    (conv,) = s.conversations
+    assert conv.messages == ()
+    assert [(e.kind, e.index, e.origin) for e in conv.events] == [
+        ("gemini_info", 0, "line 2"), ("gemini_warning", 0, "line 4"), ("gemini_error", 0, "line 6")]
+    assert conv.events[2].summary.startswith("[API Error: 403 PERMISSION_DENIED")
+    assert conv.events[0].meta == {"timestamp": "2026-08-21T08:30:02.000Z"}
+    assert s.metadata["session_id"] == "9c2e4f10-7a3b-4d5e-8f60-1b2c3d4e5f60"
+    (warning,) = s.warnings
+    assert warning.startswith("3 Gemini CLI note(s) not sent to the model") and "Memory refreshed" in warning
+
+
+def test_a_session_of_notes_alone_reports_them(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "ctxview", "report", str(NOTES_ONLY)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "PERMISSION_DENIED" in proc.stdout + proc.stderr and "Skipping unreadable directory" in proc.stdout + proc.stderr
 
 
 def test_legacy_json_takes_results_from_the_calls():
@@ -174,7 +202,7 @@ def test_usage_counts_cached_once_and_thoughts_as_output():
 
 @pytest.mark.parametrize("records, message", [
     ([META], "no messages found"),
-    ([META, {"id": "i1", "timestamp": "t", "type": "info", "content": "hello"}], "no messages found"),
+    ([META, {"$set": {"lastUpdated": "2026-01-01T00:00:09Z"}}], "no messages found"),
 ])
 def test_a_session_without_messages_is_one_line(tmp_path, records, message):
     p = jsonl(tmp_path, *records)
@@ -231,7 +259,7 @@ def test_the_command_line_says_one_line_and_exits_1(tmp_path):
     import subprocess
     import sys
 
-    p = jsonl(tmp_path, META, {"id": "w", "timestamp": "t", "type": "warning", "content": "only a warning"})
+    p = jsonl(tmp_path, META)  # (a file just started: its metadata line alone)
     proc = subprocess.run([sys.executable, "-m", "ctxview", "report", str(p)], capture_output=True, text=True)
     assert proc.returncode == 1 and proc.stdout == ""
     (line,) = proc.stderr.splitlines()

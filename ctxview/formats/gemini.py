@@ -18,7 +18,8 @@ A MessageRecord is {id, timestamp, type, content, displayContent?}; type "gemini
 is a string or Gemini parts (text, thought, functionCall, functionResponse, inlineData, ...).
 "info", "error" and "warning" records, and user lines Gemini CLI does not send (slash commands,
 "?"), are the CLI's own notes: never part of a request, so they are kept as events and warnings,
-not as messages.
+not as messages. A session of notes alone (useHistoryManager.ts records them whether or not a
+prompt was sent) opens as a conversation with no messages and those events.
 """
 
 from __future__ import annotations
@@ -345,7 +346,9 @@ def _notes_warnings(notes: list[ContextEvent]) -> list[str]:
 
 def _finish(inp: Input, b: _Builder, name: str, metadata: dict, warnings: list[str], skipped: int,
             variant: str) -> Session:
-    if not b.messages:
+    if not b.messages and not (b.notes and variant == "session"):
+        # (a session of the CLI's notes alone -- an error before the first prompt went out, say -- opens:
+        # its notes are events of a conversation with no messages)
         raise LoadError(inp.name, "no messages found (no user or gemini records)" if variant == "session" else
                         "the checkpoint holds no messages", expected=EXPECTED)
     messages, unlinked = link_tool_results(b.messages)

@@ -155,7 +155,7 @@ class _Run:
         self.stats: dict[str, int] = {"compressed": 0, "cleared": 0, "excerpted": 0, "removed": 0,
                                       "summarised": 0, "dropped": 0, "ephemeral": 0, "inserted": 0,
                                       "compacted": 0, "microcompacted": 0, "harness_compressed": 0,
-                                      "truncated": 0}
+                                      "truncated": 0, "persisted": 0}
         self.embeds = settings.embed_ephemeral and bool(data.valid_ephemeral())
         self.direct = settings.clear is None and settings.old_messages == "keep"  # nothing between 1 and 4
         self.eph_spans: dict[int, tuple] = {}

@@ -142,6 +142,12 @@ def rewritten(kind: str, event: ContextEvent, age: int, saved: int) -> Change:
     if kind == "resent":
         return new_change("resent", "harness", f"sent other than first sent, from the request at #{event.index} on "
                           "(as the trace log recorded it)", None, None, saved)
+    if kind == "persisted":
+        meta = event.meta if hasattr(event.meta, "get") else {}
+        size, path = meta.get("size"), meta.get("path")
+        whole = f"the whole output ({size}) saved to {path}" if size and path else "the whole output saved to a file"
+        return new_change("persisted", "harness", f"sent as Claude Code's <persisted-output> preview, {whole}"
+                          + (f": {saved:,} tokens saved" if saved else ""), None, None, saved)
     if kind == "truncation":
         policy = event.meta.get("policy") or {}
         return new_change("truncated", "harness",

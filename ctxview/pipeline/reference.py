@@ -229,7 +229,8 @@ class _Run:
         self.stats.update(tool_results=sum(1 for x in self.sent.messages if x.role == "tool"), compacted=self.start,
                           microcompacted=sum(1 for r in rewrites if r.kind == "microcompaction"),
                           harness_compressed=sum(1 for r in rewrites if r.kind == "compression"),
-                          truncated=sum(1 for r in rewrites if r.kind == "truncation"))
+                          truncated=sum(1 for r in rewrites if r.kind == "truncation"),
+                          persisted=sum(1 for r in rewrites if r.kind == "persisted"))
         return PreparedView(
             settings=settings, rows=tuple(rows),
             prepared=tuple(self.inserted if j is None else self.current[j] for j in seq),

@@ -75,6 +75,7 @@ class SentHistory:
         stats["microcompacted"] = sum(1 for i, r in rewrites.items() if r.kind == "microcompaction" and i < n)
         stats["harness_compressed"] = sum(1 for i, r in rewrites.items() if r.kind == "compression" and i < n)
         stats["truncated"] = sum(1 for i, r in rewrites.items() if r.kind == "truncation" and i < n)
+        stats["persisted"] = sum(1 for i, r in rewrites.items() if r.kind == "persisted" and i < n)
         view = dataclasses.replace(
             inner, settings=settings, rows=Rows([maker] * len(indices), indices, stored, prepared),
             tokens_stored=inner.system_tokens + cache.stored_total(data, counter, n),
@@ -149,11 +150,12 @@ def events_for(cache: PipelineCache, conversation: Conversation, settings: Setti
 
 
 def truncations(cache: PipelineCache, conversation: Conversation) -> bool:
-    """Whether the conversation holds tool outputs its harness sent truncated (harness.truncated_outputs)."""
+    """Whether the conversation holds tool outputs its harness sent truncated, or as a persisted preview,
+    from the start (harness.rewritten_from_start)."""
     key = (id(conversation), "truncations")
     hit = cache.harness.get(key)
     if hit is None or hit[0] is not conversation:
-        hit = cache.harness[key] = (conversation, bool(harness.truncated_outputs(conversation)))
+        hit = cache.harness[key] = (conversation, harness.rewritten_from_start(conversation))
     return hit[1]
 
 

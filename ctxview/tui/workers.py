@@ -35,7 +35,7 @@ from textual.message import Message as TMessage
 from ..gcpause import paused_gc
 from ..model import Conversation, Message, Session
 from ..settings import Settings
-from ..system_block import tool_definitions
+from ..system_block import deferred_note, tool_definitions
 from ..view import PreparedView
 from .follow import FileFollower
 from .layout import Layout, Marks, collapsed_height, system_row, stored_heights_of
@@ -104,12 +104,14 @@ def system_note(conversation: Conversation, counter_name: str, cache: Any) -> tu
     fit = calibrate(conversation.messages, counter, counts=counts,
                     estimate=sent_tokens(conversation, counts, lambda m: cache.count(counter, m)))
     n = len(fit.requests)
+    deferred = deferred_note(conversation, None, lambda m: cache.count(counter, m))
+    deferred = f"; {deferred}" if deferred else ""
     if fit.overhead is None or fit.overhead <= 0:
         why = "no recorded usage" if not n else f"no overhead fitted from {n:,} recorded requests"
-        return f"not in file: the system prompt and tools ({why})", 0
+        return f"not in file: the system prompt and tools ({why}){deferred}", 0
     noun = "request" if n == 1 else "requests"
     return (f"not in file: ≈ {fit.overhead:,} tokens of system prompt and tools, fitted from {n:,} recorded "
-            f"{noun}", fit.overhead)
+            f"{noun}{deferred}", fit.overhead)
 
 
 FITTING = "not in file: the system prompt and tools (fitting them to the recorded usage…)"

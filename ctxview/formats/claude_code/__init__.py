@@ -31,6 +31,7 @@ from ..jsonio import Input, LineReader, load_document
 from ..linking import usage_only_warning
 from .conversation import build, scan_warnings
 from .linear import read_linear
+from .persisted import marked
 from .records import ASSISTANT, KIND, SNIFF_TYPES, is_usage_record, str_or_none
 from .scan import Scan, scan_lines
 from .subagents import subagent_files, with_subagents
@@ -105,10 +106,13 @@ def finished(inp: Input, scan: Scan, reader: LineReader | None, convs: list[Conv
     warnings.extend(build_warnings)
     skipped += scan.malformed + sum(scan.unknown.values())
     subagents: list[Conversation] = []
+    unreadable: dict[str, str] = {}
     if inp.path is not None and reader is not None:
-        subagents, sub_skipped = subagent_files(inp.path, EXPECTED, reader.lenient, warnings)
+        subagents, sub_skipped = subagent_files(inp.path, EXPECTED, reader.lenient, warnings, unreadable)
         skipped += sub_skipped
+    own = {c.name for c in subagents}  # (marked with their own file's replacements)
     convs = with_subagents(scan, convs, subagents, inp.path, warnings)
+    convs = [c if c.name in own else marked(c, scan) for c in convs]
     for conv in convs:
         w = usage_only_warning(conv.name, conv.messages)
         if w:
@@ -117,6 +121,8 @@ def finished(inp: Input, scan: Scan, reader: LineReader | None, convs: list[Conv
     meta["duplicates_dropped"] = scan.duplicates
     if scan.unknown:
         meta["unknown_records"] = dict(scan.unknown)
+    if unreadable:
+        meta["unreadable_subagents"] = unreadable
     return Session(format=FORMAT, source=inp.name, conversations=tuple(convs), metadata=meta,
                    skipped=skipped, warnings=tuple(warnings))
 

@@ -45,8 +45,11 @@ def chain_of(entries: list[tuple], branched: bool = True) -> list[tuple]:
     # Parallel tool calls: each result's parent is the line of its own call, so
     # all but the last result hang off the path as siblings. Take them back in.
     # Likewise the later lines of one streamed response (same message.id) can hang off
-    # it when a result was written in between: the model made those calls too.
-    calls: set[str] = set()
+    # such a result, or off a progress line after it, when Claude Code wrote the result
+    # before the next call of the response (its sub-agents do: six calls of one response
+    # over twelve lines, each a child of the line before): the model made those calls too.
+    # Parents are written before their children and calls before their results, so one
+    # pass in file order takes in every such line, however deep it hangs off the path.
     answered: set[str] = set()
     on_path: set = set()
     mids: set[str] = set()
@@ -59,24 +62,28 @@ def chain_of(entries: list[tuple], branched: bool = True) -> list[tuple]:
         elif e[KIND] == USER:
             for r in e[DATA][0]:
                 answered.add(r[0])
-    if mids:
-        for i, e in enumerate(entries):
-            if not visited[i] and e[KIND] == ASSISTANT and e[DATA][0] in mids and e[P] in on_path:
-                visited[i] = 1
-                path.append(i)
-                on_path.add(e[K])
-    for i in path:
-        e = entries[i]
-        if e[KIND] == ASSISTANT:
-            for c in e[DATA][4]:
-                calls.add(c.id)
-    open_calls = calls - answered
-    if open_calls:
-        for i, e in enumerate(entries):
-            if (not visited[i] and e[KIND] == USER and e[P] in on_path and e[DATA][0]
-                    and not e[DATA][1] and all(r[0] in open_calls for r in e[DATA][0])):
-                path.append(i)
-                open_calls.difference_update(r[0] for r in e[DATA][0])
+    open_calls = {c.id for i in path if entries[i][KIND] == ASSISTANT for c in entries[i][DATA][4]} - answered
+    for i, e in enumerate(entries):
+        if visited[i] or e[P] not in on_path:
+            continue
+        kind = e[KIND]
+        if kind == ASSISTANT:
+            if not e[DATA][0] or e[DATA][0] not in mids:
+                continue
+            open_calls.update(c.id for c in e[DATA][4] if c.id not in answered)
+        elif kind == USER:
+            data = e[DATA]
+            if not data[0] or data[1] or not all(r[0] in open_calls for r in data[0]):
+                continue
+            open_calls.difference_update(r[0] for r in data[0])
+        elif kind == NODE:  # a progress line between them: on the way, no message of its own
+            on_path.add(e[K])
+            continue
+        else:
+            continue
+        visited[i] = 1
+        path.append(i)
+        on_path.add(e[K])
     path.sort()  # parents are written before their children: file order is model order
     return [entries[i] for i in path]
 

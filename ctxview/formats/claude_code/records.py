@@ -19,6 +19,7 @@ from ..builders import tool_call, tool_call_from
 QUIET_TYPES = frozenset({
     "summary", "file-history-snapshot", "progress", "queue-operation", "custom-title",
     "agent-name", "tag", "last-prompt", "pr-link", "attachment", "x-meta", "worktree-state",
+    "content-replacement",  # (what a persisted tool result was sent as: persisted.py)
 })
 MESSAGE_TYPES = frozenset({"user", "assistant"})
 SNIFF_TYPES = MESSAGE_TYPES | QUIET_TYPES | {"system"}

@@ -12,6 +12,8 @@ from ..blocks import result_text
 from ..builders import anthropic_usage
 from ..jsonio import SKIP, Input, LineReader
 from .compaction import boundary_data, microcompaction_data
+from .deferred import delta_of
+from .persisted import replacements_of
 from .records import (ASSISTANT, BOUNDARY, MESSAGE_TYPES, MICRO, NODE, QUIET_TYPES, USER, assistant_data,
                       is_usage_record, key_of, origin_text, str_or_none, user_data)
 
@@ -36,6 +38,10 @@ class Scan:
         self.progress: dict[str, list[tuple[Any, dict]]] = {}
         self.task_call: dict[str, str] = {}
         self.task_answer: dict[str, tuple[str, Any, Usage | None]] = {}
+        # content-replacement records: tool_use_id -> the text the model was sent instead (persisted.py)
+        self.replacements: dict[str, str] = {}
+        # deferred_tools_delta attachments: (names added, names removed), in file order (deferred.py)
+        self.deferred: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
 
     def run_lines(self, reader: LineReader) -> None:
         """Scan a JSONL input, parsing each line here (no generator in between: the hot path).
@@ -192,6 +198,12 @@ class Scan:
                 self.metadata.setdefault("title", rec["summary"])
             elif rtype == "custom-title" and type(rec.get("customTitle")) is str:
                 self.metadata["title"] = rec["customTitle"]
+            elif rtype == "content-replacement":
+                self.replacements.update(replacements_of(rec))
+            elif rtype == "attachment" and type(rec.get("attachment")) is dict:
+                delta = delta_of(rec["attachment"])
+                if delta is not None:
+                    self.deferred.append(delta)
             if uuid is not None:
                 entry = (key, key_of(rec.get("parentUuid")), origin, NODE, side, rec.get("agentId"), None)
         elif rtype is None and is_usage_record(rec):

@@ -14,37 +14,62 @@ from ..blocks import anthropic_assistant
 from ..builders import message
 from ..linking import last_model
 from .conversation import build, scan_warnings
+from .persisted import marked
 from .records import origin_text
 from ..errors import LoadError
 from ..jsonio import open_input
 from .scan import Scan, scan_lines
 
-def subagent_files(path: Path, expected: str, lenient: bool,
-                   warnings: list[str]) -> tuple[list[Conversation], int]:
+def subagent_files(path: Path, expected: str, lenient: bool, warnings: list[str],
+                   unreadable: dict[str, str] | None = None) -> tuple[list[Conversation], int]:
     """The conversations of the sub-agent transcripts next to the parent, <dir>/<session>/subagents/agent-*.jsonl
-    (each file one conversation), and how many records they skipped."""
+    (each file one conversation), and how many records they skipped.
+
+    A sub-agent file that cannot be read (a FIFO, a device, a directory, no permission, gone since the
+    folder was listed) does not stop the session: it is left out with a warning naming it and why, and
+    named in `unreadable` (file name -> reason). open_input stats before it opens, and opens with
+    O_NONBLOCK, so a FIFO never blocks. What a readable file holds is judged as the parent's lines are
+    (a malformed line is an error unless lenient)."""
     subagents: list[Conversation] = []
     skipped = 0
     sub_dir = path.with_suffix("") / "subagents"
-    if not sub_dir.is_dir():
+    try:
+        if not sub_dir.is_dir():
+            return subagents, skipped
+        subs = sorted(sub_dir.glob("agent-*.jsonl"))
+    except OSError as exc:  # the folder itself cannot be listed
+        _unreadable(sub_dir.name + "/", exc.strerror or type(exc).__name__, warnings, unreadable)
         return subagents, skipped
-    for sub in sorted(sub_dir.glob("agent-*.jsonl")):
+    for sub in subs:
         try:
             sub_inp = open_input(sub)
         except LoadError as err:
-            if "empty" not in err.message:
-                raise
-            warnings.append(f"{sub.name}: sub-agent file is empty")
+            if "empty" in err.message:
+                warnings.append(f"{sub.name}: sub-agent file is empty")
+            else:
+                _unreadable(sub.name, err.message, warnings, unreadable)
             continue
-        sub_scan, sub_reader = scan_lines(sub_inp, expected, lenient)
+        try:
+            sub_scan, sub_reader = scan_lines(sub_inp, expected, lenient)
+        except LoadError as err:
+            if err.line is not None:  # a malformed line: what the file holds, not whether it can be read
+                raise
+            _unreadable(sub.name, err.message, warnings, unreadable)  # (gone or cut off while read)
+            continue
         skipped += sub_reader.skipped + sub_scan.malformed + sum(sub_scan.unknown.values())
         sub_reader.warn_skipped(warnings, f"{sub.name}: ")
         warnings.extend(scan_warnings(sub_scan, sub.name))
         # the whole file is the sub-agent's side chain: one conversation
         sub_convs, sw = build(sub_scan, name_main=sub.stem, all_main=True)
         warnings.extend(sw)
-        subagents.extend(c for c in sub_convs if c.messages)
+        subagents.extend(marked(c, sub_scan) for c in sub_convs if c.messages)
     return subagents, skipped
+
+
+def _unreadable(name: str, reason: str, warnings: list[str], unreadable: dict[str, str] | None) -> None:
+    warnings.append(f"{name}: sub-agent file is unreadable ({reason}); the session opens without it")
+    if unreadable is not None:
+        unreadable[name] = reason
 
 
 def with_subagents(scan: Scan, convs: list[Conversation], subagents: list[Conversation], path: Path | None,
