@@ -4,8 +4,10 @@ The head gives the start (first timestamp), the project (Claude Code's `cwd`, Co
 session_meta, Gemini CLI's `.project_root`) and the title (a recorded title or summary, else
 the first prompt the user typed, skipping the lines the harness injected); the tail gives the
 last activity, the model and the context of the last request where its usage is recorded.
-Only the lines these need are parsed. The message count is the number of message records
-(lines): counted in a file that fits in the two reads, estimated from them beyond (`≈`).
+Only the lines these need are parsed. The message count is the loader's (counts.py): for Claude
+Code, a line by line count (of the whole file when it is larger than the reads, up to a bound, then
+estimated: `≈`); for the others, their message records, counted in a file that fits in the two
+reads and estimated from them beyond (`≈`).
 
 A file that cannot be read, is empty or half written is still a row, with a `problem`; a
 JSON file that is no session gets `format=None` and is left out of the lists.
@@ -19,13 +21,17 @@ import stat
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from itertools import islice
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import orjson
 
-__all__ = ["HEAD_BYTES", "TAIL_BYTES", "SessionRow", "decode_claude_project", "index_file"]
+from .counts import SCAN_BYTES, ClaudeCodeCount, file_lines
+from .sample import HEAD_BYTES, TAIL_BYTES, Sample, open_regular, read_sample
+from .sample import records as _records
 
-HEAD_BYTES = TAIL_BYTES = 64 * 1024
+__all__ = ["HEAD_BYTES", "TAIL_BYTES", "SessionRow", "decode_claude_project", "index_file", "iso_from_ns"]
+
+_read = read_sample  # (a name tests replace)
 _TITLE_CHARS = 200
 
 
@@ -53,7 +59,7 @@ class SessionRow:
 
     @property
     def sort_key(self) -> str:
-        return self.updated or _iso_from_ns(self.mtime_ns) or ""
+        return self.updated or iso_from_ns(self.mtime_ns) or ""
 
     def as_list(self) -> list:
         return [getattr(self, name) for name in ROW_FIELDS]
@@ -66,105 +72,32 @@ class SessionRow:
 ROW_FIELDS = tuple(f.name for f in fields(SessionRow))
 
 
-# --- reading -----------------------------------------------------------------------
-
-class _Sample:
-    """The head and tail of a file (the whole file when it fits), read as complete lines on demand:
-    forward from the start, backward from the end."""
-
-    def __init__(self, head: bytes, tail: bytes, size: int, document: bool = True) -> None:
-        self.size, self.head, self.tail = size, head, tail
-        self.whole = tail == b"" and len(head) == size
-        self.half_written = False
-        self.doc: Any = None  # the file as one JSON document, when it fits the read and is one
-        if self.whole:
-            self._t, self._h_end, self._t_start, self._t_end = head, len(head), 0, len(head)
-            if document:
-                try:
-                    self.doc = orjson.loads(head)
-                    return
-                except orjson.JSONDecodeError:
-                    pass
-        else:  # the head's last piece and the tail's first are cut
-            self._t, self._h_end = tail, head.rfind(b"\n") + 1
-            self._t_start, self._t_end = (tail.find(b"\n") + 1) or len(tail), len(tail)
-        buf, end = self._t, self._t_end
-        while end > self._t_start and buf[end - 1] in b" \t\r\n":
-            end -= 1
-        start = max(buf.rfind(b"\n", self._t_start, end) + 1, self._t_start)
-        if buf.startswith(b"{", start):  # no newline after a record: complete, or still being written
-            try:
-                orjson.loads(buf[start:end])
-            except orjson.JSONDecodeError:
-                self.half_written = True
-                self._t_end = start
-                if self.whole:
-                    self._h_end = start
-
-    def head_lines(self) -> Iterator[bytes]:
-        buf, pos, end = self.head, 0, self._h_end
-        while pos < end:
-            nl = buf.find(b"\n", pos, end)
-            if nl < 0:
-                nl = end
-            yield buf[pos:nl]
-            pos = nl + 1
-
-    def tail_lines_backward(self) -> Iterator[bytes]:
-        buf, start, end = self._t, self._t_start, self._t_end
-        while end > start:
-            nl = buf.rfind(b"\n", start, end)
-            yield buf[max(nl + 1, start):end]
-            end = max(nl, start)
-            if nl < 0:
-                break
-
-    def count(self, *markers: bytes) -> tuple[int, bool]:
-        """Message records, by their markers (`"type":"user"`): counted when the sample is the file,
-        else scaled from the head and tail to the file's size."""
-        n = sum(self.head.count(m) + self.tail.count(m) for m in markers)
-        if self.whole or not (self.head or self.tail):  # (or cut to nothing since its size was read)
-            return n, False
-        return round(n * self.size / (len(self.head) + len(self.tail))), True
-
-
-def _read(path: str, size: int) -> tuple[bytes, bytes]:
-    with open(path, "rb") as f:
-        head = f.read(HEAD_BYTES)
-        if size <= HEAD_BYTES + TAIL_BYTES:
-            return head + f.read(), b""
-        f.seek(size - TAIL_BYTES)
-        return head, f.read(TAIL_BYTES)
-
-
-def _records(lines: Iterable[bytes]) -> Iterator[Any]:
-    for line in lines:
-        if line.strip():
-            try:
-                yield orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-
-
 # --- helpers ------------------------------------------------------------------------
 
 def _iso(value: Any) -> str | None:
-    """A recorded timestamp as ISO 8601 UTC (`2026-03-02T09:15:00Z`), or None."""
-    if not isinstance(value, str) or not value:
+    """A recorded timestamp as ISO 8601 UTC (`2026-03-02T09:15:00Z`), or None (also for one that is
+    no date, or one the calendar cannot hold in UTC)."""
+    if not isinstance(value, str) or not value or len(value) > 64:
         return None
     try:
         when = datetime.fromisoformat(value)
-    except ValueError:
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        return when.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    except (ValueError, OverflowError):  # (9999-12-31T23:00-05:00 is past the calendar's end in UTC)
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return when.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _iso_from_ns(ns: int) -> str | None:
+def iso_from_ns(ns: int) -> str | None:
+    """A file time (ns since the epoch) as ISO 8601 UTC; None for none, or for one outside the calendar
+    (an archive restored with a time of year 10^6, or a negative one)."""
     if not ns:
         return None
-    return datetime.fromtimestamp(ns / 1e9, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    try:
+        when = datetime.fromtimestamp(ns // 1_000_000_000, timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        return None
+    return when.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _one_line(text: str) -> str:
@@ -216,7 +149,7 @@ def decode_claude_project(folder: str) -> str:
 
 # --- the formats --------------------------------------------------------------------
 
-def _claude_code(row: SessionRow, sample: _Sample) -> None:
+def _claude_code(row: SessionRow, sample: Sample) -> None:
     title = summary = None
     for rec in _records(sample.head_lines()):
         if not isinstance(rec, dict):
@@ -254,8 +187,38 @@ def _claude_code(row: SessionRow, sample: _Sample) -> None:
     if row.project is None:
         row.project = decode_claude_project(os.path.basename(os.path.dirname(row.path)))
     row.title = summary or title
-    # (every user, assistant and system line has a uuid; one marker is one pass over the bytes)
-    row.messages, row.messages_estimated = sample.count(b'"uuid":"')
+    row.messages, row.messages_estimated = _claude_code_count(row.path, sample)
+
+
+def _claude_code_count(path: str, sample: Sample) -> tuple[int | None, bool]:
+    """The loader's message count: of the lines read when they are the file, else of the whole file
+    line by line (its head and tail are no sample of its middle), scaled beyond SCAN_BYTES."""
+    if sample.whole:
+        return ClaudeCodeCount().add_lines(sample.head_lines()).messages, False
+    try:
+        f, _ = open_regular(path)
+        with f:
+            count = ClaudeCodeCount().add_lines(file_lines(f))
+    except OSError:
+        return None, False
+    if sample.size > SCAN_BYTES:
+        return round(count.messages * sample.size / SCAN_BYTES), True
+    return count.messages, False
+
+
+def _marker_count(sample: Sample, marker: re.Pattern[bytes]) -> tuple[int, bool]:
+    """Message records, by a marker that starts each: counted when the sample is the file, else
+    scaled from the head and tail to the file's size."""
+    n = len(marker.findall(sample.head)) + len(marker.findall(sample.tail))
+    if sample.whole or not (sample.head or sample.tail):  # (or cut to nothing since its size was read)
+        return n, False
+    return round(n * sample.size / (len(sample.head) + len(sample.tail))), True
+
+
+# (JSON written with spaces after its colons, as Python's json.dumps does, counts the same)
+_CODEX_ITEM = re.compile(rb'"type"\s*:\s*"response_item"')
+_CODEX_REASONING = re.compile(rb'"type"\s*:\s*"reasoning"')
+_GEMINI_RECORD = re.compile(rb'\n\{\s*"id"\s*:\s*"')
 
 
 def _sum_ints(d: dict, *keys: str) -> int | None:
@@ -264,7 +227,7 @@ def _sum_ints(d: dict, *keys: str) -> int | None:
     return sum(ints) if ints else None
 
 
-def _codex(row: SessionRow, sample: _Sample) -> None:
+def _codex(row: SessionRow, sample: Sample) -> None:
     typed = prompt = None
     for rec in _records(sample.head_lines()):
         if not isinstance(rec, dict) or not isinstance(rec.get("payload"), dict):
@@ -301,7 +264,9 @@ def _codex(row: SessionRow, sample: _Sample) -> None:
                 row.tokens = _sum_ints(last, "input_tokens")
         if row.updated and row.tokens is not None and row.model:
             break
-    row.messages, row.messages_estimated = sample.count(b'"type":"response_item"')
+    # (the loader makes a message of every response item but a reasoning one)
+    items, row.messages_estimated = _marker_count(sample, _CODEX_ITEM)
+    row.messages = max(items - _marker_count(sample, _CODEX_REASONING)[0], 0)
 
 
 def _gemini_project(path: str) -> str | None:
@@ -344,7 +309,7 @@ def _gemini_meta(row: SessionRow, meta: dict) -> None:
         row.title = _one_line(meta["summary"])
 
 
-def _gemini_lines(row: SessionRow, sample: _Sample) -> None:
+def _gemini_lines(row: SessionRow, sample: Sample) -> None:
     """Newer Gemini CLI: a metadata line, message records (rewritten by id), `$set` updates, `$rewindTo`."""
     prompt = None
     for rec in _records(sample.head_lines()):
@@ -382,7 +347,7 @@ def _gemini_lines(row: SessionRow, sample: _Sample) -> None:
     if sample.whole:  # a message is written again when it changes (gemini-cli's chatRecordingService): count ids
         row.messages = len(set(_GEMINI_RECORD_ID.findall(sample.head)))
     else:
-        row.messages, row.messages_estimated = sample.count(b'\n{"id":"')  # a record's line (after the metadata)
+        row.messages, row.messages_estimated = _marker_count(sample, _GEMINI_RECORD)  # (after the metadata)
 
 
 def _gemini_document(row: SessionRow, doc: dict) -> None:
@@ -398,7 +363,7 @@ def _gemini_document(row: SessionRow, doc: dict) -> None:
     row.messages = sum(1 for m in messages if isinstance(m, dict) and m.get("type") in ("user", "gemini"))
 
 
-_GEMINI_RECORD_ID = re.compile(rb'\n\{"id":"((?:[^"\\]|\\.){1,200})"')
+_GEMINI_RECORD_ID = re.compile(rb'\n\{\s*"id"\s*:\s*"((?:[^"\\]|\\.){1,200})"')
 _GEMINI_HEAD = re.compile(rb'^\s*\{\s*"sessionId"\s*:')
 _STRING = rb'"((?:[^"\\]|\\.){0,2000})"'
 _FIELD = re.compile(rb'"(startTime|lastUpdated|summary)"\s*:\s*' + _STRING)
@@ -414,7 +379,7 @@ def _json_string(raw: bytes) -> str | None:
         return None
 
 
-def _big_document(row: SessionRow, sample: _Sample, head: bytes, tail: bytes) -> None:
+def _big_document(row: SessionRow, sample: Sample, head: bytes, tail: bytes) -> None:
     """A JSON document larger than the two reads: Gemini CLI's fields found by pattern, or a ctxview file."""
     if _GEMINI_HEAD.match(head):
         row.format = "gemini"
@@ -499,7 +464,7 @@ def index_file(path: str, st: os.stat_result | None = None) -> SessionRow:
         return _problem(path, size, mtime_ns, f"unreadable: {exc.strerror or exc}")
     row = SessionRow(path, None, size_bytes=size, mtime_ns=mtime_ns)
     # (JSON lines are not tried as one document: the failed parse and its exception cost more than the rest)
-    sample = _Sample(head, tail, size, document=path.endswith(".json") or head.rstrip().count(b"\n") == 0)
+    sample = Sample(head, tail, size, document=path.endswith(".json") or head.rstrip().count(b"\n") == 0)
     try:
         _fill(row, sample, head, tail)
     except (ValueError, TypeError, AttributeError, KeyError, ArithmeticError, RecursionError) as exc:
@@ -507,11 +472,11 @@ def index_file(path: str, st: os.stat_result | None = None) -> SessionRow:
         row.problem = f"could not index: {type(exc).__name__}"
     if sample.half_written and row.format is not None:
         row.problem = "last line incomplete (still being written?)"
-    row.updated = row.updated or _iso_from_ns(mtime_ns)
+    row.updated = row.updated or iso_from_ns(mtime_ns)
     return row
 
 
-def _fill(row: SessionRow, sample: _Sample, head: bytes, tail: bytes) -> None:
+def _fill(row: SessionRow, sample: Sample, head: bytes, tail: bytes) -> None:
     first = next((line for line in sample.head_lines() if line.strip()), b"")  # (a big document's opening)
     doc = sample.doc  # one JSON document (possibly pretty-printed over many lines)
     if doc is not None and (not isinstance(doc, dict) or b"\n" in head.strip() or row.path.endswith(".json")):
