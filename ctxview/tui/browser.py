@@ -17,6 +17,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.widgets.data_table import RowDoesNotExist
 
 from ..sanitize import sanitize
 from ..sessions import SessionRow, build_index
@@ -60,11 +61,20 @@ class SessionTable(DataTable):
     class NearStart(Message):
         pass
 
+    _clearing = False
+
+    def clear(self, columns: bool = False) -> SessionTable:
+        self._clearing = True  # (clear() scrolls to the top: that is no user's scroll)
+        try:
+            return super().clear(columns)
+        finally:
+            self._clearing = False
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         if new_value >= self.max_scroll_y - 5:
             self.post_message(self.NearEnd())
-        elif new_value <= 5 < old_value:
+        elif new_value <= 5 < old_value and not self._clearing:
             self.post_message(self.NearStart())
 
 
@@ -202,7 +212,7 @@ class BrowserApp(App[str | None]):
         """Add the filtered rows to the table up to row `upto` of `shown` and a batch beyond."""
         table = self.table
         have = self.offset + table.row_count
-        want = min(len(self.shown), (upto // BATCH + 1) * BATCH)
+        want = min(len(self.shown), self.offset + ((upto - self.offset) // BATCH + 1) * BATCH)
         if want > have:
             table.add_rows([self._cells(r) for r in self.shown[have:want]])
 
@@ -220,13 +230,18 @@ class BrowserApp(App[str | None]):
 
     @on(SessionTable.NearStart)
     def _near_start(self) -> None:
-        """Scrolled to the top of a window that starts below the first row: the batch above is shown."""
-        if self.offset and self.shown:
-            index = self.offset + self.table.cursor_row
-            self.table.clear()
-            self.offset = max(0, self.offset - BATCH)
-            self._load_rows(min(index, self.offset + 2 * BATCH))
-            self.table.move_cursor(row=index - self.offset, animate=False, scroll=True)
+        """Scrolled to the top of a window that starts below the first row: the batch above is
+        added, the same rows kept in view (the cursor stays on its row)."""
+        table = self.table
+        if self.offset and self.shown and table.scroll_y <= 5:
+            index, top = self.cursor_index, self.offset
+            table.clear()
+            self.offset = max(0, top - BATCH)
+            self._load_rows(min(index, self.offset + 3 * BATCH - 1))
+            if index < self.offset + table.row_count:
+                table.move_cursor(row=index - self.offset, animate=False, scroll=False)
+            # (after the refresh that measures the rows added: before it, the scroll would be clamped)
+            table.call_after_refresh(table.scroll_to, y=top - self.offset, animate=False)
 
     def _status(self) -> None:
         problems = sum(1 for r in self.shown if r.problem)
@@ -252,10 +267,14 @@ class BrowserApp(App[str | None]):
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        index = self.offset + event.cursor_row
+        try:  # (an event from before the table was filled anew names a row no longer in it)
+            row = self.table.get_row_index(event.row_key)
+        except RowDoesNotExist:
+            return
+        index = self.offset + row
         if 0 <= index < len(self.shown):
             self.selected = self.shown[index].path
-            if event.cursor_row >= self.table.row_count - 30:
+            if row >= self.table.row_count - 30:
                 self._load_rows(index + 30)
 
     @on(Input.Changed, "#filter")
