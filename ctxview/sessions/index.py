@@ -19,20 +19,22 @@ import os
 import re
 import stat
 from dataclasses import dataclass, fields
-from datetime import datetime, timezone
 from itertools import islice
 from typing import Any
 
-import orjson
-
 from .counts import SCAN_BYTES, ClaudeCodeCount, file_lines
-from .sample import HEAD_BYTES, TAIL_BYTES, Sample, open_regular, read_sample
+from .gemini_rows import GEMINI_HEAD, big_document, gemini_document, gemini_lines
+from .row_values import iso as _iso
+from .row_values import iso_from_ns
+from .row_values import one_line as _one_line
+from .row_values import prompt as _prompt
+from .row_values import text_of as _text_of
+from .sample import HEAD_BYTES, TAIL_BYTES, Sample, marker_count, open_regular, read_sample
 from .sample import records as _records
 
 __all__ = ["HEAD_BYTES", "TAIL_BYTES", "SessionRow", "decode_claude_project", "index_file", "iso_from_ns"]
 
 _read = read_sample  # (a name tests replace)
-_TITLE_CHARS = 200
 
 
 @dataclass(slots=True)
@@ -73,71 +75,6 @@ ROW_FIELDS = tuple(f.name for f in fields(SessionRow))
 
 
 # --- helpers ------------------------------------------------------------------------
-
-def _iso(value: Any) -> str | None:
-    """A recorded timestamp as ISO 8601 UTC (`2026-03-02T09:15:00Z`), or None (also for one that is
-    no date, or one the calendar cannot hold in UTC)."""
-    if not isinstance(value, str) or not value or len(value) > 64:
-        return None
-    try:
-        when = datetime.fromisoformat(value)
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=timezone.utc)
-        return when.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-    except (ValueError, OverflowError):  # (9999-12-31T23:00-05:00 is past the calendar's end in UTC)
-        return None
-
-
-def iso_from_ns(ns: int) -> str | None:
-    """A file time (ns since the epoch) as ISO 8601 UTC; None for none, or for one outside the calendar
-    (an archive restored with a time of year 10^6, or a negative one)."""
-    if not ns:
-        return None
-    try:
-        when = datetime.fromtimestamp(ns // 1_000_000_000, timezone.utc)
-    except (ValueError, OverflowError, OSError):
-        return None
-    return when.isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:_TITLE_CHARS]
-
-
-def _text_of(content: Any) -> str | None:
-    """The text of a message's content: a string, or a list of text parts (None if it holds a tool result)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for part in content:
-            if isinstance(part, str):
-                texts.append(part)
-            elif isinstance(part, dict):
-                if part.get("type") in ("tool_result", "function_call_output"):
-                    return None
-                text = part.get("text")
-                if isinstance(text, str):
-                    texts.append(text)
-        return "\n".join(texts) if texts else None
-    if isinstance(content, dict) and isinstance(content.get("text"), str):
-        return content["text"]
-    return None
-
-
-# Lines the harness wrote as the user's: slash commands and their output, reminders, caveats,
-# the environment and instructions blocks. None is what the user typed.
-_INJECTED = re.compile(
-    r"\s*(<command-|<local-command-|<system-reminder>|<user-prompt-submit-hook>|<environment_context>|"
-    r"<user_instructions>|<permissions instructions>|<INSTRUCTIONS>|# AGENTS\.md instructions|"
-    r"Caveat: The messages below|\[Request interrupted|This session is being continued from a previous)")
-
-
-def _prompt(text: str | None) -> str | None:
-    if text is None or not text.strip() or _INJECTED.match(text):
-        return None
-    return _one_line(text)
-
 
 def decode_claude_project(folder: str) -> str:
     """Claude Code's project folder name as the path it stands for, best effort: it writes the
@@ -206,19 +143,9 @@ def _claude_code_count(path: str, sample: Sample) -> tuple[int | None, bool]:
     return count.messages, False
 
 
-def _marker_count(sample: Sample, marker: re.Pattern[bytes]) -> tuple[int, bool]:
-    """Message records, by a marker that starts each: counted when the sample is the file, else
-    scaled from the head and tail to the file's size."""
-    n = len(marker.findall(sample.head)) + len(marker.findall(sample.tail))
-    if sample.whole or not (sample.head or sample.tail):  # (or cut to nothing since its size was read)
-        return n, False
-    return round(n * sample.size / (len(sample.head) + len(sample.tail))), True
-
-
 # (JSON written with spaces after its colons, as Python's json.dumps does, counts the same)
 _CODEX_ITEM = re.compile(rb'"type"\s*:\s*"response_item"')
 _CODEX_REASONING = re.compile(rb'"type"\s*:\s*"reasoning"')
-_GEMINI_RECORD = re.compile(rb'\n\{\s*"id"\s*:\s*"')
 
 
 def _sum_ints(d: dict, *keys: str) -> int | None:
@@ -265,145 +192,8 @@ def _codex(row: SessionRow, sample: Sample) -> None:
         if row.updated and row.tokens is not None and row.model:
             break
     # (the loader makes a message of every response item but a reasoning one)
-    items, row.messages_estimated = _marker_count(sample, _CODEX_ITEM)
-    row.messages = max(items - _marker_count(sample, _CODEX_REASONING)[0], 0)
-
-
-def _gemini_project(path: str) -> str | None:
-    """Gemini CLI's project: the folder `.project_root` in `tmp/<project>/` names, else that folder's name."""
-    folder = os.path.dirname(os.path.dirname(path))
-    marker = os.path.join(folder, ".project_root")
-    try:
-        if not stat.S_ISREG(os.stat(marker).st_mode):
-            raise OSError("not a regular file")
-        with open(marker, "rb") as f:
-            root = f.read(4096).decode("utf-8", "replace").strip()
-        if root:
-            return root
-    except OSError:
-        pass
-    return os.path.basename(folder) or None
-
-
-def _gemini_message(row: SessionRow, msg: Any, first: bool) -> str | None:
-    """Read one Gemini CLI message record into `row`; the user's prompt when it is one."""
-    if not isinstance(msg, dict):
-        return None
-    if msg.get("type") == "gemini":
-        if isinstance(msg.get("model"), str):
-            row.model = msg["model"]
-        tokens = msg.get("tokens")
-        if isinstance(tokens, dict) and isinstance(tokens.get("input"), int):
-            row.tokens = tokens["input"]
-    if first and msg.get("type") == "user":
-        text = _text_of(msg.get("content"))
-        if text is not None and not text.lstrip().startswith(("/", "?")):  # slash commands, as gemini-cli skips
-            return _prompt(text)
-    return None
-
-
-def _gemini_meta(row: SessionRow, meta: dict) -> None:
-    row.started = row.started or _iso(meta.get("startTime"))
-    row.updated = _iso(meta.get("lastUpdated")) or row.updated
-    if isinstance(meta.get("summary"), str) and meta["summary"].strip():
-        row.title = _one_line(meta["summary"])
-
-
-def _gemini_lines(row: SessionRow, sample: Sample) -> None:
-    """Newer Gemini CLI: a metadata line, message records (rewritten by id), `$set` updates, `$rewindTo`."""
-    prompt = None
-    for rec in _records(sample.head_lines()):
-        if not isinstance(rec, dict):
-            continue
-        if "sessionId" in rec and "projectHash" in rec:
-            _gemini_meta(row, rec)
-        elif isinstance(rec.get("id"), str):
-            row.started = row.started or _iso(rec.get("timestamp"))
-            prompt = _gemini_message(row, rec, True)
-            if prompt:
-                break
-    model, tokens, updated, summary = None, None, None, None
-    for rec in _records(sample.tail_lines_backward()):  # the latest record of each kind wins
-        if not isinstance(rec, dict):
-            continue
-        meta = rec.get("$set")
-        if isinstance(meta, dict):
-            updated = updated or _iso(meta.get("lastUpdated"))
-            if summary is None and isinstance(meta.get("summary"), str) and meta["summary"].strip():
-                summary = _one_line(meta["summary"])
-        elif isinstance(rec.get("id"), str):
-            updated = updated or _iso(rec.get("timestamp"))
-            if rec.get("type") == "gemini":
-                if model is None and isinstance(rec.get("model"), str):
-                    model = rec["model"]
-                if tokens is None and isinstance(rec.get("tokens"), dict) and isinstance(rec["tokens"].get("input"), int):
-                    tokens = rec["tokens"]["input"]
-        if updated and model and tokens is not None:  # (a summary, when there is one, is in the last lines)
-            break
-    row.model, row.tokens = model or row.model, tokens if tokens is not None else row.tokens
-    row.updated = max(filter(None, (row.updated, updated)), default=None)
-    row.title = summary or row.title or prompt
-    row.project = _gemini_project(row.path)
-    if sample.whole:  # a message is written again when it changes (gemini-cli's chatRecordingService): count ids
-        row.messages = len(set(_GEMINI_RECORD_ID.findall(sample.head)))
-    else:
-        row.messages, row.messages_estimated = _marker_count(sample, _GEMINI_RECORD)  # (after the metadata)
-
-
-def _gemini_document(row: SessionRow, doc: dict) -> None:
-    """Older Gemini CLI: one JSON document, {sessionId, projectHash, startTime, lastUpdated, messages, summary}."""
-    _gemini_meta(row, doc)
-    messages = doc.get("messages") if isinstance(doc.get("messages"), list) else []
-    prompt = None
-    for msg in messages:
-        found = _gemini_message(row, msg, prompt is None)
-        prompt = prompt or found
-    row.title = row.title or prompt
-    row.project = _gemini_project(row.path)
-    row.messages = sum(1 for m in messages if isinstance(m, dict) and m.get("type") in ("user", "gemini"))
-
-
-_GEMINI_RECORD_ID = re.compile(rb'\n\{\s*"id"\s*:\s*"((?:[^"\\]|\\.){1,200})"')
-_GEMINI_HEAD = re.compile(rb'^\s*\{\s*"sessionId"\s*:')
-_STRING = rb'"((?:[^"\\]|\\.){0,2000})"'
-_FIELD = re.compile(rb'"(startTime|lastUpdated|summary)"\s*:\s*' + _STRING)
-_USER_TEXT = re.compile(rb'"type":\s*"user",\s*"content":\s*(?:\[\s*\{\s*"text":\s*)?' + _STRING)
-_MODEL = re.compile(rb'"model":\s*' + _STRING)
-_INPUT_TOKENS = re.compile(rb'"tokens":\s*\{\s*"input":\s*(\d{1,15})')
-
-
-def _json_string(raw: bytes) -> str | None:
-    try:
-        return orjson.loads(b'"' + raw + b'"')
-    except orjson.JSONDecodeError:
-        return None
-
-
-def _big_document(row: SessionRow, sample: Sample, head: bytes, tail: bytes) -> None:
-    """A JSON document larger than the two reads: Gemini CLI's fields found by pattern, or a ctxview file."""
-    if _GEMINI_HEAD.match(head):
-        row.format = "gemini"
-        for chunk in (head, tail):
-            for key, raw in _FIELD.findall(chunk):
-                _gemini_meta(row, {key.decode(): _json_string(raw)})
-        for raw in _USER_TEXT.findall(head):
-            title = _prompt(_json_string(raw))
-            if title and not title.startswith(("/", "?")):
-                row.title = row.title or title
-                break
-        models = _MODEL.findall(tail)
-        row.model = _json_string(models[-1]) if models else None
-        tokens = _INPUT_TOKENS.findall(tail)
-        row.tokens = int(tokens[-1]) if tokens else None
-        row.project = _gemini_project(row.path)
-        row.messages = round((head.count(b'"type": "user"') + head.count(b'"type":"user"')
-                              + head.count(b'"type": "gemini"') + head.count(b'"type":"gemini"')
-                              + tail.count(b'"type": "user"') + tail.count(b'"type":"user"')
-                              + tail.count(b'"type": "gemini"') + tail.count(b'"type":"gemini"'))
-                             * sample.size / (len(head) + len(tail)))
-        row.messages_estimated = True
-    elif re.search(rb'"format"\s*:\s*"ctxview"', head[:4096]):
-        row.format = "ctxview"
+    items, row.messages_estimated = marker_count(sample, _CODEX_ITEM)
+    row.messages = max(items - marker_count(sample, _CODEX_REASONING)[0], 0)
 
 
 # --- sniffing -----------------------------------------------------------------------
@@ -482,7 +272,7 @@ def _fill(row: SessionRow, sample: Sample, head: bytes, tail: bytes) -> None:
     if doc is not None and (not isinstance(doc, dict) or b"\n" in head.strip() or row.path.endswith(".json")):
         if isinstance(doc, dict) and "sessionId" in doc and isinstance(doc.get("messages"), list):
             row.format = "gemini"
-            _gemini_document(row, doc)
+            gemini_document(row, doc)
         else:
             row.format = _other_format([doc], lines=False)
             if isinstance(doc, dict) and isinstance(doc.get("title"), str):
@@ -496,11 +286,11 @@ def _fill(row: SessionRow, sample: Sample, head: bytes, tail: bytes) -> None:
                 break
     if not records:
         if not sample.whole and first.lstrip().startswith((b"{", b"[")):
-            _big_document(row, sample, head, tail)
+            big_document(row, sample, head, tail)
             return
         if row.path.endswith(".jsonl") or sample.half_written:
             row.format, row.problem = "?", "no complete JSON line (half written?)"
-        elif _GEMINI_HEAD.match(head):
+        elif GEMINI_HEAD.match(head):
             row.format, row.problem = "gemini", "not valid JSON (half written?)"
         return
     row.format = _jsonl_format(records)
@@ -509,6 +299,6 @@ def _fill(row: SessionRow, sample: Sample, head: bytes, tail: bytes) -> None:
     elif row.format == "codex":
         _codex(row, sample)
     elif row.format == "gemini":
-        _gemini_lines(row, sample)
+        gemini_lines(row, sample)
     elif row.format is not None:  # another loader's lines: what a message is, only its loader knows
         row.started = next(filter(None, (_iso(r.get("timestamp")) for r in records)), None)

@@ -10,13 +10,14 @@ not taken for a half-written file.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from typing import Any, BinaryIO, Iterable, Iterator
 
 import orjson
 
-__all__ = ["FIRST_LINE_BYTES", "HEAD_BYTES", "TAIL_BYTES", "Sample", "file_kind", "open_regular", "read_sample",
-           "records"]
+__all__ = ["FIRST_LINE_BYTES", "HEAD_BYTES", "TAIL_BYTES", "Sample", "file_kind", "marker_count", "open_regular",
+           "read_sample", "records"]
 
 HEAD_BYTES = TAIL_BYTES = 64 * 1024
 FIRST_LINE_BYTES = 16 * 1024 * 1024
@@ -136,3 +137,12 @@ def records(lines: Iterable[bytes]) -> Iterator[Any]:
                 yield orjson.loads(line)
             except orjson.JSONDecodeError:
                 continue
+
+
+def marker_count(sample: Sample, marker: re.Pattern[bytes]) -> tuple[int, bool]:
+    """Message records, by a marker that starts each: counted when the sample is the file, else
+    scaled from the head and tail to the file's size."""
+    n = len(marker.findall(sample.head)) + len(marker.findall(sample.tail))
+    if sample.whole or not (sample.head or sample.tail):  # (or cut to nothing since its size was read)
+        return n, False
+    return round(n * sample.size / (len(sample.head) + len(sample.tail))), True
