@@ -23,25 +23,13 @@ from ctxview.formats.registry import load_session
 from ctxview.sessions import build_index, cache_path, index_cache, index_file
 from ctxview.sessions.columns import cells, table
 from ctxview.sessions.index import HEAD_BYTES, ROW_FIELDS, TAIL_BYTES
-from test_sessions_index import by_name, write_claude, write_codex, write_gemini
+from test_sessions_cache import env, home  # noqa: F401 (home: a fixture)
+from test_sessions_index import by_name, write_claude
 
 HANG_GUARD = 120  # seconds; see the module docstring
 MEMORY = 1 << 30  # bytes of address space for the subprocess (ctxview sessions needs ~300 MiB)
 FIXTURES = Path(__file__).parent / "fixtures" / "samples" / "claude-code"
 SPOTTER = FIXTURES / "spotter-258c7280" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
-
-
-@pytest.fixture
-def home(tmp_path):
-    home = tmp_path / "home"
-    write_claude(home, "/home/me/a", "s1")
-    write_codex(home, "r1")
-    write_gemini(home, "g1", jsonl=True)
-    return home
-
-
-def env(tmp_path, home) -> dict[str, str]:
-    return {"HOME": str(home), index_cache.CACHE_ENV: str(tmp_path / "cache")}
 
 
 def _limit_memory() -> None:
