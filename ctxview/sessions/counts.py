@@ -25,8 +25,11 @@ _CHUNK = 1 << 20
 
 _BLANK = (b" ", b"\t", b"\r")
 _PREFIX = 4096
-_PROGRESS = re.compile(rb'"type"\s*:\s*"progress"')  # hook and sub-agent progress: no message of this file's
-_SIDECHAIN = re.compile(rb'"isSidechain"\s*:\s*true')
+_FIRST_TYPE = re.compile(rb'"type"\s*:\s*"([\w-]{1,40})"')
+_USER_KINDS = frozenset({b"user", b"tool_result"})
+_ASSISTANT_KINDS = frozenset({b"assistant", b"message"})
+_PART_KINDS = frozenset({b"text", b"image", b"thinking", b"tool_use"})  # (a message written before its type)
+_SIDECHAIN_TRUE = re.compile(rb'\s*:\s*true')
 _MESSAGE_ID = re.compile(rb'"id"\s*:\s*"([^"\\]{1,200})"')  # (the first id in the message: its own)
 _USER_CONTENT = re.compile(rb'"content"\s*:\s*(?:"[^"]|\[\s*\{)')  # some text, or a list of parts
 
@@ -41,43 +44,48 @@ class ClaudeCodeCount:
         self._responses: set[bytes] = set()
 
     def add_lines(self, lines: Iterable[bytes]) -> ClaudeCodeCount:
+        """Count these lines, each by its bytes (a parse costs ten times more): JSON strings escape
+        their quotes, so `"tool_result"` or `"assistant"` with bare quotes is structure, never text.
+        A line's first `"type"` tells its kind (Claude Code writes a record's own keys before its
+        message or data: `"type":"progress"`, `"type":"user"`, or an assistant message's
+        `"type":"message"`). One loop, no call per line: a transcript has a line per tool call."""
+        n, seen, response = self.messages, self.lines, self._response
         for line in lines:
-            self.add(line)
+            if not line or (line[:1] in _BLANK and not line.strip()):
+                continue
+            seen += 1
+            kind = _FIRST_TYPE.search(line, 0, _PREFIX)
+            kind = kind.group(1) if kind is not None else None
+            if kind in _PART_KINDS:
+                kind = b"assistant" if b'"assistant"' in line else b"user"
+            elif kind not in _USER_KINDS and kind not in _ASSISTANT_KINDS:
+                continue  # progress (a sub-agent's messages), snapshots, summaries, system lines
+            at = line.find(b'"isSidechain"', 0, _PREFIX)
+            if at >= 0 and _SIDECHAIN_TRUE.match(line, at + 13):
+                continue  # a side chain is a conversation of its own
+            if kind in _ASSISTANT_KINDS and b'"assistant"' in line:
+                n += response(line)
+                continue
+            results = line.count(b'"tool_result"')
+            if results:
+                n += results
+            elif b'"user"' in line and _USER_CONTENT.search(line):
+                n += 1  # a prompt (or the harness's text)
+        self.messages, self.lines = n, seen
         return self
 
     def add(self, line: bytes) -> None:
-        """One line, by its bytes (a parse costs ten times more): JSON strings escape their quotes,
-        so `"tool_result"` or `"assistant"` with bare quotes is structure, never text."""
-        if not line or (line[:1] in _BLANK and not line.strip()):
-            return
-        self.lines += 1
-        if b'"user"' not in line and b'"assistant"' not in line:  # no user or assistant record
-            return
-        # (the record's own keys come before its message and data: a prefix tells its kind)
-        if line.find(b'"progress"', 0, _PREFIX) >= 0 and _PROGRESS.search(line, 0, _PREFIX):
-            return  # progress lines hold a sub-agent's messages
-        if line.find(b'"isSidechain"', 0, _PREFIX) >= 0 and _SIDECHAIN.search(line, 0, _PREFIX):
-            return  # a side chain is a conversation of its own
-        if b'"message"' not in line:
-            return
-        results = line.count(b'"tool_result"')
-        if results:
-            self.messages += results
-        elif b'"assistant"' in line:
-            self._response(line)
-        elif _USER_CONTENT.search(line):
-            self.messages += 1  # a prompt (or the harness's text)
+        self.add_lines((line,))
 
-    def _response(self, line: bytes) -> None:
-        """An assistant line: the lines of one response share its message id and count once."""
-        at = line.find(b'"message"')
-        found = _MESSAGE_ID.search(line, at)
+    def _response(self, line: bytes) -> int:
+        """An assistant line's new messages: the lines of one response share its message id (1, then 0)."""
+        found = _MESSAGE_ID.search(line, line.find(b'"message"'))
         if found is not None:
             mid = found.group(1)
             if mid in self._responses:
-                return
+                return 0
             self._responses.add(mid)
-        self.messages += 1
+        return 1
 
 
 def file_lines(f: BinaryIO, limit: int = SCAN_BYTES) -> Iterator[bytes]:
