@@ -1,13 +1,13 @@
-"""One row per session file, from its first and last 64 KiB: never a full parse.
+"""One row per session file, from its first and last 64 KiB (sample.py): never a full parse.
 
 The head gives the start (first timestamp), the project (Claude Code's `cwd`, Codex's
 session_meta, Gemini CLI's `.project_root`) and the title (a recorded title or summary, else
 the first prompt the user typed, skipping the lines the harness injected); the tail gives the
 last activity, the model and the context of the last request where its usage is recorded.
 Only the lines these need are parsed. The message count is the loader's (counts.py): for Claude
-Code, a line by line count (of the whole file when it is larger than the reads, up to a bound, then
-estimated: `≈`); for the others, their message records, counted in a file that fits in the two
-reads and estimated from them beyond (`≈`).
+Code, each line classified by its bytes (a file larger than the reads is scanned whole for it, up
+to SCAN_BYTES, then estimated: `≈`); for the others, their message records, counted in a file that
+fits in the two reads and estimated from them beyond (`≈`).
 
 A file that cannot be read, is empty or half written is still a row, with a `problem`; a
 JSON file that is no session gets `format=None` and is left out of the lists.
