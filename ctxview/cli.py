@@ -181,7 +181,10 @@ def _run_sessions(argv: Sequence[str]) -> int:
         raise InputError(f"{args.dir}: {'not a directory' if os.path.exists(args.dir) else 'no such directory'}")
     from .sessions import build_index
 
-    rows = build_index(args.dir, cache=not args.no_cache)
+    def notice(line: str) -> None:  # (a cache that could not be used: said once, the list goes on)
+        print(f"ctxview: warning: {_one_line(line)}", file=sys.stderr)
+
+    rows = build_index(args.dir, cache=not args.no_cache, notice=notice)
     if args.json:
         from .export import dumps
 
@@ -387,7 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _one_line(exc: BaseException) -> str:
+def _one_line(exc: BaseException | str) -> str:
     from .sanitize import sanitize
 
     return " ".join(sanitize(str(exc)).split())

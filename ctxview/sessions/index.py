@@ -1,11 +1,13 @@
-"""One row per session file, from its first and last 64 KiB: never a full parse.
+"""One row per session file, from its first and last 64 KiB (sample.py): never a full parse.
 
 The head gives the start (first timestamp), the project (Claude Code's `cwd`, Codex's
 session_meta, Gemini CLI's `.project_root`) and the title (a recorded title or summary, else
 the first prompt the user typed, skipping the lines the harness injected); the tail gives the
 last activity, the model and the context of the last request where its usage is recorded.
-Only the lines these need are parsed. The message count is the number of message records
-(lines): counted in a file that fits in the two reads, estimated from them beyond (`≈`).
+Only the lines these need are parsed. The message count is the loader's (counts.py): for Claude
+Code, each line classified by its bytes (a file larger than the reads is scanned whole for it, up
+to SCAN_BYTES, then estimated: `≈`); for the others, their message records, counted in a file that
+fits in the two reads and estimated from them beyond (`≈`).
 
 A file that cannot be read, is empty or half written is still a row, with a `problem`; a
 JSON file that is no session gets `format=None` and is left out of the lists.
@@ -17,16 +19,22 @@ import os
 import re
 import stat
 from dataclasses import dataclass, fields
-from datetime import datetime, timezone
 from itertools import islice
-from typing import Any, Iterable, Iterator
+from typing import Any
 
-import orjson
+from .counts import SCAN_BYTES, ClaudeCodeCount, file_lines
+from .gemini_rows import GEMINI_HEAD, big_document, gemini_document, gemini_lines
+from .row_values import iso as _iso
+from .row_values import iso_from_ns
+from .row_values import one_line as _one_line
+from .row_values import prompt as _prompt
+from .row_values import text_of as _text_of
+from .sample import HEAD_BYTES, TAIL_BYTES, Sample, marker_count, open_regular, read_sample
+from .sample import records as _records
 
-__all__ = ["HEAD_BYTES", "TAIL_BYTES", "SessionRow", "decode_claude_project", "index_file"]
+__all__ = ["HEAD_BYTES", "TAIL_BYTES", "SessionRow", "decode_claude_project", "index_file", "iso_from_ns"]
 
-HEAD_BYTES = TAIL_BYTES = 64 * 1024
-_TITLE_CHARS = 200
+_read = read_sample  # (a name tests replace)
 
 
 @dataclass(slots=True)
@@ -53,7 +61,7 @@ class SessionRow:
 
     @property
     def sort_key(self) -> str:
-        return self.updated or _iso_from_ns(self.mtime_ns) or ""
+        return self.updated or iso_from_ns(self.mtime_ns) or ""
 
     def as_list(self) -> list:
         return [getattr(self, name) for name in ROW_FIELDS]
@@ -66,145 +74,7 @@ class SessionRow:
 ROW_FIELDS = tuple(f.name for f in fields(SessionRow))
 
 
-# --- reading -----------------------------------------------------------------------
-
-class _Sample:
-    """The head and tail of a file (the whole file when it fits), read as complete lines on demand:
-    forward from the start, backward from the end."""
-
-    def __init__(self, head: bytes, tail: bytes, size: int, document: bool = True) -> None:
-        self.size, self.head, self.tail = size, head, tail
-        self.whole = tail == b"" and len(head) == size
-        self.half_written = False
-        self.doc: Any = None  # the file as one JSON document, when it fits the read and is one
-        if self.whole:
-            self._t, self._h_end, self._t_start, self._t_end = head, len(head), 0, len(head)
-            if document:
-                try:
-                    self.doc = orjson.loads(head)
-                    return
-                except orjson.JSONDecodeError:
-                    pass
-        else:  # the head's last piece and the tail's first are cut
-            self._t, self._h_end = tail, head.rfind(b"\n") + 1
-            self._t_start, self._t_end = (tail.find(b"\n") + 1) or len(tail), len(tail)
-        buf, end = self._t, self._t_end
-        while end > self._t_start and buf[end - 1] in b" \t\r\n":
-            end -= 1
-        start = max(buf.rfind(b"\n", self._t_start, end) + 1, self._t_start)
-        if buf.startswith(b"{", start):  # no newline after a record: complete, or still being written
-            try:
-                orjson.loads(buf[start:end])
-            except orjson.JSONDecodeError:
-                self.half_written = True
-                self._t_end = start
-                if self.whole:
-                    self._h_end = start
-
-    def head_lines(self) -> Iterator[bytes]:
-        buf, pos, end = self.head, 0, self._h_end
-        while pos < end:
-            nl = buf.find(b"\n", pos, end)
-            if nl < 0:
-                nl = end
-            yield buf[pos:nl]
-            pos = nl + 1
-
-    def tail_lines_backward(self) -> Iterator[bytes]:
-        buf, start, end = self._t, self._t_start, self._t_end
-        while end > start:
-            nl = buf.rfind(b"\n", start, end)
-            yield buf[max(nl + 1, start):end]
-            end = max(nl, start)
-            if nl < 0:
-                break
-
-    def count(self, *markers: bytes) -> tuple[int, bool]:
-        """Message records, by their markers (`"type":"user"`): counted when the sample is the file,
-        else scaled from the head and tail to the file's size."""
-        n = sum(self.head.count(m) + self.tail.count(m) for m in markers)
-        if self.whole or not (self.head or self.tail):  # (or cut to nothing since its size was read)
-            return n, False
-        return round(n * self.size / (len(self.head) + len(self.tail))), True
-
-
-def _read(path: str, size: int) -> tuple[bytes, bytes]:
-    with open(path, "rb") as f:
-        head = f.read(HEAD_BYTES)
-        if size <= HEAD_BYTES + TAIL_BYTES:
-            return head + f.read(), b""
-        f.seek(size - TAIL_BYTES)
-        return head, f.read(TAIL_BYTES)
-
-
-def _records(lines: Iterable[bytes]) -> Iterator[Any]:
-    for line in lines:
-        if line.strip():
-            try:
-                yield orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-
-
 # --- helpers ------------------------------------------------------------------------
-
-def _iso(value: Any) -> str | None:
-    """A recorded timestamp as ISO 8601 UTC (`2026-03-02T09:15:00Z`), or None."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        when = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return when.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _iso_from_ns(ns: int) -> str | None:
-    if not ns:
-        return None
-    return datetime.fromtimestamp(ns / 1e9, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:_TITLE_CHARS]
-
-
-def _text_of(content: Any) -> str | None:
-    """The text of a message's content: a string, or a list of text parts (None if it holds a tool result)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for part in content:
-            if isinstance(part, str):
-                texts.append(part)
-            elif isinstance(part, dict):
-                if part.get("type") in ("tool_result", "function_call_output"):
-                    return None
-                text = part.get("text")
-                if isinstance(text, str):
-                    texts.append(text)
-        return "\n".join(texts) if texts else None
-    if isinstance(content, dict) and isinstance(content.get("text"), str):
-        return content["text"]
-    return None
-
-
-# Lines the harness wrote as the user's: slash commands and their output, reminders, caveats,
-# the environment and instructions blocks. None is what the user typed.
-_INJECTED = re.compile(
-    r"\s*(<command-|<local-command-|<system-reminder>|<user-prompt-submit-hook>|<environment_context>|"
-    r"<user_instructions>|<permissions instructions>|<INSTRUCTIONS>|# AGENTS\.md instructions|"
-    r"Caveat: The messages below|\[Request interrupted|This session is being continued from a previous)")
-
-
-def _prompt(text: str | None) -> str | None:
-    if text is None or not text.strip() or _INJECTED.match(text):
-        return None
-    return _one_line(text)
-
 
 def decode_claude_project(folder: str) -> str:
     """Claude Code's project folder name as the path it stands for, best effort: it writes the
@@ -216,7 +86,7 @@ def decode_claude_project(folder: str) -> str:
 
 # --- the formats --------------------------------------------------------------------
 
-def _claude_code(row: SessionRow, sample: _Sample) -> None:
+def _claude_code(row: SessionRow, sample: Sample) -> None:
     title = summary = None
     for rec in _records(sample.head_lines()):
         if not isinstance(rec, dict):
@@ -254,8 +124,28 @@ def _claude_code(row: SessionRow, sample: _Sample) -> None:
     if row.project is None:
         row.project = decode_claude_project(os.path.basename(os.path.dirname(row.path)))
     row.title = summary or title
-    # (every user, assistant and system line has a uuid; one marker is one pass over the bytes)
-    row.messages, row.messages_estimated = sample.count(b'"uuid":"')
+    row.messages, row.messages_estimated = _claude_code_count(row.path, sample)
+
+
+def _claude_code_count(path: str, sample: Sample) -> tuple[int | None, bool]:
+    """The loader's message count: of the lines read when they are the file, else of the whole file
+    line by line (its head and tail are no sample of its middle), scaled beyond SCAN_BYTES."""
+    if sample.whole:
+        return ClaudeCodeCount().add_lines(sample.head_lines()).messages, False
+    try:
+        f, _ = open_regular(path)
+        with f:
+            count = ClaudeCodeCount().add_lines(file_lines(f))
+    except OSError:
+        return None, False
+    if sample.size > SCAN_BYTES:
+        return round(count.messages * sample.size / SCAN_BYTES), True
+    return count.messages, False
+
+
+# (JSON written with spaces after its colons, as Python's json.dumps does, counts the same)
+_CODEX_ITEM = re.compile(rb'"type"\s*:\s*"response_item"')
+_CODEX_REASONING = re.compile(rb'"type"\s*:\s*"reasoning"')
 
 
 def _sum_ints(d: dict, *keys: str) -> int | None:
@@ -264,7 +154,7 @@ def _sum_ints(d: dict, *keys: str) -> int | None:
     return sum(ints) if ints else None
 
 
-def _codex(row: SessionRow, sample: _Sample) -> None:
+def _codex(row: SessionRow, sample: Sample) -> None:
     typed = prompt = None
     for rec in _records(sample.head_lines()):
         if not isinstance(rec, dict) or not isinstance(rec.get("payload"), dict):
@@ -301,144 +191,9 @@ def _codex(row: SessionRow, sample: _Sample) -> None:
                 row.tokens = _sum_ints(last, "input_tokens")
         if row.updated and row.tokens is not None and row.model:
             break
-    row.messages, row.messages_estimated = sample.count(b'"type":"response_item"')
-
-
-def _gemini_project(path: str) -> str | None:
-    """Gemini CLI's project: the folder `.project_root` in `tmp/<project>/` names, else that folder's name."""
-    folder = os.path.dirname(os.path.dirname(path))
-    marker = os.path.join(folder, ".project_root")
-    try:
-        if not stat.S_ISREG(os.stat(marker).st_mode):
-            raise OSError("not a regular file")
-        with open(marker, "rb") as f:
-            root = f.read(4096).decode("utf-8", "replace").strip()
-        if root:
-            return root
-    except OSError:
-        pass
-    return os.path.basename(folder) or None
-
-
-def _gemini_message(row: SessionRow, msg: Any, first: bool) -> str | None:
-    """Read one Gemini CLI message record into `row`; the user's prompt when it is one."""
-    if not isinstance(msg, dict):
-        return None
-    if msg.get("type") == "gemini":
-        if isinstance(msg.get("model"), str):
-            row.model = msg["model"]
-        tokens = msg.get("tokens")
-        if isinstance(tokens, dict) and isinstance(tokens.get("input"), int):
-            row.tokens = tokens["input"]
-    if first and msg.get("type") == "user":
-        text = _text_of(msg.get("content"))
-        if text is not None and not text.lstrip().startswith(("/", "?")):  # slash commands, as gemini-cli skips
-            return _prompt(text)
-    return None
-
-
-def _gemini_meta(row: SessionRow, meta: dict) -> None:
-    row.started = row.started or _iso(meta.get("startTime"))
-    row.updated = _iso(meta.get("lastUpdated")) or row.updated
-    if isinstance(meta.get("summary"), str) and meta["summary"].strip():
-        row.title = _one_line(meta["summary"])
-
-
-def _gemini_lines(row: SessionRow, sample: _Sample) -> None:
-    """Newer Gemini CLI: a metadata line, message records (rewritten by id), `$set` updates, `$rewindTo`."""
-    prompt = None
-    for rec in _records(sample.head_lines()):
-        if not isinstance(rec, dict):
-            continue
-        if "sessionId" in rec and "projectHash" in rec:
-            _gemini_meta(row, rec)
-        elif isinstance(rec.get("id"), str):
-            row.started = row.started or _iso(rec.get("timestamp"))
-            prompt = _gemini_message(row, rec, True)
-            if prompt:
-                break
-    model, tokens, updated, summary = None, None, None, None
-    for rec in _records(sample.tail_lines_backward()):  # the latest record of each kind wins
-        if not isinstance(rec, dict):
-            continue
-        meta = rec.get("$set")
-        if isinstance(meta, dict):
-            updated = updated or _iso(meta.get("lastUpdated"))
-            if summary is None and isinstance(meta.get("summary"), str) and meta["summary"].strip():
-                summary = _one_line(meta["summary"])
-        elif isinstance(rec.get("id"), str):
-            updated = updated or _iso(rec.get("timestamp"))
-            if rec.get("type") == "gemini":
-                if model is None and isinstance(rec.get("model"), str):
-                    model = rec["model"]
-                if tokens is None and isinstance(rec.get("tokens"), dict) and isinstance(rec["tokens"].get("input"), int):
-                    tokens = rec["tokens"]["input"]
-        if updated and model and tokens is not None:  # (a summary, when there is one, is in the last lines)
-            break
-    row.model, row.tokens = model or row.model, tokens if tokens is not None else row.tokens
-    row.updated = max(filter(None, (row.updated, updated)), default=None)
-    row.title = summary or row.title or prompt
-    row.project = _gemini_project(row.path)
-    if sample.whole:  # a message is written again when it changes (gemini-cli's chatRecordingService): count ids
-        row.messages = len(set(_GEMINI_RECORD_ID.findall(sample.head)))
-    else:
-        row.messages, row.messages_estimated = sample.count(b'\n{"id":"')  # a record's line (after the metadata)
-
-
-def _gemini_document(row: SessionRow, doc: dict) -> None:
-    """Older Gemini CLI: one JSON document, {sessionId, projectHash, startTime, lastUpdated, messages, summary}."""
-    _gemini_meta(row, doc)
-    messages = doc.get("messages") if isinstance(doc.get("messages"), list) else []
-    prompt = None
-    for msg in messages:
-        found = _gemini_message(row, msg, prompt is None)
-        prompt = prompt or found
-    row.title = row.title or prompt
-    row.project = _gemini_project(row.path)
-    row.messages = sum(1 for m in messages if isinstance(m, dict) and m.get("type") in ("user", "gemini"))
-
-
-_GEMINI_RECORD_ID = re.compile(rb'\n\{"id":"((?:[^"\\]|\\.){1,200})"')
-_GEMINI_HEAD = re.compile(rb'^\s*\{\s*"sessionId"\s*:')
-_STRING = rb'"((?:[^"\\]|\\.){0,2000})"'
-_FIELD = re.compile(rb'"(startTime|lastUpdated|summary)"\s*:\s*' + _STRING)
-_USER_TEXT = re.compile(rb'"type":\s*"user",\s*"content":\s*(?:\[\s*\{\s*"text":\s*)?' + _STRING)
-_MODEL = re.compile(rb'"model":\s*' + _STRING)
-_INPUT_TOKENS = re.compile(rb'"tokens":\s*\{\s*"input":\s*(\d{1,15})')
-
-
-def _json_string(raw: bytes) -> str | None:
-    try:
-        return orjson.loads(b'"' + raw + b'"')
-    except orjson.JSONDecodeError:
-        return None
-
-
-def _big_document(row: SessionRow, sample: _Sample, head: bytes, tail: bytes) -> None:
-    """A JSON document larger than the two reads: Gemini CLI's fields found by pattern, or a ctxview file."""
-    if _GEMINI_HEAD.match(head):
-        row.format = "gemini"
-        for chunk in (head, tail):
-            for key, raw in _FIELD.findall(chunk):
-                _gemini_meta(row, {key.decode(): _json_string(raw)})
-        for raw in _USER_TEXT.findall(head):
-            title = _prompt(_json_string(raw))
-            if title and not title.startswith(("/", "?")):
-                row.title = row.title or title
-                break
-        models = _MODEL.findall(tail)
-        row.model = _json_string(models[-1]) if models else None
-        tokens = _INPUT_TOKENS.findall(tail)
-        row.tokens = int(tokens[-1]) if tokens else None
-        row.project = _gemini_project(row.path)
-        row.messages = round((head.count(b'"type": "user"') + head.count(b'"type":"user"')
-                              + head.count(b'"type": "gemini"') + head.count(b'"type":"gemini"')
-                              + tail.count(b'"type": "user"') + tail.count(b'"type":"user"')
-                              + tail.count(b'"type": "gemini"') + tail.count(b'"type":"gemini"'))
-                             * sample.size / (len(head) + len(tail)))
-        row.messages_estimated = True
-    elif re.search(rb'"format"\s*:\s*"ctxview"', head[:4096]):
-        row.format = "ctxview"
+    # (the loader makes a message of every response item but a reasoning one)
+    items, row.messages_estimated = marker_count(sample, _CODEX_ITEM)
+    row.messages = max(items - marker_count(sample, _CODEX_REASONING)[0], 0)
 
 
 # --- sniffing -----------------------------------------------------------------------
@@ -499,7 +254,7 @@ def index_file(path: str, st: os.stat_result | None = None) -> SessionRow:
         return _problem(path, size, mtime_ns, f"unreadable: {exc.strerror or exc}")
     row = SessionRow(path, None, size_bytes=size, mtime_ns=mtime_ns)
     # (JSON lines are not tried as one document: the failed parse and its exception cost more than the rest)
-    sample = _Sample(head, tail, size, document=path.endswith(".json") or head.rstrip().count(b"\n") == 0)
+    sample = Sample(head, tail, size, document=path.endswith(".json") or head.rstrip().count(b"\n") == 0)
     try:
         _fill(row, sample, head, tail)
     except (ValueError, TypeError, AttributeError, KeyError, ArithmeticError, RecursionError) as exc:
@@ -507,17 +262,17 @@ def index_file(path: str, st: os.stat_result | None = None) -> SessionRow:
         row.problem = f"could not index: {type(exc).__name__}"
     if sample.half_written and row.format is not None:
         row.problem = "last line incomplete (still being written?)"
-    row.updated = row.updated or _iso_from_ns(mtime_ns)
+    row.updated = row.updated or iso_from_ns(mtime_ns)
     return row
 
 
-def _fill(row: SessionRow, sample: _Sample, head: bytes, tail: bytes) -> None:
+def _fill(row: SessionRow, sample: Sample, head: bytes, tail: bytes) -> None:
     first = next((line for line in sample.head_lines() if line.strip()), b"")  # (a big document's opening)
     doc = sample.doc  # one JSON document (possibly pretty-printed over many lines)
     if doc is not None and (not isinstance(doc, dict) or b"\n" in head.strip() or row.path.endswith(".json")):
         if isinstance(doc, dict) and "sessionId" in doc and isinstance(doc.get("messages"), list):
             row.format = "gemini"
-            _gemini_document(row, doc)
+            gemini_document(row, doc)
         else:
             row.format = _other_format([doc], lines=False)
             if isinstance(doc, dict) and isinstance(doc.get("title"), str):
@@ -531,11 +286,11 @@ def _fill(row: SessionRow, sample: _Sample, head: bytes, tail: bytes) -> None:
                 break
     if not records:
         if not sample.whole and first.lstrip().startswith((b"{", b"[")):
-            _big_document(row, sample, head, tail)
+            big_document(row, sample, head, tail)
             return
         if row.path.endswith(".jsonl") or sample.half_written:
             row.format, row.problem = "?", "no complete JSON line (half written?)"
-        elif _GEMINI_HEAD.match(head):
+        elif GEMINI_HEAD.match(head):
             row.format, row.problem = "gemini", "not valid JSON (half written?)"
         return
     row.format = _jsonl_format(records)
@@ -544,6 +299,6 @@ def _fill(row: SessionRow, sample: _Sample, head: bytes, tail: bytes) -> None:
     elif row.format == "codex":
         _codex(row, sample)
     elif row.format == "gemini":
-        _gemini_lines(row, sample)
+        gemini_lines(row, sample)
     elif row.format is not None:  # another loader's lines: what a message is, only its loader knows
         row.started = next(filter(None, (_iso(r.get("timestamp")) for r in records)), None)

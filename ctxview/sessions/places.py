@@ -107,9 +107,27 @@ def _files_in(folder: Path, depth: int) -> Iterator[str]:
 
 def _walk(root: str) -> Iterator[str]:
     """Every .json/.jsonl file under `root`, symbolic links not followed (no cycles), the skipped
-    folders and hidden ones left out."""
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
-        for name in files:
-            if name.endswith(_SUFFIXES) and not name.startswith("."):
-                yield os.path.join(folder, name)
+    folders and hidden ones left out. A stack, not recursion (os.walk recurses in Python 3.11: a tree
+    a thousand folders deep was a RecursionError); a folder that cannot be listed is passed over."""
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:  # unreadable, vanished, or a path too long for the system
+            continue
+        subdirs = []
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if name not in _SKIP_DIRS:
+                        subdirs.append(entry.path)
+                elif name.endswith(_SUFFIXES) and not entry.is_dir():  # (a link to a folder: not walked)
+                    yield entry.path  # (a link, a FIFO: index_file says what it is)
+            except OSError:
+                continue
+        stack.extend(reversed(subdirs))

@@ -17,10 +17,11 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.widgets.data_table import RowDoesNotExist
 
 from ..sanitize import sanitize
 from ..sessions import SessionRow, build_index
-from ..sessions.columns import COLUMNS, cells, filtered
+from ..sessions.columns import COLUMNS, RowFilter, cells
 
 __all__ = ["BrowserApp"]
 
@@ -37,6 +38,14 @@ class IndexReady(Message):
         self.rows = rows
 
 
+class IndexNotice(Message):
+    """A line about an index cache that could not be used (the list is built all the same)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
 class IndexFailed(Message):
     def __init__(self, error: str) -> None:
         super().__init__()
@@ -44,19 +53,35 @@ class IndexFailed(Message):
 
 
 class SessionTable(DataTable):
-    """A DataTable that asks for more rows when scrolled near the end of those it holds."""
+    """A DataTable that asks for more rows when scrolled near either end of those it holds."""
 
     class NearEnd(Message):
         pass
+
+    class NearStart(Message):
+        pass
+
+    _clearing = False
+
+    def clear(self, columns: bool = False) -> SessionTable:
+        self._clearing = True  # (clear() scrolls to the top: that is no user's scroll)
+        try:
+            return super().clear(columns)
+        finally:
+            self._clearing = False
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         if new_value >= self.max_scroll_y - 5:
             self.post_message(self.NearEnd())
+        elif new_value <= 5 < old_value and not self._clearing:
+            self.post_message(self.NearStart())
 
 
-# The table measures every cell it is given (5,000 rows: seconds), so it holds the rows the filter
-# keeps a batch at a time, the next batch added when the cursor or the scroll nears the end.
+# The table measures every cell it is given (5,000 rows: seconds), so it holds a window of the rows
+# the filter keeps: from `offset`, a batch at a time, the next batch added when the cursor or the
+# scroll nears its end. A jump further (ctrl+end, a row far down kept across a filter) starts the
+# window anew there: no key ever costs more than a few batches, so ctrl+c is always handled at once.
 BATCH = 100
 
 
@@ -97,6 +122,8 @@ class BrowserApp(App[str | None]):
         self._cache = cache
         self._env = env
         self._made: dict[str, tuple[SessionRow, tuple[Text, ...]]] = {}
+        self._filter = RowFilter(self.rows)
+        self.offset = 0  # the index in `shown` of the table's first row
 
     def compose(self) -> ComposeResult:
         where = (f"session files under {self.root}" if self.root is not None
@@ -131,7 +158,8 @@ class BrowserApp(App[str | None]):
     def _index(self) -> None:
         try:
             rows = build_index(self.root, cache=self._cache, env=self._env,
-                               progress=lambda done, total: self.post_message(IndexProgress(done, total)))
+                               progress=lambda done, total: self.post_message(IndexProgress(done, total)),
+                               notice=lambda text: self.post_message(IndexNotice(text)))
         except Exception as exc:  # noqa: BLE001 - the browser says so and stays open
             self.post_message(IndexFailed(f"{type(exc).__name__}: {exc}"))
             return
@@ -146,7 +174,12 @@ class BrowserApp(App[str | None]):
         self.indexing = False
         self.query_one("#progress", ProgressBar).display = False
         self.rows = event.rows
+        self._filter = RowFilter(self.rows)
         self._fill()
+
+    @on(IndexNotice)
+    def _index_notice(self, event: IndexNotice) -> None:
+        self.notify(sanitize(event.text), title="session index cache", severity="warning", markup=False, timeout=8)
 
     @on(IndexFailed)
     def _index_failed(self, event: IndexFailed) -> None:
@@ -159,20 +192,27 @@ class BrowserApp(App[str | None]):
 
     def _fill(self) -> None:
         """Show the rows the filter keeps, the cursor on the selected path where it is still shown."""
-        table = self.table
         keep = self.selected
-        self.shown = filtered(self.rows, self.filter_text)
-        table.clear()
+        self.shown = self._filter(self.filter_text)
         index = next((i for i, r in enumerate(self.shown) if r.path == keep), 0) if keep else 0
-        self._load_rows(index + 1)
-        if self.shown:
-            table.move_cursor(row=index, animate=False, scroll=True)
+        self._window(index)
         self._status()
 
-    def _load_rows(self, upto: int) -> None:
-        """Add the filtered rows to the table up to row `upto` and a batch beyond."""
+    def _window(self, index: int) -> None:
+        """The table anew, holding the rows around `index` of `shown` (from the top when it is in the
+        first batches), the cursor there."""
         table = self.table
-        have, want = table.row_count, min(len(self.shown), (upto // BATCH + 1) * BATCH)
+        table.clear()
+        self.offset = 0 if index < 2 * BATCH else index - BATCH
+        self._load_rows(index + 1)
+        if self.shown:
+            table.move_cursor(row=index - self.offset, animate=False, scroll=True)
+
+    def _load_rows(self, upto: int) -> None:
+        """Add the filtered rows to the table up to row `upto` of `shown` and a batch beyond."""
+        table = self.table
+        have = self.offset + table.row_count
+        want = min(len(self.shown), self.offset + ((upto - self.offset) // BATCH + 1) * BATCH)
         if want > have:
             table.add_rows([self._cells(r) for r in self.shown[have:want]])
 
@@ -186,7 +226,22 @@ class BrowserApp(App[str | None]):
 
     @on(SessionTable.NearEnd)
     def _near_end(self) -> None:
-        self._load_rows(self.table.row_count)
+        self._load_rows(self.offset + self.table.row_count)
+
+    @on(SessionTable.NearStart)
+    def _near_start(self) -> None:
+        """Scrolled to the top of a window that starts below the first row: the batch above is
+        added, the same rows kept in view (the cursor stays on its row)."""
+        table = self.table
+        if self.offset and self.shown and table.scroll_y <= 5:
+            index, top = self.cursor_index, self.offset
+            table.clear()
+            self.offset = max(0, top - BATCH)
+            self._load_rows(min(index, self.offset + 3 * BATCH - 1))
+            if index < self.offset + table.row_count:
+                table.move_cursor(row=index - self.offset, animate=False, scroll=False)
+            # (after the refresh that measures the rows added: before it, the scroll would be clamped)
+            table.call_after_refresh(table.scroll_to, y=top - self.offset, animate=False)
 
     def _status(self) -> None:
         problems = sum(1 for r in self.shown if r.problem)
@@ -201,21 +256,32 @@ class BrowserApp(App[str | None]):
         self.query_one("#status", Static).update(Text(" · ".join(parts), end=""))
 
     @property
+    def cursor_index(self) -> int:
+        """The cursor's row in `shown` (the table holds a window of it)."""
+        return self.offset + self.table.cursor_row
+
+    @property
     def current(self) -> SessionRow | None:
-        row = self.table.cursor_row
+        row = self.cursor_index
         return self.shown[row] if self.shown and 0 <= row < len(self.shown) else None
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if 0 <= event.cursor_row < len(self.shown):
-            self.selected = self.shown[event.cursor_row].path
-            if event.cursor_row >= self.table.row_count - 30:
-                self._load_rows(event.cursor_row + 30)
+        try:  # (an event from before the table was filled anew names a row no longer in it)
+            row = self.table.get_row_index(event.row_key)
+        except RowDoesNotExist:
+            return
+        index = self.offset + row
+        if 0 <= index < len(self.shown):
+            self.selected = self.shown[index].path
+            if row >= self.table.row_count - 30:
+                self._load_rows(index + 30)
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        self.filter_text = event.value
-        self._fill()
+        if event.value != self.filter_text or not self.shown:
+            self.filter_text = event.value
+            self._fill()
 
     @on(Input.Submitted, "#filter")
     def _submitted(self, event: Input.Submitted) -> None:
@@ -227,9 +293,13 @@ class BrowserApp(App[str | None]):
 
     def action_move(self, delta: int) -> None:
         if self.shown:
-            target = max(0, min(len(self.shown) - 1, self.table.cursor_row + delta))
-            self._load_rows(target)
-            self.table.move_cursor(row=target, animate=False)
+            target = max(0, min(len(self.shown) - 1, self.cursor_index + delta))
+            end = self.offset + self.table.row_count
+            if self.offset <= target < end + BATCH:  # within the window, or a batch beyond it
+                self._load_rows(target)
+                self.table.move_cursor(row=target - self.offset, animate=False)
+            else:
+                self._window(target)
 
     def action_open(self) -> None:
         row = self.current
