@@ -504,8 +504,11 @@ class CtxviewApp(NavigationActions, App[int]):
 
         if self.view is not None and self.session is not None:
             model = self.conversation.model if self.conversation is not None else None
-            # a full path, so the user sees where it goes before anything is written
-            target = os.path.join(os.getcwd(), export_name(self.path))
+            # a full path, so the user sees where it goes before anything is written (a folder whose
+            # name holds control characters is not echoed into the box: the name alone, as before)
+            here = os.getcwd()
+            target = export_name(self.path)
+            target = os.path.join(here, target) if sanitize(here) == here else target
             self.push_screen(WriteScreen(target, default_shape(self.session.format, model)),
                              self._write_to)
 
