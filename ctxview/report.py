@@ -135,14 +135,14 @@ def conversation_report(
     threshold: float = 0.7,
     rows: bool = False,
     prices: PriceTable | None = None,
-    cache_ttl: str = "5m",
+    cache_ttl: str | None = None,
     compare: Sequence[tuple[str, Settings]] = (),
     series: bool = False,
     usage_memo: dict | None = None,
 ) -> dict[str, Any]:
     """One conversation's entry of the report document; `rows`: add one entry per message (and per
     recorded request); `prices`: the price table for its cost (None: genai-prices' own);
-    `cache_ttl`: the prompt cache's lifetime ("5m", "1h"); `compare`: (label, settings) to replay
+    `cache_ttl`: the prompt cache's lifetime ("5m", "1h"; None: the file's, see _CacheReplays); `compare`: (label, settings) to replay
     every request under; `series`: add `"context_series"` (the usage chart's data); `usage_memo`: see
     _usage_cost."""
     cache = cache or PipelineCache()
@@ -240,7 +240,8 @@ def usage_and_cost(conversation: Conversation, prices: PriceTable, *, per_reques
         out["usage_by_request"] = [
             {"index": r.index, "model": r.model, "timestamp": r.timestamp,
              **UsageTotals.of((r.usage,)).to_dict(),
-             "usd": _usd(prices.cost(r.usage, r.model, r.timestamp))} for r in calls]
+             "usd": _usd(prices.cost(r.usage, r.model, r.timestamp)),
+             **({"recorded_usd": r.usage.recorded_usd} if r.usage.recorded_usd is not None else {})} for r in calls]
     return out
 
 
@@ -281,7 +282,7 @@ def context_series(conversation: Conversation, settings: Settings, cache: Pipeli
 # --- the prompt cache: simulated against the record, and what a policy costs -------
 
 def cache_replays(conversation: Conversation, settings: Settings, cache: PipelineCache, prices: PriceTable,
-                  ttl: str = "5m") -> _CacheReplays:
+                  ttl: str | None = None) -> _CacheReplays:
     """The prompt-cache replays of one conversation (`.cache_section()`, `.compare(settings)`)."""
     return _CacheReplays(conversation, settings, as_sent_calibration(conversation, settings, cache), prices, cache,
                          ttl)
@@ -294,11 +295,22 @@ class _CacheReplays:
     harness's system prompt) and counts in its own tokens: where the calibration fitted recorded
     ≈ overhead + slope × estimate, the prompts carry that overhead as their system block and
     are scaled by the slope. What the cache held before the file began is not in the file
-    either: the first recorded request's cache read is taken as the system block already cached."""
+    either: the first recorded request's cache read is taken as the system block already cached.
+
+    The cache's lifetime is `ttl` where given, else the one the file's writes were made with
+    (Claude Code's 1-hour writes: usage.cache_creation), else Anthropic's default of 5 minutes. A
+    compaction agent (Claude Code's agent-acompact-*) sends the main conversation as it stood, then
+    its own request: it reads the main conversation's cache, so the prefix its first request read
+    (recorded) is its system block, already cached."""
 
     def __init__(self, conversation: Conversation, settings: Settings, calibration: Any, prices: PriceTable,
-                 cache: PipelineCache, ttl: str, usage_memo: dict | None = None) -> None:
-        self.conversation, self.prices, self.cache, self.ttl = conversation, prices, cache, ttl
+                 cache: PipelineCache, ttl: str | None, usage_memo: dict | None = None) -> None:
+        self.conversation, self.prices, self.cache = conversation, prices, cache
+        self.recorded, self.recorded_cost, calls = _usage_cost(conversation, prices, usage_memo)
+        self.ttl_source = "option" if ttl else ("file" if self.recorded.cache_ttl else "default")
+        self.ttl = ttl or self.recorded.cache_ttl or "5m"
+        self.warm = calls[0].usage.cache_read_tokens if calls else 0
+        self.reads_parent = conversation.metadata.get("kind") == "compaction" and self.warm > 0
         slope = calibration.slope
         self.calibrated = slope is not None and slope > 0
         self.scale = slope if self.calibrated else 1.0
@@ -309,9 +321,9 @@ class _CacheReplays:
         extra = cache.system_tokens(cache.data(conversation), counter) - prompt
         fitted = (calibration.overhead or 0) - self.scale * extra
         self.overhead = max(int(round(fitted)), 0) if self.calibrated else 0
-        self.rules = CacheRules(ttl=TTL_SECONDS[ttl], minimum=min_cacheable_tokens(conversation.model))
-        self.recorded, self.recorded_cost, calls = _usage_cost(conversation, prices, usage_memo)
-        self.warm = calls[0].usage.cache_read_tokens if calls else 0
+        if self.reads_parent:
+            self.overhead = self.warm   # the main conversation's prefix, in the main conversation's cache
+        self.rules = CacheRules(ttl=TTL_SECONDS[self.ttl], minimum=min_cacheable_tokens(conversation.model))
         self.as_sent = Settings(counter=settings.counter, context_window=settings.context_window,
                                 embed_ephemeral=settings.embed_ephemeral)
 
@@ -326,7 +338,8 @@ class _CacheReplays:
         recorded_share = rec.read_share if rec.cache_read or rec.cache_write else None
         return {"simulated_read_share": None if sim.read_share is None else round(sim.read_share, 4),
                 "recorded_read_share": None if recorded_share is None else round(recorded_share, 4),
-                "ttl": self.ttl, "minimum_tokens": self.rules.minimum, "calibrated": self.calibrated,
+                "ttl": self.ttl, "ttl_source": self.ttl_source, "reads_parent_cache": self.reads_parent,
+                "minimum_tokens": self.rules.minimum, "calibrated": self.calibrated,
                 "overhead": self.overhead, "scale": round(self.scale, 4), "warm": self.warm,
                 "simulated": sim.to_dict()}
 
@@ -397,7 +410,7 @@ def build_report(
     threshold: float = 0.7,
     rows: bool = False,
     prices: PriceTable | None = None,
-    cache_ttl: str = "5m",
+    cache_ttl: str | None = None,
     compare: Sequence[tuple[str, Mapping[str, Any]]] = (),
     series: bool = False,
     trace: tuple[str, Sequence[TraceRequest]] | None = None,

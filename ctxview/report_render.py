@@ -225,7 +225,14 @@ def _cost_text(cost: dict[str, Any]) -> str:
     if not cost["priced"]:
         text += (f" for the priced requests ({cost['unpriced_requests']:,} of {', '.join(cost['unpriced_models'])} "
                  "have no price; --price sets one)")
-    return text + f" (prices as of {cost['prices_as_of']})"
+    return text + f" (prices as of {cost['prices_as_of']})" + _recorded_cost(cost)
+
+
+def _recorded_cost(cost: dict[str, Any]) -> str:
+    """The harness's own figure beside ctxview's, where the file wrote one (older Claude Code's costUSD)."""
+    if cost.get("recorded_usd") is None:
+        return ""
+    return f"; the file recorded {_money(cost['recorded_usd'])} (costUSD, {cost['recorded_requests']:,} requests)"
 
 
 def _share(value: float | None) -> str:
@@ -242,7 +249,11 @@ def _cache_sections(cache: dict[str, Any] | None, compare: dict[str, Any] | None
         fit = (f"calibrated: overhead {cache['overhead']:,} + ×{cache['scale']:.3f}" if cache["calibrated"]
                else "not calibrated (fewer than 2 recorded requests): ctxview's estimate alone")
         rec = cache["recorded_read_share"]
-        out.append(("line", f"prompt cache (simulated, TTL {cache['ttl']}, minimum {cache['minimum_tokens']:,} "
+        ttl = cache["ttl"] + {"file": " as the file's writes", "option": ""}.get(cache.get("ttl_source", ""), "")
+        if cache.get("reads_parent_cache"):
+            fit = (f"a compaction agent: reads the main conversation's cache ({cache['warm']:,} tokens, as recorded), "
+                   "then writes its own request")
+        out.append(("line", f"prompt cache (simulated, TTL {ttl}, minimum {cache['minimum_tokens']:,} "
                             f"tokens, {fit}): cache reads {_share(cache['simulated_read_share'])} of input"
                             + (f", recorded {_share(rec)}" if rec is not None else ""), 0))
     if compare:
@@ -269,9 +280,12 @@ def _cache_sections(cache: dict[str, Any] | None, compare: dict[str, Any] | None
 def _usage_table(usage: dict[str, Any], cost: dict[str, Any], title: str) -> list[tuple]:
     if not usage["requests"]:
         return [("line", f"{title}: no usage recorded", 0)]
+    write = _fmt_int(usage["cache_write"])
+    if usage.get("cache_write_1h"):  # priced apart: 2x base input against 1.25x for 5-minute writes
+        write += f" ({usage['cache_write_1h']:,} 1h)"
     return [("table", title, ["requests", "input", "output", "cache read", "cache write", "cost"],
              [[_fmt_int(usage["requests"]), _fmt_int(usage["input"]), _fmt_int(usage["output"]),
-               _fmt_int(usage["cache_read"]), _fmt_int(usage["cache_write"]), _cost_text(cost)]])]
+               _fmt_int(usage["cache_read"]), write, _cost_text(cost)]])]
 
 
 def render_report(data: dict[str, Any], stream: Any, *, warnings: Sequence[str] = (), skipped: int = 0) -> None:

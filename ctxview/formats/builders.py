@@ -62,11 +62,20 @@ def _count(value: Any) -> int:
 
 def anthropic_usage(u: dict) -> Usage:
     """Usage from an Anthropic (and Claude Code) usage object; a count that is not an integer is 0.
-    (_count written out: one call per assistant message of a transcript.)"""
+    (_count written out: one call per assistant message of a transcript.) What else changes the
+    price is kept where recorded: the writes' split by lifetime (cache_creation.ephemeral_1h_input_tokens,
+    the rest being 5-minute writes), `speed`, `inference_geo`, and a `costUSD` the loader put beside it."""
     i, o, r, w = (u.get("input_tokens"), u.get("output_tokens"), u.get("cache_read_input_tokens"),
                   u.get("cache_creation_input_tokens"))
-    return usage(i if type(i) is int else 0, o if type(o) is int else 0, r if type(r) is int else 0,
-                 w if type(w) is int else 0)
+    w = w if type(w) is int else 0
+    split = u.get("cache_creation")
+    h = split.get("ephemeral_1h_input_tokens") if type(split) is dict else None
+    speed, geo, usd = u.get("speed"), u.get("inference_geo"), u.get("costUSD")
+    return usage(i if type(i) is int else 0, o if type(o) is int else 0, r if type(r) is int else 0, w,
+                 min(h, w) if type(h) is int and h > 0 else 0,
+                 speed if type(speed) is str and speed else None,
+                 geo if type(geo) is str and geo else None,
+                 float(usd) if type(usd) in (int, float) and 0 <= usd < float("inf") else None)
 
 
 def openai_usage(u: Any) -> Usage | None:
