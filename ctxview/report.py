@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
+from .advice import rank_advice, rank_compare, recommendation_applied, replayed, split_recommendations  # noqa: F401
 from .bloat import analyze_context_bloat
 from .gcpause import paused_gc
 from .model import Conversation, Session
@@ -47,49 +48,6 @@ def calibration_section(calibration: Any) -> dict[str, Any]:
         if out.get("slope") is not None:
             out["fit_note"] = note
     return out
-
-
-def _tier_spec(tiers: str) -> str | None:
-    from .compression import format_tiers, get_policy
-
-    try:
-        return format_tiers(get_policy(tiers))
-    except ValueError:
-        return None
-
-
-def recommendation_applied(setting: str, settings: Settings) -> bool:
-    """Whether the options of a bloat recommendation (`--tiers default --keep-recent 10`,
-    `--clear-keep 3`, `--old-messages llm`, `--budget N`) are already in effect in `settings`
-    (clearing or a budget at least as strong counts). An option not known here is not applied."""
-    words = setting.split()
-    options = dict(zip(words[::2], words[1::2]))
-    if not options or len(words) % 2:
-        return False
-    for option, value in options.items():
-        if option == "--tiers":
-            ok = settings.compresses and _tier_spec(settings.tiers) == _tier_spec(value)
-        elif option == "--keep-recent":
-            ok = value.isdigit() and settings.keep_recent == int(value)
-        elif option == "--clear-keep":
-            ok = value.isdigit() and settings.clear is not None and settings.clear.keep <= int(value)
-        elif option == "--old-messages":
-            ok = settings.old_messages == value
-        elif option == "--budget":
-            ok = value.isdigit() and settings.budget is not None and settings.budget <= int(value)
-        else:
-            ok = False
-        if not ok:
-            return False
-    return True
-
-
-def split_recommendations(recommendations: Sequence[Any], settings: Settings) -> tuple[list[Any], list[Any]]:
-    """(to recommend, already applied): a recommendation whose setting is in effect is not one."""
-    todo, applied = [], []
-    for r in recommendations:
-        (applied if recommendation_applied(r.setting, settings) else todo).append(r)
-    return todo, applied
 
 
 def _bloat_section(bloat: Any, settings: Settings) -> dict[str, Any]:
@@ -184,6 +142,8 @@ def conversation_report(
     out.update(usage_and_cost(conversation, prices, per_request=rows, memo=usage_memo))
     replays = _CacheReplays(conversation, settings, calibration, prices, cache, cache_ttl, usage_memo)
     out["cache"] = replays.cache_section()
+    # each recommendation replayed and priced: ranked by dollars, and one that raises the bill apart
+    out["bloat"]["recommendations"], out["bloat"]["raises_bill"] = replays.advise(out["bloat"]["recommendations"])
     if compare:
         out["compare"] = replays.compare(compare)
     if series:
@@ -326,11 +286,22 @@ class _CacheReplays:
         self.rules = CacheRules(ttl=TTL_SECONDS[self.ttl], minimum=min_cacheable_tokens(conversation.model))
         self.as_sent = Settings(counter=settings.counter, context_window=settings.context_window,
                                 embed_ephemeral=settings.embed_ephemeral)
+        self._runs: dict[Settings, Any] = {}  # each setting's outcome, replayed once
 
     def run(self, settings: Settings):
-        prompts = replay(self.conversation, settings, cache=self.cache, overhead=self.overhead, scale=self.scale)
-        return outcome(self.conversation, prompts, simulate(prompts, self.rules, warm=self.warm), self.prices,
-                       self.ttl)
+        hit = self._runs.get(settings)
+        if hit is None:
+            prompts = replay(self.conversation, settings, cache=self.cache, overhead=self.overhead, scale=self.scale)
+            hit = self._runs[settings] = outcome(self.conversation, prompts,
+                                                 simulate(prompts, self.rules, warm=self.warm), self.prices, self.ttl)
+        return hit
+
+    def advise(self, recommendations: Sequence[Any]) -> tuple[list[dict], list[dict]]:
+        """advice.rank_advice over this conversation: each recommendation on top of the as-sent view."""
+        as_sent = {"counter": self.as_sent.counter, "context_window": self.as_sent.context_window,
+                   "embed_ephemeral": self.as_sent.embed_ephemeral}
+        return rank_advice(recommendations, self.run(self.as_sent), self.run,
+                           lambda o: settings_from(None, {**as_sent, **o}), self.recorded.requests)
 
     def cache_section(self) -> dict[str, Any]:
         sim = self.run(self.as_sent)
@@ -346,7 +317,8 @@ class _CacheReplays:
     def compare(self, settings: Sequence[tuple[str, Settings]]) -> dict[str, Any]:
         """Each setting against the as-sent view through the same simulation (so that the change is
         the policy's alone), with the record beside it where the file has one."""
-        base = self.run(self.as_sent).to_dict()
+        base_outcome = self.run(self.as_sent)
+        base = base_outcome.to_dict()
         rec = self.recorded
         recorded = None
         if rec.requests and rec.context:
@@ -355,11 +327,11 @@ class _CacheReplays:
                         "read_share": round(rec.read_share or 0.0, 4), "usd": self.recorded_cost.to_dict()["usd"]}
         rows = []
         for label, s in settings:
-            d = self.run(s).to_dict()
+            d = replayed(base_outcome, self.run(s))
             d.update(label=label, view_label=s.label(),
                      tokens_change=_change(d["tokens"], base["tokens"]), cost_change=_change(d["usd"], base["usd"]))
             rows.append(d)
-        return {"as_sent": base, "recorded": recorded, "settings": rows}
+        return {"as_sent": base, "recorded": recorded, "settings": rank_compare(rows)}
 
 
 def _compare_settings(overrides: Mapping[str, Any], compare: Sequence[tuple[str, Mapping[str, Any]]]):

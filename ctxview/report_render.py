@@ -145,15 +145,37 @@ def _bloat_sections(conv: dict[str, Any]) -> list[tuple]:
                     [["+" if r["index"] is None else str(r["index"]), r["role"] or "", r["tool"] or "",
                       _fmt_int(r["tokens_stored"]), _fmt_int(r["tokens_prepared"]),
                       "; ".join(f"{c['action']}: {c['detail']}" for c in r["changes"])] for r in conv["rows"]]))
-    if b["recommendations"]:
-        out.append(("table", "Recommendations", ["action", "setting", "saves tokens"],
-                    [[x["action"], x["setting"], _fmt_int(x["saves"])] for x in b["recommendations"]]))
+    out.extend(_advice_sections(b))
     for x in b.get("applied", ()):
         out.append(("line", f"already applied: {x['setting']} ({x['action']}: {x['saves']:,} tokens of the "
                             "stored messages)", 0))
     return out
 
 
+
+
+def _advice_sections(b: dict[str, Any]) -> list[tuple]:
+    """The recommendations as replayed (advice.rank_advice): the ones that save, by dollars, then each
+    one that raises the bill, as such."""
+    out: list[tuple] = []
+    if b["recommendations"]:
+        rows = []
+        for x in b["recommendations"]:
+            r = x.get("replay")
+            if r is None:
+                rows.append([x["action"], x["setting"], _fmt_int(x["saves"]), "-", x.get("not_replayed") or "-"])
+            else:
+                rows.append([x["action"], x["setting"], _fmt_int(r["tokens_saved_per_request"]),
+                             f"{_share(r['as_sent_read_share'])} → {_share(r['read_share'])}", r["verdict"]])
+        out.append(("table", "Recommendations (each replayed over the requests through the prompt cache; "
+                             "most dollars saved first)",
+                    ["action", "setting", "tokens saved per request", "cache reads", "cost"], rows))
+    for x in b.get("raises_bill", ()):
+        r = x["replay"]
+        out.append(("line", f"not recommended: {x['setting']} ({x['action']}) {r['verdict']}: "
+                            f"{_fmt_int(r['tokens_saved_per_request'])} tokens less per request, but cache reads "
+                            f"{_share(r['as_sent_read_share'])} → {_share(r['read_share'])}", 2))
+    return out
 
 
 # --- usage, cost and the prompt cache ------------------------------------------------
@@ -261,19 +283,22 @@ def _cache_sections(cache: dict[str, Any] | None, compare: dict[str, Any] | None
         rows = []
         if rec is not None:
             rows.append(["as sent (recorded)", _fmt_int(rec["tokens"] // max(rec["requests"], 1)),
-                         _share(rec["read_share"]), _money(rec["usd"]), "", ""])
+                         _share(rec["read_share"]), _money(rec["usd"]), "", "", ""])
         rows.append(["as sent (simulated)", _fmt_int(base["tokens"] // max(base["requests"], 1)),
-                     _share(base["read_share"]), _money(base["usd"]), "", ""])
+                     _share(base["read_share"]), _money(base["usd"]), "", "", ""])
         for r in compare["settings"]:
             rows.append([r["label"], _fmt_int(r["tokens"] // max(r["requests"], 1)), _share(r["read_share"]),
-                         _money(r["usd"]), _pct_change(r["tokens_change"]), _pct_change(r["cost_change"])])
+                         _money(r["usd"]), _pct_change(r["tokens_change"]), _pct_change(r["cost_change"]),
+                         r["verdict"]])
         out.append(("table", f"What each setting costs ({base['requests']:,} requests replayed; changes against "
-                             "as sent, simulated)",
-                    ["setting", "tokens per request", "cache reads", "cost", "tokens change", "cost change"], rows))
+                             "as sent, simulated; cheapest first)",
+                    ["setting", "tokens per request", "cache reads", "cost", "tokens change", "cost change",
+                     "against as sent"], rows))
         for r in compare["settings"]:
-            cost = (f"cost {_pct_change(r['cost_change'])}" if r["cost_change"] is not None else "cost: no price")
+            cost = r["verdict"] + (f" ({_pct_change(r['cost_change'])})" if r["cost_change"] is not None else "")
             out.append(("line", f"{r['label']}: {_pct_change(r['tokens_change'])} tokens per request, cache reads "
-                                f"{_share(base['read_share'])} → {_share(r['read_share'])}, {cost}", 0))
+                                f"{_share(base['read_share'])} → {_share(r['read_share'])}, {cost}",
+                        2 if (r.get("usd_change") or 0) > 0 else 0))
     return out
 
 

@@ -33,6 +33,7 @@ from textual.widgets import Footer, Input
 
 from ..model import Conversation, Session
 from ..sanitize import make_visible, sanitize
+from ..settings import keep_recent_note
 from ..view import PreparedView, Settings
 from .controls import ControlsPanel
 from .follow import FOLLOW_INTERVAL, FileChanged, FileFollower, FollowFailed, follow_job, followable
@@ -369,7 +370,11 @@ class CtxviewApp(NavigationActions, App[int]):
         self.update_settings(**event.changes)
 
     def action_keep_recent(self, delta: int) -> None:
-        self._changed(self.state.keep_recent(delta))
+        changed = self.state.keep_recent(delta)
+        note = keep_recent_note(self.settings)
+        if changed and note:  # the step was taken, and leaves every figure as it was: say why
+            self.notify(note, title="keep_recent", markup=False)
+        self._changed(changed)
 
     def action_next_tiers(self) -> None:
         self._changed(self.state.next_tiers())
@@ -490,7 +495,10 @@ class CtxviewApp(NavigationActions, App[int]):
 
     @on(BloatReady)
     def _bloat_ready(self, event: BloatReady) -> None:
-        self.push_screen(BloatScreen(event.report))
+        if not event.update:
+            self.push_screen(BloatScreen(event.report))
+        elif isinstance(self.screen, BloatScreen):
+            self.screen.show(event.report)
 
     @on(WorkFailed)
     def _work_failed(self, event: WorkFailed) -> None:

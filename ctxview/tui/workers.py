@@ -293,7 +293,15 @@ def bloat_job(post: Post, conversation: Conversation, settings: Settings, contex
             report = conversation_bloat(conversation, settings, context_window, cache)
         # as `report` does: what the current settings apply already is not recommended
         todo, _ = split_recommendations(report.recommendations, settings)
-        post(BloatReady(bloat_text(dataclasses.replace(report, recommendations=tuple(todo)), conversation.name)))
+        report = dataclasses.replace(report, recommendations=tuple(todo))
+        post(BloatReady(bloat_text(report, conversation.name)))  # the tokens first, then the dollars
+        if todo:
+            from ..prices import PriceTable
+            from ..report import cache_replays
+
+            with lock:  # (the replays count through the pipeline's cache)
+                advice = cache_replays(conversation, settings, cache, PriceTable()).advise([r.to_dict() for r in todo])
+            post(BloatReady(bloat_text(report, conversation.name, advice), update=True))
     except Exception as exc:  # noqa: BLE001
         post(WorkFailed("bloat report", one_line(exc)))
 
