@@ -21,7 +21,7 @@ from .prompt_cache import TTL_SECONDS, CacheRules, min_cacheable_tokens, outcome
 from .tokens import calibrate
 from .trace_compare import compare as compare_with_trace
 from .formats.claude_trace import TraceRequest
-from .settings import Settings, request_index, settings_for, settings_from  # noqa: F401 (settings_for: its old home)
+from .settings import Settings, keep_recent_note, request_index, settings_for, settings_from  # noqa: F401
 from .usage import UsageTotals, recorded_requests
 from .view import PreparedView, Row
 from .windows import WARNING_MARKS, gauge_level
@@ -116,6 +116,8 @@ def conversation_report(
         "counter": view.counter_name,
         "view": settings.view,
         "view_label": settings.label(),
+        # why --keep-recent changes nothing here, where it does not (settings.keep_recent_note)
+        "keep_recent_note": (keep_recent_note(settings) if settings.compresses else "") or None,
         "request": {"number": (requests.index(shown) + 1) if shown in requests else len(requests) + 1,
                     "index": shown, "of": len(requests)},
         "compactions": compactions(conversation),

@@ -47,6 +47,8 @@ def _view_lines(conv: dict[str, Any]) -> list[tuple]:
     which = "the next request" if req["index"] is None else f"request {req['number']} of {req['of']} (#{req['index']})"
     # As sent, or a what-if: never let a simulation read as what the model saw.
     out.append(("line", f"view: {conv['view_label']} · {which}", 0 if conv["view"] == "as-sent" else 1))
+    if conv.get("keep_recent_note"):
+        out.append(("line", conv["keep_recent_note"], 1))
     for c in conv["compactions"]:
         what = {"compaction": f"{c.get('messages_replaced', 0):,} messages replaced by its summary",
                 "microcompaction": f"{c.get('results_cleared', 0):,} tool results cleared",

@@ -155,3 +155,12 @@ def test_the_status_bar_marks_a_keep_recent_that_changes_nothing():
     assert "keep_recent=5 (no effect)" in line(Settings(tiers="default", keep_recent=5))
     assert "keep_recent=12 ·" in line(Settings(tiers="default", keep_recent=12))
     assert "keep_recent=10 · tiers=off" in line(Settings())   # as sent: nothing marked (the keys say it)
+
+
+def test_the_report_says_why_keep_recent_changes_nothing(capsys):
+    from ctxview import cli
+
+    assert cli.main(["report", str(SPOTTER), "--agent", "main", "--tiers", "default", "--keep-recent", "5"]) == 0
+    assert "keep_recent 5 changes nothing: the tiers keep ages 0-10 whole already" in capsys.readouterr().out
+    doc = build_report(load_session(SPOTTER), {"tiers": "default", "keep_recent": 12}, agent="main")
+    assert doc["conversations"][0]["keep_recent_note"] is None
