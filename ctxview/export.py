@@ -10,10 +10,15 @@ merged since the API wants them alternating. Bodies hold only keys of the
 providers' request schemas (the tests validate every sample against the
 official SDKs' types); ctxview's own figures are in `export_stats`.
 
-Not exported: attachments (images and files are placeholders in the model)
-and, for OpenAI, thinking (chat requests have no field for it); the stats
-count them. The first message is the user's because the budget and the
-summary keep it so (see `budget`), not because this module patches it.
+Not exported: attachments (images and files are placeholders in the model:
+an image goes out as its placeholder text, "[image: image/png, 48.2 KB]",
+and `images_as_text` lists each for stderr) and, for OpenAI, thinking (chat
+requests have no field for it); the stats count them. `LeftOut` says, message
+by message, what the body leaves out or changes (the inspector's prepared pane
+marks it); `body_messages` says whether a body holds any message at all
+(`prepare` refuses to write one that does not). The first message is the
+user's because the budget and the summary keep it so (see `budget`), not
+because this module patches it.
 """
 
 from __future__ import annotations
@@ -28,8 +33,8 @@ from .model import Content, Message
 from .sanitize import UNSAFE
 from .view import PreparedView, row_columns
 
-__all__ = ["DEFAULT_MAX_TOKENS", "SHAPES", "arguments_json", "default_shape", "dumps", "export_stats", "paired",
-           "recorded_max_tokens",
+__all__ = ["DEFAULT_MAX_TOKENS", "SHAPES", "LeftOut", "arguments_json", "body_messages", "default_shape", "dumps",
+           "export_stats", "images_as_text", "paired", "recorded_max_tokens",
            "stats_text", "to_anthropic", "to_openai", "to_shape", "write_atomic"]
 
 SHAPES = ("openai", "anthropic")
@@ -290,12 +295,72 @@ def export_stats(view: PreparedView, shape: str) -> dict[str, Any]:
         "budget_shortfall": view.budget_shortfall,
         "not_exported": {"attachments": sum(len(m.content.attachments) for m in prepared
                                             if isinstance(m.content, Content)),
+                         "images_as_text": len(images_as_text(prepared)),
                          "thinking": thinking, "unanswered_calls": calls_out, "orphan_results": results_out},
     }
 
 
+# An image (or other binary block) the loaders turned into text: blocks.binary_placeholder's shape
+_PLACEHOLDER = re.compile(r"\[(?:image|document|audio|file)(?:: [^\]\n]{0,300})?\]")
+
+
+def images_as_text(prepared: Sequence[Message]) -> list[tuple[int, str, str]]:
+    """(position in the prepared messages, role, placeholder) of each image, document, audio or file
+    the body carries as its placeholder text: the loaders keep no binary data, so none goes out as a
+    block of its own."""
+    out = []
+    for k, m in enumerate(prepared):
+        text = m.text
+        if "[" in text:
+            out.extend((k, m.role, p.group()) for p in _PLACEHOLDER.finditer(text))
+    return out
+
+
+def body_messages(body: Mapping[str, Any], shape: str) -> int:
+    """How many messages a body holds besides the system prompt (0: nothing for the model to answer)."""
+    messages = body.get("messages") or []
+    if shape == "openai":
+        return sum(1 for m in messages if m.get("role") not in ("system", "developer"))
+    return len(messages)
+
+
+class LeftOut:
+    """What a body leaves out of, or changes in, each prepared message, in words ("" for nothing):
+    a tool result without its call and a call without its result are left out (paired), an
+    image goes as its placeholder text. Worked out on the first question, once per view."""
+
+    __slots__ = ("prepared", "_kept", "_cut")
+
+    def __init__(self, prepared: Sequence[Message]) -> None:
+        self.prepared = prepared
+        self._kept: set[int] | None = None
+        self._cut: set[int] = set()
+
+    def _pair(self) -> set[int]:
+        out, _, _ = paired(self.prepared)
+        kept = {id(m) for m in out}
+        self._cut = {id(m) for m in self.prepared if m.role == "assistant" and m.tool_calls and id(m) not in kept}
+        self._kept = kept
+        return kept
+
+    def reason(self, message: Message | None, short: bool = False) -> str:
+        """"not exported: no call" (short "!exp"), "calls not exported" ("!calls"), "image sent as text"
+        ("img→txt"), or ""."""
+        if message is None:
+            return ""
+        kept = self._kept if self._kept is not None else self._pair()
+        if message.role == "tool" and id(message) not in kept:
+            return "!exp" if short else "not exported: no call"
+        if id(message) in self._cut:
+            return "!calls" if short else "calls not exported: no result"
+        if "[" in message.text and _PLACEHOLDER.search(message.text):
+            return "img→txt" if short else "image sent as text"
+        return ""
+
+
 _LEFT_OUT = {"thinking": "messages' thinking", "unanswered_calls": "tool calls without a result",
-             "orphan_results": "tool results without their call"}
+             "orphan_results": "tool results without their call",
+             "images_as_text": "images (or files) sent as their placeholder text"}
 
 
 def stats_text(stats: Mapping[str, Any], name: str, shape: str, source: str) -> str:

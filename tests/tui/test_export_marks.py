@@ -1,0 +1,27 @@
+"""The prepared pane marks what `prepare` and `w` leave out of the body or change in it (export.LeftOut)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_app import settle
+
+from ctxview.tui.app import CtxviewApp
+from ctxview.view import Settings
+
+IMAGE = Path(__file__).parents[1] / "fixtures" / "export" / "claude-code-image.jsonl"
+
+
+def header(pane, row: int) -> str:
+    return pane.block(row)[0].text
+
+
+async def test_the_prepared_pane_marks_an_image_sent_as_text():
+    app = CtxviewApp(str(IMAGE), Settings())
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        prepared = [header(app.prepared_pane, r) for r in range(1, 5)]
+        stored = [header(app.stored_pane, r) for r in range(1, 5)]
+    assert "image sent as text" in prepared[0] and "image sent as text" in prepared[2]
+    assert "image sent as text" not in prepared[1] and "image sent as text" not in prepared[3]
+    assert not any("image sent as text" in s for s in stored)   # the export's, on the prepared side only
