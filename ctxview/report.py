@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 from .advice import rank_advice, rank_compare, recommendation_applied, replayed, split_recommendations  # noqa: F401
 from .bloat import analyze_context_bloat
 from .gcpause import paused_gc
-from .model import Conversation, Session
+from .model import Conversation, Session, request_indices
 from .harness import rewrite_events, sent_tokens
 from .pipeline import PipelineCache, prepare
 from .pipeline.sent_history import truncations
@@ -303,7 +303,8 @@ class _CacheReplays:
         as_sent = {"counter": self.as_sent.counter, "context_window": self.as_sent.context_window,
                    "embed_ephemeral": self.as_sent.embed_ephemeral}
         return rank_advice(recommendations, self.run(self.as_sent), self.run,
-                           lambda o: settings_from(None, {**as_sent, **o}), self.recorded.requests)
+                           lambda o: settings_from(None, {**as_sent, **o}),
+                           len(request_indices(self.conversation.messages)))
 
     def cache_section(self) -> dict[str, Any]:
         sim = self.run(self.as_sent)

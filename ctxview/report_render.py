@@ -169,9 +169,10 @@ def _advice_sections(b: dict[str, Any]) -> list[tuple]:
             else:
                 rows.append([x["action"], x["setting"], _fmt_int(r["tokens_saved_per_request"]),
                              f"{_share(r['as_sent_read_share'])} → {_share(r['read_share'])}", r["verdict"]])
-        out.append(("table", "Recommendations (each replayed over the requests through the prompt cache; "
-                             "most dollars saved first)",
-                    ["action", "setting", "tokens saved per request", "cache reads", "cost"], rows))
+        out.append(("table", "Recommendations", ["action", "setting", "tokens saved per request", "cache reads",
+                                                 "cost"], rows))
+        out.append(("line", "(each replayed over the requests through the prompt cache and priced against the "
+                            "as-sent view; most dollars saved first)", 0))
     for x in b.get("raises_bill", ()):
         r = x["replay"]
         out.append(("line", f"not recommended: {x['setting']} ({x['action']}) {r['verdict']}: "

@@ -214,3 +214,15 @@ def test_ctxviews_own_format_keeps_what_sets_the_price(tmp_path):
 
     with pytest.raises(LoadError, match="cache_write_1h_tokens"):
         load_session(path)
+
+
+def test_the_usage_screen_shows_costUSD_beside(tmp_path):
+    from ctxview.pipeline import PipelineCache
+    from ctxview.settings import Settings
+    from ctxview.tui.usage_screen import usage_figures, usage_text
+
+    path = tmp_path / "old.jsonl"
+    path.write_text(_line(costUSD=0.0123))
+    session = load_session(path)
+    data = usage_figures(session, session.conversations[0], Settings(), PipelineCache())
+    assert "the file recorded $0.0123" in usage_text("main", data, chart=False).plain

@@ -52,6 +52,8 @@ def usage_text(name: str, data: dict[str, Any], width: int = 72, chart: bool = T
         text.append(f"{usage['requests']:,} requests · input {usage['input']:,} · output {usage['output']:,} · "
                     f"cache read {usage['cache_read']:,} · cache write {usage['cache_write']:,} · ")
         text.append(_money(cost["usd"]) + ("" if cost["priced"] else " (some models have no price)"))
+        if cost.get("recorded_usd") is not None:  # the harness's own figure (costUSD), beside ctxview's
+            text.append(f" · the file recorded {_money(cost['recorded_usd'])}", dim)
         text.append(f"  prices as of {cost['prices_as_of']}\n", dim)
     cache = data["cache"]
     text.append("\nprompt cache (simulated, TTL ", bold)
