@@ -100,9 +100,9 @@ def conversation_report(
 ) -> dict[str, Any]:
     """One conversation's entry of the report document; `rows`: add one entry per message (and per
     recorded request); `prices`: the price table for its cost (None: genai-prices' own);
-    `cache_ttl`: the prompt cache's lifetime ("5m", "1h"; None: the file's, see _CacheReplays); `compare`: (label, settings) to replay
-    every request under; `series`: add `"context_series"` (the usage chart's data); `usage_memo`: see
-    _usage_cost."""
+    `cache_ttl`: the prompt cache's lifetime ("5m", "1h"; None: the file's, see _CacheReplays); `compare`:
+    (label, settings) to replay every request under; `series`: add `"context_series"` (the usage chart's
+    data); `usage_memo`: see _usage_cost."""
     cache = cache or PipelineCache()
     view = prepare(conversation, settings, cache=cache)
     bloat = conversation_bloat(conversation, settings, view.context_window, cache, threshold)

@@ -537,8 +537,9 @@ class CtxviewApp(NavigationActions, App[int]):
     @on(Written)
     def _written(self, event: Written) -> None:
         self.last_written = event.target
-        self.notify(sanitize(f"wrote {event.count:,} prepared messages ({event.shape}) to {event.target}"),
-                    markup=False)
+        note = f"; changed: {event.note}" if event.note else ""
+        self.notify(sanitize(f"wrote {event.count:,} prepared messages ({event.shape}) to {event.target}{note}"),
+                    markup=False, severity="warning" if note else "information")
 
     # -- help / palette ---------------------------------------------------------------
 

@@ -119,6 +119,7 @@ class Written(TMessage):
     target: str
     shape: str
     count: int
+    note: str = ""  # what the body changed (images sent as text), said with the notification
 
 
 @dataclass

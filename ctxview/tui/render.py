@@ -132,7 +132,7 @@ def message_flags(message: Message, unanswered: bool, short: bool,
     if unanswered:
         flags.append(("no res" if short else "no result", "flag"))
     said = left_out.reason(message, short) if left_out is not None else ""
-    if said:
+    if said and not (unanswered and said in ("!calls", "calls not exported: no result")):  # (said: "no result")
         flags.append((said, "flag"))
     return flags
 

@@ -317,13 +317,20 @@ def write_job(post: Post, target: str, shape: str, view: PreparedView, model: st
               max_tokens: int | None = None) -> None:
     """The prepared messages as an OpenAI or Anthropic request body (`w`), written atomically."""
     try:
-        from ..export import write_atomic
+        from ..export import DEFAULT_MAX_TOKENS, body_messages, dumps, images_as_text, to_shape, write_atomic
 
-        write_atomic(target, request_body(view, shape, model, max_tokens))
+        body = to_shape(view, shape, model, max_tokens=max_tokens or DEFAULT_MAX_TOKENS)
+        if not body_messages(body, shape):  # as `prepare`: the APIs refuse it, so nothing is written
+            post(WorkFailed("nothing written", f"the {shape} body would hold no messages"))
+            return
+        write_atomic(target, dumps(body))
+        images = len(images_as_text(view.prepared))
     except Exception as exc:  # noqa: BLE001
         post(WorkFailed("write failed", one_line(exc)))
         return
-    post(Written(target, shape, len(view.prepared)))
+    # never silently: what the body carries changed (the prepared pane marks each one)
+    post(Written(target, shape, len(view.prepared),
+                 f"{images:,} images sent as their placeholder text" if images else ""))
 
 
 def copy_body_job(post: Post, view: PreparedView, shape: str, model: str | None, max_tokens: int | None,

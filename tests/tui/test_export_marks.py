@@ -25,3 +25,20 @@ async def test_the_prepared_pane_marks_an_image_sent_as_text():
     assert "image sent as text" in prepared[0] and "image sent as text" in prepared[2]
     assert "image sent as text" not in prepared[1] and "image sent as text" not in prepared[3]
     assert not any("image sent as text" in s for s in stored)   # the export's, on the prepared side only
+
+
+def test_w_says_what_it_changed_and_writes_no_empty_body(tmp_path):
+    from ctxview import load_session
+    from ctxview.model import Conversation, Message
+    from ctxview.pipeline import prepare
+    from ctxview.tui.messages import WorkFailed, Written
+    from ctxview.tui.workers import write_job
+
+    posted = []
+    view = prepare(load_session(IMAGE).conversations[0], Settings())
+    write_job(posted.append, str(tmp_path / "body.json"), "anthropic", view, "m")
+    assert isinstance(posted[-1], Written) and posted[-1].note == "2 images sent as their placeholder text"
+    empty = prepare(Conversation(name="c", model="m", messages=(Message("user", "  "),)), Settings())
+    target = tmp_path / "empty.json"
+    write_job(posted.append, str(target), "anthropic", empty, "m")
+    assert isinstance(posted[-1], WorkFailed) and "no messages" in posted[-1].error and not target.exists()
