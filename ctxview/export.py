@@ -10,10 +10,10 @@ merged since the API wants them alternating. Bodies hold only keys of the
 providers' request schemas (the tests validate every sample against the
 official SDKs' types); ctxview's own figures are in `export_stats`.
 
-Not exported: attachments (images and files are placeholders in the model:
-an image goes out as its placeholder text, "[image: image/png, 48.2 KB]",
-and `images_as_text` lists each for stderr) and, for OpenAI, thinking (chat
-requests have no field for it); the stats count them. `LeftOut` says, message
+Not exported: attachments (images and files are placeholders in the model,
+"[image: image/png, 48.2 KB]": an image goes out as one where export_media reads
+it back from the source file, else as that text, which `images_as_text` lists)
+and, for OpenAI, thinking (chat requests have no field for it); the stats count them. `LeftOut` says, message
 by message, what the body leaves out or changes (the inspector's prepared pane
 marks it); `body_messages` says whether a body holds any message at all
 (`prepare` refuses to write one that does not). The first message is the
@@ -29,13 +29,14 @@ import re
 from typing import Any, Mapping, Sequence
 
 from .atomic import write_atomic
+from .export_media import PLACEHOLDER, body_messages, images_as_text, recorded_images, split_at_images
 from .model import Content, Message
 from .sanitize import UNSAFE
 from .view import PreparedView, row_columns
 
 __all__ = ["DEFAULT_MAX_TOKENS", "SHAPES", "LeftOut", "arguments_json", "body_messages", "default_shape", "dumps",
-           "export_stats", "images_as_text", "paired", "recorded_max_tokens",
-           "stats_text", "to_anthropic", "to_openai", "to_shape", "write_atomic"]
+           "export_stats", "images_as_text", "paired", "recorded_images", "recorded_max_tokens", "stats_text",
+           "to_anthropic", "to_openai", "to_shape", "write_atomic"]
 
 SHAPES = ("openai", "anthropic")
 DEFAULT_MAX_TOKENS = 8192   # Anthropic requires max_tokens; used when the source recorded none
@@ -117,11 +118,32 @@ def _openai_message(msg: Message) -> dict[str, Any]:
     return {"role": "user", "content": msg.text}   # user, and any role the chat API has no name for
 
 
-def to_openai(view: PreparedView, model: str | None = None) -> dict[str, Any]:
+def _openai_user_parts(text: str, images: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A user message's text and its images read back (export_media) as Chat Completions parts."""
+    parts: list[dict[str, Any]] = []
+    for k, piece in enumerate(split_at_images(text)):
+        if piece.strip():
+            parts.append({"type": "text", "text": piece.strip("\n")})
+        if k < len(images):
+            src = images[k]
+            url = src["url"] if src["type"] == "url" else f"data:{src['media_type']};base64,{src['data']}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
+
+
+def to_openai(view: PreparedView, model: str | None = None,
+              images: Mapping[int, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """`images` (export_media.recorded_images): a user message's go out as image parts (a tool message
+    is text only in Chat Completions)."""
     out: list[dict[str, Any]] = []
     if view.system_prompt:
         out.append({"role": "system", "content": view.system_prompt})
-    out.extend(_openai_message(m) for m in paired(view.prepared)[0])
+    for m in paired(view.prepared)[0]:
+        found = images.get(id(m)) if images else None
+        if found and m.role == "user":
+            out.append({"role": "user", "content": _openai_user_parts(m.text, found)})
+        else:
+            out.append(_openai_message(m))
     body: dict[str, Any] = {"messages": out}
     tools = [t for t in (_tool_definition(t, "openai") for t in view.tools) if t is not None]
     if tools:
@@ -195,10 +217,20 @@ def _assistant_blocks(msg: Message) -> list[dict[str, Any]]:
     return blocks
 
 
-def _tool_result(msg: Message) -> dict[str, Any]:
+def _with_images(text: str, images: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Text and image blocks in the order the placeholders held (Anthropic's shape)."""
+    blocks: list[dict[str, Any]] = []
+    for k, piece in enumerate(split_at_images(text)):
+        blocks.extend(_text_blocks(piece.strip("\n")))
+        if k < len(images):
+            blocks.append({"type": "image", "source": dict(images[k])})
+    return blocks
+
+
+def _tool_result(msg: Message, images: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": msg.tool_call_id or ""}
-    if msg.text:
-        block["content"] = msg.text
+    if images or msg.text:
+        block["content"] = _with_images(msg.text, images) if images else msg.text
     if msg.meta and msg.meta.get("is_error") is True:
         block["is_error"] = True
     return block
@@ -214,20 +246,23 @@ def _add(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -
         turns.append({"role": role, "content": blocks})
 
 
-def to_anthropic(view: PreparedView, model: str | None = None, *,
-                 max_tokens: int = DEFAULT_MAX_TOKENS) -> dict[str, Any]:
+def to_anthropic(view: PreparedView, model: str | None = None, *, max_tokens: int = DEFAULT_MAX_TOKENS,
+                 images: Mapping[int, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """`images`: export_media.recorded_images of the view, sent as image blocks where the
+    placeholders were (in a user turn or a tool result)."""
     system_parts = [view.system_prompt] if view.system_prompt and view.system_prompt.strip() else []
     turns: list[dict[str, Any]] = []
     for msg in paired(view.prepared)[0]:
+        found = images.get(id(msg)) if images else None
         if msg.role == "system":
             if msg.text.strip():
                 system_parts.append(msg.text)
         elif msg.role == "assistant":
             _add(turns, "assistant", _assistant_blocks(msg))
         elif msg.role == "tool":
-            _add(turns, "user", [_tool_result(msg)])
+            _add(turns, "user", [_tool_result(msg, found)])
         else:
-            _add(turns, "user", _text_blocks(msg.text))
+            _add(turns, "user", _with_images(msg.text, found) if found else _text_blocks(msg.text))
     body: dict[str, Any] = {"max_tokens": max_tokens}
     if system_parts:
         body["system"] = "\n\n".join(system_parts)
@@ -239,12 +274,14 @@ def to_anthropic(view: PreparedView, model: str | None = None, *,
 
 
 def to_shape(view: PreparedView, shape: str = "openai", model: str | None = None, *,
-             max_tokens: int = DEFAULT_MAX_TOKENS) -> dict[str, Any]:
-    """The body in `shape`; `max_tokens` goes into Anthropic bodies (OpenAI's is optional, left out)."""
+             max_tokens: int = DEFAULT_MAX_TOKENS, images: Mapping[int, list[dict[str, Any]]] | None = None
+             ) -> dict[str, Any]:
+    """The body in `shape`; `max_tokens` goes into Anthropic bodies (OpenAI's is optional, left out);
+    `images`: the view's images read back from its source (export_media.recorded_images)."""
     if shape == "openai":
-        return to_openai(view, model)
+        return to_openai(view, model, images)
     if shape == "anthropic":
-        return to_anthropic(view, model, max_tokens=max_tokens)
+        return to_anthropic(view, model, max_tokens=max_tokens, images=images)
     raise ValueError(f"unknown shape {shape!r} (choices: {', '.join(SHAPES)})")
 
 
@@ -277,7 +314,7 @@ def recorded_max_tokens(*metadata: Mapping[str, Any]) -> int | None:
 
 # --- what the body leaves out and what the pipeline did ---------------------------------
 
-def export_stats(view: PreparedView, shape: str) -> dict[str, Any]:
+def export_stats(view: PreparedView, shape: str, images: Mapping[int, Any] | None = None) -> dict[str, Any]:
     """ctxview's figures for an export: messages and tokens stored → prepared, what changed
     (the pipeline's counts), and what the shape could not carry."""
     _, stored, _ = row_columns(view.rows)
@@ -295,46 +332,22 @@ def export_stats(view: PreparedView, shape: str) -> dict[str, Any]:
         "budget_shortfall": view.budget_shortfall,
         "not_exported": {"attachments": sum(len(m.content.attachments) for m in prepared
                                             if isinstance(m.content, Content)),
-                         "images_as_text": len(images_as_text(prepared)),
+                         "images_as_text": len(images_as_text(prepared, images, shape)),
                          "thinking": thinking, "unanswered_calls": calls_out, "orphan_results": results_out},
     }
 
 
-# An image (or other binary block) the loaders turned into text: blocks.binary_placeholder's shape
-_PLACEHOLDER = re.compile(r"\[(?:image|document|audio|file)(?:: [^\]\n]{0,300})?\]")
-
-
-def images_as_text(prepared: Sequence[Message]) -> list[tuple[int, str, str]]:
-    """(position in the prepared messages, role, placeholder) of each image, document, audio or file
-    the body carries as its placeholder text: the loaders keep no binary data, so none goes out as a
-    block of its own."""
-    out = []
-    for k, m in enumerate(prepared):
-        text = m.text
-        if "[" in text:
-            out.extend((k, m.role, p.group()) for p in _PLACEHOLDER.finditer(text))
-    return out
-
-
-def body_messages(body: Mapping[str, Any], shape: str) -> int:
-    """How many messages a body holds besides the system prompt (0: nothing for the model to answer)."""
-    messages = body.get("messages") or []
-    if shape == "openai":
-        return sum(1 for m in messages if m.get("role") not in ("system", "developer"))
-    return len(messages)
-
-
 class LeftOut:
-    """What a body leaves out of, or changes in, each prepared message, in words ("" for nothing):
-    a tool result without its call and a call without its result are left out (paired), an
-    image goes as its placeholder text. Worked out on the first question, once per view."""
+    """What a body leaves out of, or changes in, each prepared message ("" for nothing): paired's left-out
+    results and calls, an image not read back (export_media). Worked out once per view, when asked."""
 
-    __slots__ = ("prepared", "_kept", "_cut")
+    __slots__ = ("prepared", "source", "_kept", "_cut", "_images")
 
-    def __init__(self, prepared: Sequence[Message]) -> None:
-        self.prepared = prepared
+    def __init__(self, prepared: Sequence[Message], source: str | None = None) -> None:
+        self.prepared, self.source = prepared, source
         self._kept: set[int] | None = None
         self._cut: set[int] = set()
+        self._images: dict[int, Any] | None = None   # export_media.recorded_images, read on the first image
 
     def _pair(self) -> set[int]:
         out, _, _ = paired(self.prepared)
@@ -353,8 +366,13 @@ class LeftOut:
             return "!exp" if short else "not exported: no call"
         if id(message) in self._cut:
             return "!calls" if short else "calls not exported: no result"
-        if "[" in message.text and _PLACEHOLDER.search(message.text):
-            return "img→txt" if short else "image sent as text"
+        if "[" in message.text and PLACEHOLDER.search(message.text):
+            if self._images is None:
+                self._images = recorded_images(self.source, self.prepared)
+            if id(message) not in self._images:
+                return "img→txt" if short else "image sent as text"
+            if message.role == "tool":  # Chat Completions' tool messages carry text only
+                return "img→txt oai" if short else "image as text in openai"
         return ""
 
 

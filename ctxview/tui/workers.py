@@ -314,17 +314,19 @@ def request_body(view: PreparedView, shape: str, model: str | None, max_tokens: 
 
 
 def write_job(post: Post, target: str, shape: str, view: PreparedView, model: str | None,
-              max_tokens: int | None = None) -> None:
+              max_tokens: int | None = None, source: str | None = None) -> None:
     """The prepared messages as an OpenAI or Anthropic request body (`w`), written atomically."""
     try:
-        from ..export import DEFAULT_MAX_TOKENS, body_messages, dumps, images_as_text, to_shape, write_atomic
+        from ..export import (DEFAULT_MAX_TOKENS, body_messages, dumps, images_as_text, recorded_images, to_shape,
+                              write_atomic)
 
-        body = to_shape(view, shape, model, max_tokens=max_tokens or DEFAULT_MAX_TOKENS)
+        found = recorded_images(source, view.prepared)   # the images the source file holds, read back
+        body = to_shape(view, shape, model, max_tokens=max_tokens or DEFAULT_MAX_TOKENS, images=found)
         if not body_messages(body, shape):  # as `prepare`: the APIs refuse it, so nothing is written
             post(WorkFailed("nothing written", f"the {shape} body would hold no messages"))
             return
         write_atomic(target, dumps(body))
-        images = len(images_as_text(view.prepared))
+        images = len(images_as_text(view.prepared, found, shape))
     except Exception as exc:  # noqa: BLE001
         post(WorkFailed("write failed", one_line(exc)))
         return

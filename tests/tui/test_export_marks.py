@@ -16,15 +16,17 @@ def header(pane, row: int) -> str:
     return pane.block(row)[0].text
 
 
-async def test_the_prepared_pane_marks_an_image_sent_as_text():
+async def test_the_prepared_pane_marks_an_image_sent_as_text_in_openai_only():
     app = CtxviewApp(str(IMAGE), Settings())
     async with app.run_test(size=(160, 40)) as pilot:
         await settle(pilot)
         prepared = [header(app.prepared_pane, r) for r in range(1, 5)]
         stored = [header(app.stored_pane, r) for r in range(1, 5)]
-    assert "image sent as text" in prepared[0] and "image sent as text" in prepared[2]
-    assert "image sent as text" not in prepared[1] and "image sent as text" not in prepared[3]
-    assert not any("image sent as text" in s for s in stored)   # the export's, on the prepared side only
+    # the user's image is read back from the file (sent as an image); the tool result's is too, but
+    # a Chat Completions tool message is text only
+    assert "image" not in prepared[0].split("tok", 1)[1] and "image as text in openai" in prepared[2]
+    assert "image" not in prepared[1] and "image" not in prepared[3]
+    assert not any("image as text" in s for s in stored)   # the export's, on the prepared side only
 
 
 def test_w_says_what_it_changed_and_writes_no_empty_body(tmp_path):
@@ -36,8 +38,12 @@ def test_w_says_what_it_changed_and_writes_no_empty_body(tmp_path):
 
     posted = []
     view = prepare(load_session(IMAGE).conversations[0], Settings())
-    write_job(posted.append, str(tmp_path / "body.json"), "anthropic", view, "m")
-    assert isinstance(posted[-1], Written) and posted[-1].note == "2 images sent as their placeholder text"
+    write_job(posted.append, str(tmp_path / "body.json"), "anthropic", view, "m", None, str(IMAGE))
+    assert isinstance(posted[-1], Written) and posted[-1].note == ""          # both read back: images
+    write_job(posted.append, str(tmp_path / "body.json"), "openai", view, "m", None, str(IMAGE))
+    assert posted[-1].note == "1 images sent as their placeholder text"       # the tool result's
+    write_job(posted.append, str(tmp_path / "body.json"), "anthropic", view, "m")   # no source to read
+    assert posted[-1].note == "2 images sent as their placeholder text"
     empty = prepare(Conversation(name="c", model="m", messages=(Message("user", "  "),)), Settings())
     target = tmp_path / "empty.json"
     write_job(posted.append, str(target), "anthropic", empty, "m")
