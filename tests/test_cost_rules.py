@@ -33,8 +33,8 @@ def test_claude_codes_usage_object_keeps_the_1h_writes():
     u = anthropic_usage({"input_tokens": 3, "cache_creation_input_tokens": 8037, "cache_read_input_tokens": 17842,
                          "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 8037},
                          "output_tokens": 10, "service_tier": "standard", "inference_geo": "not_available"})
-    assert (u.cache_write_tokens, u.cache_write_1h_tokens, u.inference_geo, u.speed) == (8037, 8037,
-                                                                                         "not_available", None)
+    # ("not_available": the parameter did not apply; kept as None, as "standard" speed is)
+    assert (u.cache_write_tokens, u.cache_write_1h_tokens, u.inference_geo, u.speed) == (8037, 8037, None, None)
 
 
 def test_1h_writes_at_2x_input_and_5m_writes_at_1_25x():
