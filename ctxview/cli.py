@@ -270,8 +270,8 @@ def _run_prepare(argv: Sequence[str]) -> int:
     if target is None:
         _stdout()
     session = _load(args)
-    from .export import (DEFAULT_MAX_TOKENS, default_shape, dumps, export_stats, recorded_max_tokens, stats_text,
-                         to_shape, write_atomic)
+    from .export import (DEFAULT_MAX_TOKENS, body_messages, default_shape, dumps, export_stats, recorded_images,
+                         recorded_max_tokens, stats_text, to_shape, write_atomic)
     from .pipeline import prepare
     from .sanitize import sanitize
     from .settings import settings_for
@@ -286,14 +286,20 @@ def _run_prepare(argv: Sequence[str]) -> int:
         args.shape = default_shape(session.format, model)
     try:
         view = prepare(conv, settings_for(conv, _overrides(args)))
-        text = dumps(to_shape(view, args.shape, model, max_tokens=max_tokens))
+        images = recorded_images(None if args.file == "-" else args.file, view.prepared)  # read back, by line
+        body = to_shape(view, args.shape, model, max_tokens=max_tokens, images=images)
+        text = dumps(body)
     except ValueError as exc:  # bad saved settings; a NaN in a tool call's arguments
         raise InputError(f"{args.file}: {exc}") from None
-    stats = export_stats(view, args.shape)
+    if not body_messages(body, args.shape):  # the APIs refuse a body without messages: nothing is written
+        raise InputError(f"{args.file}: nothing to write: the {args.shape} body of {conv.name!r} would hold no "
+                         f"messages ({len(view.prepared):,} prepared, none the API takes)")
+    stats = export_stats(view, args.shape, images)
     if args.stats:
         print(sanitize(stats_text(stats, conv.name, args.shape, args.file)), file=sys.stderr)
     elif stats["not_exported"]["attachments"]:  # never silently
         print(f"ctxview: note: {stats['not_exported']['attachments']:,} attachments not exported", file=sys.stderr)
+    _note_images(view.prepared, view.rows, images, args.shape)
     if target is None:
         _write_stdout(text)
         return EXIT_OK
@@ -304,6 +310,28 @@ def _run_prepare(argv: Sequence[str]) -> int:
     print(sanitize(f"ctxview: wrote {len(view.prepared):,} prepared messages of {conv.name!r} to {args.output}"),
           file=sys.stderr)
     return EXIT_OK
+
+
+def _note_images(prepared, rows, images, shape: str) -> None:
+    """Each image (or file) the body carries as its placeholder text, on stderr: changed, never silently."""
+    from .export import images_as_text
+    from .sanitize import sanitize
+
+    found = images_as_text(prepared, images, shape)
+    if not found:
+        return
+    from .view import row_columns
+
+    indices, _, column = row_columns(rows)
+    index = [i for i, p in zip(indices, column) if p is not None]  # the stored index of each prepared message
+    for k, role, placeholder in found[:20]:
+        where = f"#{index[k]}" if k < len(index) and index[k] is not None else f"prepared message {k + 1}"
+        why = ("a Chat Completions tool message is text only" if shape == "openai" and role == "tool"
+               else "the file holds no image data ctxview can read back")
+        print(sanitize(f"ctxview: changed: {where} ({role}): {placeholder} is sent as that text, not as the "
+                       f"image ({why})"), file=sys.stderr)
+    if len(found) > 20:
+        print(f"ctxview: changed: {len(found) - 20:,} more images sent as their placeholder text", file=sys.stderr)
 
 
 class OutputError(Exception):

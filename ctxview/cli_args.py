@@ -188,11 +188,13 @@ def _compare(text: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _add_usage_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--price", metavar="MODEL=IN,OUT,CACHE_READ,CACHE_WRITE", type=_price, action="append",
-                        default=[], help="a model's prices in dollars per million tokens, over genai-prices' table "
-                                         "(repeatable)")
-    parser.add_argument("--cache-ttl", choices=("5m", "1h"), default="5m",
-                        help="the prompt cache's lifetime in the simulation (default 5m; 1h writes cost more)")
+    parser.add_argument("--price", metavar="MODEL=IN,OUT,CACHE_READ,CACHE_WRITE[,CACHE_WRITE_1H]", type=_price,
+                        action="append", default=[],
+                        help="a model's prices in dollars per million tokens, over genai-prices' table; the "
+                             "fifth, the 1-hour cache write (default: twice the input) (repeatable)")
+    parser.add_argument("--cache-ttl", choices=("5m", "1h"), default=None,
+                        help="the prompt cache's lifetime in the simulation (default: the file's, from its recorded "
+                             "1-hour or 5-minute writes, else 5m; 1h writes cost more)")
     parser.add_argument("--compare", metavar="SETTINGS", type=_compare, default=[],
                         help="replay every request under each setting and compare tokens, cache reads and cost "
                              "with the as-sent view, e.g. 'default,light,aggressive,swarm-auto,off', "

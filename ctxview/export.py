@@ -10,10 +10,15 @@ merged since the API wants them alternating. Bodies hold only keys of the
 providers' request schemas (the tests validate every sample against the
 official SDKs' types); ctxview's own figures are in `export_stats`.
 
-Not exported: attachments (images and files are placeholders in the model)
-and, for OpenAI, thinking (chat requests have no field for it); the stats
-count them. The first message is the user's because the budget and the
-summary keep it so (see `budget`), not because this module patches it.
+Not exported: attachments (images and files are placeholders in the model,
+"[image: image/png, 48.2 KB]": an image goes out as one where export_media reads
+it back from the source file, else as that text, which `images_as_text` lists)
+and, for OpenAI, thinking (chat requests have no field for it); the stats count them. `LeftOut` says, message
+by message, what the body leaves out or changes (the inspector's prepared pane
+marks it); `body_messages` says whether a body holds any message at all
+(`prepare` refuses to write one that does not). The first message is the
+user's because the budget and the summary keep it so (see `budget`), not
+because this module patches it.
 """
 
 from __future__ import annotations
@@ -24,13 +29,14 @@ import re
 from typing import Any, Mapping, Sequence
 
 from .atomic import write_atomic
+from .export_media import PLACEHOLDER, body_messages, images_as_text, recorded_images, split_at_images
 from .model import Content, Message
 from .sanitize import UNSAFE
 from .view import PreparedView, row_columns
 
-__all__ = ["DEFAULT_MAX_TOKENS", "SHAPES", "arguments_json", "default_shape", "dumps", "export_stats", "paired",
-           "recorded_max_tokens",
-           "stats_text", "to_anthropic", "to_openai", "to_shape", "write_atomic"]
+__all__ = ["DEFAULT_MAX_TOKENS", "SHAPES", "LeftOut", "arguments_json", "body_messages", "default_shape", "dumps",
+           "export_stats", "images_as_text", "paired", "recorded_images", "recorded_max_tokens", "stats_text",
+           "to_anthropic", "to_openai", "to_shape", "write_atomic"]
 
 SHAPES = ("openai", "anthropic")
 DEFAULT_MAX_TOKENS = 8192   # Anthropic requires max_tokens; used when the source recorded none
@@ -112,11 +118,32 @@ def _openai_message(msg: Message) -> dict[str, Any]:
     return {"role": "user", "content": msg.text}   # user, and any role the chat API has no name for
 
 
-def to_openai(view: PreparedView, model: str | None = None) -> dict[str, Any]:
+def _openai_user_parts(text: str, images: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A user message's text and its images read back (export_media) as Chat Completions parts."""
+    parts: list[dict[str, Any]] = []
+    for k, piece in enumerate(split_at_images(text)):
+        if piece.strip():
+            parts.append({"type": "text", "text": piece.strip("\n")})
+        if k < len(images):
+            src = images[k]
+            url = src["url"] if src["type"] == "url" else f"data:{src['media_type']};base64,{src['data']}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
+
+
+def to_openai(view: PreparedView, model: str | None = None,
+              images: Mapping[int, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """`images` (export_media.recorded_images): a user message's go out as image parts (a tool message
+    is text only in Chat Completions)."""
     out: list[dict[str, Any]] = []
     if view.system_prompt:
         out.append({"role": "system", "content": view.system_prompt})
-    out.extend(_openai_message(m) for m in paired(view.prepared)[0])
+    for m in paired(view.prepared)[0]:
+        found = images.get(id(m)) if images else None
+        if found and m.role == "user":
+            out.append({"role": "user", "content": _openai_user_parts(m.text, found)})
+        else:
+            out.append(_openai_message(m))
     body: dict[str, Any] = {"messages": out}
     tools = [t for t in (_tool_definition(t, "openai") for t in view.tools) if t is not None]
     if tools:
@@ -190,10 +217,20 @@ def _assistant_blocks(msg: Message) -> list[dict[str, Any]]:
     return blocks
 
 
-def _tool_result(msg: Message) -> dict[str, Any]:
+def _with_images(text: str, images: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Text and image blocks in the order the placeholders held (Anthropic's shape)."""
+    blocks: list[dict[str, Any]] = []
+    for k, piece in enumerate(split_at_images(text)):
+        blocks.extend(_text_blocks(piece.strip("\n")))
+        if k < len(images):
+            blocks.append({"type": "image", "source": dict(images[k])})
+    return blocks
+
+
+def _tool_result(msg: Message, images: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": msg.tool_call_id or ""}
-    if msg.text:
-        block["content"] = msg.text
+    if images or msg.text:
+        block["content"] = _with_images(msg.text, images) if images else msg.text
     if msg.meta and msg.meta.get("is_error") is True:
         block["is_error"] = True
     return block
@@ -209,20 +246,23 @@ def _add(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -
         turns.append({"role": role, "content": blocks})
 
 
-def to_anthropic(view: PreparedView, model: str | None = None, *,
-                 max_tokens: int = DEFAULT_MAX_TOKENS) -> dict[str, Any]:
+def to_anthropic(view: PreparedView, model: str | None = None, *, max_tokens: int = DEFAULT_MAX_TOKENS,
+                 images: Mapping[int, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """`images`: export_media.recorded_images of the view, sent as image blocks where the
+    placeholders were (in a user turn or a tool result)."""
     system_parts = [view.system_prompt] if view.system_prompt and view.system_prompt.strip() else []
     turns: list[dict[str, Any]] = []
     for msg in paired(view.prepared)[0]:
+        found = images.get(id(msg)) if images else None
         if msg.role == "system":
             if msg.text.strip():
                 system_parts.append(msg.text)
         elif msg.role == "assistant":
             _add(turns, "assistant", _assistant_blocks(msg))
         elif msg.role == "tool":
-            _add(turns, "user", [_tool_result(msg)])
+            _add(turns, "user", [_tool_result(msg, found)])
         else:
-            _add(turns, "user", _text_blocks(msg.text))
+            _add(turns, "user", _with_images(msg.text, found) if found else _text_blocks(msg.text))
     body: dict[str, Any] = {"max_tokens": max_tokens}
     if system_parts:
         body["system"] = "\n\n".join(system_parts)
@@ -234,12 +274,14 @@ def to_anthropic(view: PreparedView, model: str | None = None, *,
 
 
 def to_shape(view: PreparedView, shape: str = "openai", model: str | None = None, *,
-             max_tokens: int = DEFAULT_MAX_TOKENS) -> dict[str, Any]:
-    """The body in `shape`; `max_tokens` goes into Anthropic bodies (OpenAI's is optional, left out)."""
+             max_tokens: int = DEFAULT_MAX_TOKENS, images: Mapping[int, list[dict[str, Any]]] | None = None
+             ) -> dict[str, Any]:
+    """The body in `shape`; `max_tokens` goes into Anthropic bodies (OpenAI's is optional, left out);
+    `images`: the view's images read back from its source (export_media.recorded_images)."""
     if shape == "openai":
-        return to_openai(view, model)
+        return to_openai(view, model, images)
     if shape == "anthropic":
-        return to_anthropic(view, model, max_tokens=max_tokens)
+        return to_anthropic(view, model, max_tokens=max_tokens, images=images)
     raise ValueError(f"unknown shape {shape!r} (choices: {', '.join(SHAPES)})")
 
 
@@ -272,7 +314,7 @@ def recorded_max_tokens(*metadata: Mapping[str, Any]) -> int | None:
 
 # --- what the body leaves out and what the pipeline did ---------------------------------
 
-def export_stats(view: PreparedView, shape: str) -> dict[str, Any]:
+def export_stats(view: PreparedView, shape: str, images: Mapping[int, Any] | None = None) -> dict[str, Any]:
     """ctxview's figures for an export: messages and tokens stored → prepared, what changed
     (the pipeline's counts), and what the shape could not carry."""
     _, stored, _ = row_columns(view.rows)
@@ -290,12 +332,53 @@ def export_stats(view: PreparedView, shape: str) -> dict[str, Any]:
         "budget_shortfall": view.budget_shortfall,
         "not_exported": {"attachments": sum(len(m.content.attachments) for m in prepared
                                             if isinstance(m.content, Content)),
+                         "images_as_text": len(images_as_text(prepared, images, shape)),
                          "thinking": thinking, "unanswered_calls": calls_out, "orphan_results": results_out},
     }
 
 
+class LeftOut:
+    """What a body leaves out of, or changes in, each prepared message ("" for nothing): paired's left-out
+    results and calls, an image not read back (export_media). Worked out once per view, when asked."""
+
+    __slots__ = ("prepared", "source", "_kept", "_cut", "_images")
+
+    def __init__(self, prepared: Sequence[Message], source: str | None = None) -> None:
+        self.prepared, self.source = prepared, source
+        self._kept: set[int] | None = None
+        self._cut: set[int] = set()
+        self._images: dict[int, Any] | None = None   # export_media.recorded_images, read on the first image
+
+    def _pair(self) -> set[int]:
+        out, _, _ = paired(self.prepared)
+        kept = {id(m) for m in out}
+        self._cut = {id(m) for m in self.prepared if m.role == "assistant" and m.tool_calls and id(m) not in kept}
+        self._kept = kept
+        return kept
+
+    def reason(self, message: Message | None, short: bool = False) -> str:
+        """"not exported: no call" (short "!exp"), "calls not exported" ("!calls"), "image sent as text"
+        ("img→txt"), or ""."""
+        if message is None:
+            return ""
+        kept = self._kept if self._kept is not None else self._pair()
+        if message.role == "tool" and id(message) not in kept:
+            return "!exp" if short else "not exported: no call"
+        if id(message) in self._cut:
+            return "!calls" if short else "calls not exported: no result"
+        if "[" in message.text and PLACEHOLDER.search(message.text):
+            if self._images is None:
+                self._images = recorded_images(self.source, self.prepared)
+            if id(message) not in self._images:
+                return "img→txt" if short else "image sent as text"
+            if message.role == "tool":  # Chat Completions' tool messages carry text only
+                return "img→txt oai" if short else "image as text in openai"
+        return ""
+
+
 _LEFT_OUT = {"thinking": "messages' thinking", "unanswered_calls": "tool calls without a result",
-             "orphan_results": "tool results without their call"}
+             "orphan_results": "tool results without their call",
+             "images_as_text": "images (or files) sent as their placeholder text"}
 
 
 def stats_text(stats: Mapping[str, Any], name: str, shape: str, source: str) -> str:

@@ -64,6 +64,14 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    # What else the provider recorded that changes the price (Anthropic's usage object): the part of
+    # cache_write_tokens written for an hour (usage.cache_creation.ephemeral_1h_input_tokens; the
+    # rest lives 5 minutes), the speed ("fast": fast mode), where inference ran ("us", "global"), and
+    # the cost the harness itself wrote beside the call (older Claude Code's costUSD), if any.
+    cache_write_1h_tokens: int = 0
+    speed: str | None = None
+    inference_geo: str | None = None
+    recorded_usd: float | None = None
 
     @property
     def context_tokens(self) -> int:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
+from .advice import rank_advice, rank_compare, recommendation_applied, replayed, split_recommendations  # noqa: F401
 from .bloat import analyze_context_bloat
 from .gcpause import paused_gc
-from .model import Conversation, Session
+from .model import Conversation, Session, request_indices
 from .harness import rewrite_events, sent_tokens
 from .pipeline import PipelineCache, prepare
 from .pipeline.sent_history import truncations
@@ -21,7 +22,7 @@ from .tokens import calibrate
 from .trace_compare import compare as compare_with_trace
 from .formats.claude_trace import TraceRequest
 from .system_block import deferred_note, deferred_tools, loaded_definition_tokens
-from .settings import Settings, request_index, settings_for, settings_from  # noqa: F401 (settings_for: its old home)
+from .settings import Settings, keep_recent_note, request_index, settings_for, settings_from  # noqa: F401 (settings_for: its old home)
 from .usage import UsageTotals, recorded_requests
 from .view import PreparedView, Row
 from .windows import WARNING_MARKS, gauge_level
@@ -48,49 +49,6 @@ def calibration_section(calibration: Any) -> dict[str, Any]:
         if out.get("slope") is not None:
             out["fit_note"] = note
     return out
-
-
-def _tier_spec(tiers: str) -> str | None:
-    from .compression import format_tiers, get_policy
-
-    try:
-        return format_tiers(get_policy(tiers))
-    except ValueError:
-        return None
-
-
-def recommendation_applied(setting: str, settings: Settings) -> bool:
-    """Whether the options of a bloat recommendation (`--tiers default --keep-recent 10`,
-    `--clear-keep 3`, `--old-messages llm`, `--budget N`) are already in effect in `settings`
-    (clearing or a budget at least as strong counts). An option not known here is not applied."""
-    words = setting.split()
-    options = dict(zip(words[::2], words[1::2]))
-    if not options or len(words) % 2:
-        return False
-    for option, value in options.items():
-        if option == "--tiers":
-            ok = settings.compresses and _tier_spec(settings.tiers) == _tier_spec(value)
-        elif option == "--keep-recent":
-            ok = value.isdigit() and settings.keep_recent == int(value)
-        elif option == "--clear-keep":
-            ok = value.isdigit() and settings.clear is not None and settings.clear.keep <= int(value)
-        elif option == "--old-messages":
-            ok = settings.old_messages == value
-        elif option == "--budget":
-            ok = value.isdigit() and settings.budget is not None and settings.budget <= int(value)
-        else:
-            ok = False
-        if not ok:
-            return False
-    return True
-
-
-def split_recommendations(recommendations: Sequence[Any], settings: Settings) -> tuple[list[Any], list[Any]]:
-    """(to recommend, already applied): a recommendation whose setting is in effect is not one."""
-    todo, applied = [], []
-    for r in recommendations:
-        (applied if recommendation_applied(r.setting, settings) else todo).append(r)
-    return todo, applied
 
 
 def _bloat_section(bloat: Any, settings: Settings) -> dict[str, Any]:
@@ -144,16 +102,16 @@ def conversation_report(
     threshold: float = 0.7,
     rows: bool = False,
     prices: PriceTable | None = None,
-    cache_ttl: str = "5m",
+    cache_ttl: str | None = None,
     compare: Sequence[tuple[str, Settings]] = (),
     series: bool = False,
     usage_memo: dict | None = None,
 ) -> dict[str, Any]:
     """One conversation's entry of the report document; `rows`: add one entry per message (and per
     recorded request); `prices`: the price table for its cost (None: genai-prices' own);
-    `cache_ttl`: the prompt cache's lifetime ("5m", "1h"); `compare`: (label, settings) to replay
-    every request under; `series`: add `"context_series"` (the usage chart's data); `usage_memo`: see
-    _usage_cost."""
+    `cache_ttl`: the prompt cache's lifetime ("5m", "1h"; None: the file's, see _CacheReplays); `compare`:
+    (label, settings) to replay every request under; `series`: add `"context_series"` (the usage chart's
+    data); `usage_memo`: see _usage_cost."""
     cache = cache or PipelineCache()
     view = prepare(conversation, settings, cache=cache)
     bloat = conversation_bloat(conversation, settings, view.context_window, cache, threshold)
@@ -168,6 +126,8 @@ def conversation_report(
         "counter": view.counter_name,
         "view": settings.view,
         "view_label": settings.label(),
+        # why --keep-recent changes nothing here, where it does not (settings.keep_recent_note)
+        "keep_recent_note": (keep_recent_note(settings) if settings.compresses else "") or None,
         "request": {"number": (requests.index(shown) + 1) if shown in requests else len(requests) + 1,
                     "index": shown, "of": len(requests)},
         "compactions": compactions(conversation),
@@ -195,6 +155,8 @@ def conversation_report(
     out.update(usage_and_cost(conversation, prices, per_request=rows, memo=usage_memo))
     replays = _CacheReplays(conversation, settings, calibration, prices, cache, cache_ttl, usage_memo)
     out["cache"] = replays.cache_section()
+    # each recommendation replayed and priced: ranked by dollars, and one that raises the bill apart
+    out["bloat"]["recommendations"], out["bloat"]["raises_bill"] = replays.advise(out["bloat"]["recommendations"])
     if compare:
         out["compare"] = replays.compare(compare)
     if series:
@@ -251,7 +213,8 @@ def usage_and_cost(conversation: Conversation, prices: PriceTable, *, per_reques
         out["usage_by_request"] = [
             {"index": r.index, "model": r.model, "timestamp": r.timestamp,
              **UsageTotals.of((r.usage,)).to_dict(),
-             "usd": _usd(prices.cost(r.usage, r.model, r.timestamp))} for r in calls]
+             "usd": _usd(prices.cost(r.usage, r.model, r.timestamp)),
+             **({"recorded_usd": r.usage.recorded_usd} if r.usage.recorded_usd is not None else {})} for r in calls]
     return out
 
 
@@ -292,7 +255,7 @@ def context_series(conversation: Conversation, settings: Settings, cache: Pipeli
 # --- the prompt cache: simulated against the record, and what a policy costs -------
 
 def cache_replays(conversation: Conversation, settings: Settings, cache: PipelineCache, prices: PriceTable,
-                  ttl: str = "5m") -> _CacheReplays:
+                  ttl: str | None = None) -> _CacheReplays:
     """The prompt-cache replays of one conversation (`.cache_section()`, `.compare(settings)`)."""
     return _CacheReplays(conversation, settings, as_sent_calibration(conversation, settings, cache), prices, cache,
                          ttl)
@@ -305,11 +268,22 @@ class _CacheReplays:
     harness's system prompt) and counts in its own tokens: where the calibration fitted recorded
     ≈ overhead + slope × estimate, the prompts carry that overhead as their system block and
     are scaled by the slope. What the cache held before the file began is not in the file
-    either: the first recorded request's cache read is taken as the system block already cached."""
+    either: the first recorded request's cache read is taken as the system block already cached.
+
+    The cache's lifetime is `ttl` where given, else the one the file's writes were made with
+    (Claude Code's 1-hour writes: usage.cache_creation), else Anthropic's default of 5 minutes. A
+    compaction agent (Claude Code's agent-acompact-*) sends the main conversation as it stood, then
+    its own request: it reads the main conversation's cache, so the prefix its first request read
+    (recorded) is its system block, already cached."""
 
     def __init__(self, conversation: Conversation, settings: Settings, calibration: Any, prices: PriceTable,
-                 cache: PipelineCache, ttl: str, usage_memo: dict | None = None) -> None:
-        self.conversation, self.prices, self.cache, self.ttl = conversation, prices, cache, ttl
+                 cache: PipelineCache, ttl: str | None, usage_memo: dict | None = None) -> None:
+        self.conversation, self.prices, self.cache = conversation, prices, cache
+        self.recorded, self.recorded_cost, calls = _usage_cost(conversation, prices, usage_memo)
+        self.ttl_source = "option" if ttl else ("file" if self.recorded.cache_ttl else "default")
+        self.ttl = ttl or self.recorded.cache_ttl or "5m"
+        self.warm = calls[0].usage.cache_read_tokens if calls else 0
+        self.reads_parent = conversation.metadata.get("kind") == "compaction" and self.warm > 0
         slope = calibration.slope
         self.calibrated = slope is not None and slope > 0
         self.scale = slope if self.calibrated else 1.0
@@ -320,16 +294,28 @@ class _CacheReplays:
         extra = cache.system_tokens(cache.data(conversation), counter) - prompt
         fitted = (calibration.overhead or 0) - self.scale * extra
         self.overhead = max(int(round(fitted)), 0) if self.calibrated else 0
-        self.rules = CacheRules(ttl=TTL_SECONDS[ttl], minimum=min_cacheable_tokens(conversation.model))
-        self.recorded, self.recorded_cost, calls = _usage_cost(conversation, prices, usage_memo)
-        self.warm = calls[0].usage.cache_read_tokens if calls else 0
+        if self.reads_parent:
+            self.overhead = self.warm   # the main conversation's prefix, in the main conversation's cache
+        self.rules = CacheRules(ttl=TTL_SECONDS[self.ttl], minimum=min_cacheable_tokens(conversation.model))
         self.as_sent = Settings(counter=settings.counter, context_window=settings.context_window,
                                 embed_ephemeral=settings.embed_ephemeral)
+        self._runs: dict[Settings, Any] = {}  # each setting's outcome, replayed once
 
     def run(self, settings: Settings):
-        prompts = replay(self.conversation, settings, cache=self.cache, overhead=self.overhead, scale=self.scale)
-        return outcome(self.conversation, prompts, simulate(prompts, self.rules, warm=self.warm), self.prices,
-                       self.ttl)
+        hit = self._runs.get(settings)
+        if hit is None:
+            prompts = replay(self.conversation, settings, cache=self.cache, overhead=self.overhead, scale=self.scale)
+            hit = self._runs[settings] = outcome(self.conversation, prompts,
+                                                 simulate(prompts, self.rules, warm=self.warm), self.prices, self.ttl)
+        return hit
+
+    def advise(self, recommendations: Sequence[Any]) -> tuple[list[dict], list[dict]]:
+        """advice.rank_advice over this conversation: each recommendation on top of the as-sent view."""
+        as_sent = {"counter": self.as_sent.counter, "context_window": self.as_sent.context_window,
+                   "embed_ephemeral": self.as_sent.embed_ephemeral}
+        return rank_advice(recommendations, self.run(self.as_sent), self.run,
+                           lambda o: settings_from(None, {**as_sent, **o}),
+                           len(request_indices(self.conversation.messages)))
 
     def cache_section(self) -> dict[str, Any]:
         sim = self.run(self.as_sent)
@@ -337,14 +323,16 @@ class _CacheReplays:
         recorded_share = rec.read_share if rec.cache_read or rec.cache_write else None
         return {"simulated_read_share": None if sim.read_share is None else round(sim.read_share, 4),
                 "recorded_read_share": None if recorded_share is None else round(recorded_share, 4),
-                "ttl": self.ttl, "minimum_tokens": self.rules.minimum, "calibrated": self.calibrated,
+                "ttl": self.ttl, "ttl_source": self.ttl_source, "reads_parent_cache": self.reads_parent,
+                "minimum_tokens": self.rules.minimum, "calibrated": self.calibrated,
                 "overhead": self.overhead, "scale": round(self.scale, 4), "warm": self.warm,
                 "simulated": sim.to_dict()}
 
     def compare(self, settings: Sequence[tuple[str, Settings]]) -> dict[str, Any]:
         """Each setting against the as-sent view through the same simulation (so that the change is
         the policy's alone), with the record beside it where the file has one."""
-        base = self.run(self.as_sent).to_dict()
+        base_outcome = self.run(self.as_sent)
+        base = base_outcome.to_dict()
         rec = self.recorded
         recorded = None
         if rec.requests and rec.context:
@@ -353,11 +341,11 @@ class _CacheReplays:
                         "read_share": round(rec.read_share or 0.0, 4), "usd": self.recorded_cost.to_dict()["usd"]}
         rows = []
         for label, s in settings:
-            d = self.run(s).to_dict()
+            d = replayed(base_outcome, self.run(s))
             d.update(label=label, view_label=s.label(),
                      tokens_change=_change(d["tokens"], base["tokens"]), cost_change=_change(d["usd"], base["usd"]))
             rows.append(d)
-        return {"as_sent": base, "recorded": recorded, "settings": rows}
+        return {"as_sent": base, "recorded": recorded, "settings": rank_compare(rows)}
 
 
 def _compare_settings(overrides: Mapping[str, Any], compare: Sequence[tuple[str, Mapping[str, Any]]]):
@@ -408,7 +396,7 @@ def build_report(
     threshold: float = 0.7,
     rows: bool = False,
     prices: PriceTable | None = None,
-    cache_ttl: str = "5m",
+    cache_ttl: str | None = None,
     compare: Sequence[tuple[str, Mapping[str, Any]]] = (),
     series: bool = False,
     trace: tuple[str, Sequence[TraceRequest]] | None = None,

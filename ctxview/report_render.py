@@ -47,6 +47,8 @@ def _view_lines(conv: dict[str, Any]) -> list[tuple]:
     which = "the next request" if req["index"] is None else f"request {req['number']} of {req['of']} (#{req['index']})"
     # As sent, or a what-if: never let a simulation read as what the model saw.
     out.append(("line", f"view: {conv['view_label']} · {which}", 0 if conv["view"] == "as-sent" else 1))
+    if conv.get("keep_recent_note"):
+        out.append(("line", conv["keep_recent_note"], 1))
     for c in conv["compactions"]:
         what = {"compaction": f"{c.get('messages_replaced', 0):,} messages replaced by its summary",
                 "microcompaction": f"{c.get('results_cleared', 0):,} tool results cleared",
@@ -148,15 +150,38 @@ def _bloat_sections(conv: dict[str, Any]) -> list[tuple]:
                     [["+" if r["index"] is None else str(r["index"]), r["role"] or "", r["tool"] or "",
                       _fmt_int(r["tokens_stored"]), _fmt_int(r["tokens_prepared"]),
                       "; ".join(f"{c['action']}: {c['detail']}" for c in r["changes"])] for r in conv["rows"]]))
-    if b["recommendations"]:
-        out.append(("table", "Recommendations", ["action", "setting", "saves tokens"],
-                    [[x["action"], x["setting"], _fmt_int(x["saves"])] for x in b["recommendations"]]))
+    out.extend(_advice_sections(b))
     for x in b.get("applied", ()):
         out.append(("line", f"already applied: {x['setting']} ({x['action']}: {x['saves']:,} tokens of the "
                             "stored messages)", 0))
     return out
 
 
+
+
+def _advice_sections(b: dict[str, Any]) -> list[tuple]:
+    """The recommendations as replayed (advice.rank_advice): the ones that save, by dollars, then each
+    one that raises the bill, as such."""
+    out: list[tuple] = []
+    if b["recommendations"]:
+        rows = []
+        for x in b["recommendations"]:
+            r = x.get("replay")
+            if r is None:
+                rows.append([x["action"], x["setting"], _fmt_int(x["saves"]), "-", x.get("not_replayed") or "-"])
+            else:
+                rows.append([x["action"], x["setting"], _fmt_int(r["tokens_saved_per_request"]),
+                             f"{_share(r['as_sent_read_share'])} → {_share(r['read_share'])}", r["verdict"]])
+        out.append(("table", "Recommendations", ["action", "setting", "tokens saved per request", "cache reads",
+                                                 "cost"], rows))
+        out.append(("line", "(each replayed over the requests through the prompt cache and priced against the "
+                            "as-sent view; most dollars saved first)", 0))
+    for x in b.get("raises_bill", ()):
+        r = x["replay"]
+        out.append(("line", f"not recommended: {x['setting']} ({x['action']}) {r['verdict']}: "
+                            f"{_fmt_int(r['tokens_saved_per_request'])} tokens less per request, but cache reads "
+                            f"{_share(r['as_sent_read_share'])} → {_share(r['read_share'])}", 2))
+    return out
 
 
 # --- usage, cost and the prompt cache ------------------------------------------------
@@ -228,7 +253,14 @@ def _cost_text(cost: dict[str, Any]) -> str:
     if not cost["priced"]:
         text += (f" for the priced requests ({cost['unpriced_requests']:,} of {', '.join(cost['unpriced_models'])} "
                  "have no price; --price sets one)")
-    return text + f" (prices as of {cost['prices_as_of']})"
+    return text + f" (prices as of {cost['prices_as_of']})" + _recorded_cost(cost)
+
+
+def _recorded_cost(cost: dict[str, Any]) -> str:
+    """The harness's own figure beside ctxview's, where the file wrote one (older Claude Code's costUSD)."""
+    if cost.get("recorded_usd") is None:
+        return ""
+    return f"; the file recorded {_money(cost['recorded_usd'])} (costUSD, {cost['recorded_requests']:,} requests)"
 
 
 def _share(value: float | None) -> str:
@@ -245,7 +277,11 @@ def _cache_sections(cache: dict[str, Any] | None, compare: dict[str, Any] | None
         fit = (f"calibrated: overhead {cache['overhead']:,} + ×{cache['scale']:.3f}" if cache["calibrated"]
                else "not calibrated (fewer than 2 recorded requests): ctxview's estimate alone")
         rec = cache["recorded_read_share"]
-        out.append(("line", f"prompt cache (simulated, TTL {cache['ttl']}, minimum {cache['minimum_tokens']:,} "
+        ttl = cache["ttl"] + {"file": " as the file's writes", "option": ""}.get(cache.get("ttl_source", ""), "")
+        if cache.get("reads_parent_cache"):
+            fit = (f"a compaction agent: reads the main conversation's cache ({cache['warm']:,} tokens, as recorded), "
+                   "then writes its own request")
+        out.append(("line", f"prompt cache (simulated, TTL {ttl}, minimum {cache['minimum_tokens']:,} "
                             f"tokens, {fit}): cache reads {_share(cache['simulated_read_share'])} of input"
                             + (f", recorded {_share(rec)}" if rec is not None else ""), 0))
     if compare:
@@ -253,28 +289,34 @@ def _cache_sections(cache: dict[str, Any] | None, compare: dict[str, Any] | None
         rows = []
         if rec is not None:
             rows.append(["as sent (recorded)", _fmt_int(rec["tokens"] // max(rec["requests"], 1)),
-                         _share(rec["read_share"]), _money(rec["usd"]), "", ""])
+                         _share(rec["read_share"]), _money(rec["usd"]), "", "", ""])
         rows.append(["as sent (simulated)", _fmt_int(base["tokens"] // max(base["requests"], 1)),
-                     _share(base["read_share"]), _money(base["usd"]), "", ""])
+                     _share(base["read_share"]), _money(base["usd"]), "", "", ""])
         for r in compare["settings"]:
             rows.append([r["label"], _fmt_int(r["tokens"] // max(r["requests"], 1)), _share(r["read_share"]),
-                         _money(r["usd"]), _pct_change(r["tokens_change"]), _pct_change(r["cost_change"])])
+                         _money(r["usd"]), _pct_change(r["tokens_change"]), _pct_change(r["cost_change"]),
+                         r["verdict"]])
         out.append(("table", f"What each setting costs ({base['requests']:,} requests replayed; changes against "
-                             "as sent, simulated)",
-                    ["setting", "tokens per request", "cache reads", "cost", "tokens change", "cost change"], rows))
+                             "as sent, simulated; cheapest first)",
+                    ["setting", "tokens per request", "cache reads", "cost", "tokens change", "cost change",
+                     "against as sent"], rows))
         for r in compare["settings"]:
-            cost = (f"cost {_pct_change(r['cost_change'])}" if r["cost_change"] is not None else "cost: no price")
+            cost = r["verdict"] + (f" ({_pct_change(r['cost_change'])})" if r["cost_change"] is not None else "")
             out.append(("line", f"{r['label']}: {_pct_change(r['tokens_change'])} tokens per request, cache reads "
-                                f"{_share(base['read_share'])} → {_share(r['read_share'])}, {cost}", 0))
+                                f"{_share(base['read_share'])} → {_share(r['read_share'])}, {cost}",
+                        2 if (r.get("usd_change") or 0) > 0 else 0))
     return out
 
 
 def _usage_table(usage: dict[str, Any], cost: dict[str, Any], title: str) -> list[tuple]:
     if not usage["requests"]:
         return [("line", f"{title}: no usage recorded", 0)]
+    write = _fmt_int(usage["cache_write"])
+    if usage.get("cache_write_1h"):  # priced apart: 2x base input against 1.25x for 5-minute writes
+        write += f" ({usage['cache_write_1h']:,} 1h)"
     return [("table", title, ["requests", "input", "output", "cache read", "cache write", "cost"],
              [[_fmt_int(usage["requests"]), _fmt_int(usage["input"]), _fmt_int(usage["output"]),
-               _fmt_int(usage["cache_read"]), _fmt_int(usage["cache_write"]), _cost_text(cost)]])]
+               _fmt_int(usage["cache_read"]), write, _cost_text(cost)]])]
 
 
 def render_report(data: dict[str, Any], stream: Any, *, warnings: Sequence[str] = (), skipped: int = 0) -> None:

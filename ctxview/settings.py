@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .model import Conversation
 
 __all__ = ["AS_SENT", "ClearSettings", "OLD_MESSAGE_STRATEGIES", "Settings", "TOOL_NAME_SOURCES",
-           "request_index", "settings_for", "settings_from"]
+           "keep_recent_note", "request_index", "settings_for", "settings_from"]
 
 OLD_MESSAGE_STRATEGIES = ("keep", "truncate", "remove", "llm")
 TOOL_NAME_SOURCES = ("content", "tool_call")
@@ -208,3 +208,25 @@ def request_index(conversation: Conversation, number: int) -> int | None:
         raise ValueError(f"{conversation.name}: no request {number} (the file holds requests 1 to "
                          f"{len(requests)}, and {len(requests) + 1} is the next one)")
     return requests[number - 1]
+
+
+def keep_recent_note(settings: Settings) -> str:
+    """Why keep_recent changes nothing under these settings, in words ("" when it can change something).
+
+    keep_recent is read in three places: the tiers (the last keep_recent messages are never cut),
+    the summary of old messages (its boundary, unless summarize_before sets one) and the budget
+    (the recent part it protects). When only the tiers read it and their first tier keeps ages up to
+    A whole, a keep_recent of A or less leaves every message as it was: a tool result at age A or
+    less is kept whole by the tier anyway (the default tiers: 10:full)."""
+    if settings.budget is not None or (settings.old_messages != "keep" and settings.summarize_before is None):
+        return ""
+    if settings.tiers == "swarm-auto" and settings.compresses:
+        return ""  # (SwarmSDK's own rule: its own keep_recent)
+    policy = get_policy(settings.tiers) if settings.compresses else None
+    if policy is None or not policy.enabled:
+        return "keep_recent changes nothing here: no tiers, summary or budget read it"
+    first = policy.tiers[0]
+    if first.max_chars is None and first.max_age is not None and settings.keep_recent <= first.max_age:
+        return (f"keep_recent {settings.keep_recent} changes nothing: the tiers keep ages 0-{first.max_age} whole "
+                f"already (first tier {first.max_age}:full); it counts above {first.max_age}")
+    return ""

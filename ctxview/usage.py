@@ -35,21 +35,32 @@ class UsageTotals:
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    cache_write_1h: int = 0  # of cache_write: the writes recorded as 1-hour writes (the rest: 5 minutes)
 
     @classmethod
     def of(cls, usages: Iterable[Usage]) -> UsageTotals:
-        n = i = o = r = w = 0
+        n = i = o = r = w = h = 0
         for u in usages:
             n += 1
             i += u.input_tokens
             o += u.output_tokens
             r += u.cache_read_tokens
             w += u.cache_write_tokens
-        return cls(n, i, o, r, w)
+            h += u.cache_write_1h_tokens
+        return cls(n, i, o, r, w, h)
 
     def __add__(self, other: UsageTotals) -> UsageTotals:
         return UsageTotals(self.requests + other.requests, self.input + other.input, self.output + other.output,
-                           self.cache_read + other.cache_read, self.cache_write + other.cache_write)
+                           self.cache_read + other.cache_read, self.cache_write + other.cache_write,
+                           self.cache_write_1h + other.cache_write_1h)
+
+    @property
+    def cache_ttl(self) -> str | None:
+        """The cache lifetime the recorded writes were made with: "1h" when most written tokens were
+        1-hour writes, "5m" when the file wrote any and most were not, None when it wrote none."""
+        if not self.cache_write:
+            return None
+        return "1h" if 2 * self.cache_write_1h > self.cache_write else "5m"
 
     @property
     def context(self) -> int:
@@ -63,7 +74,7 @@ class UsageTotals:
 
     def to_dict(self) -> dict[str, int]:
         return {"requests": self.requests, "input": self.input, "output": self.output,
-                "cache_read": self.cache_read, "cache_write": self.cache_write}
+                "cache_read": self.cache_read, "cache_write": self.cache_write, "cache_write_1h": self.cache_write_1h}
 
 
 def timestamp_of(message: Message) -> str | None:

@@ -177,7 +177,8 @@ def test_export_stats_and_their_text():
     stats = export_stats(view, "anthropic")
     assert stats["messages"] == {"stored": 7, "prepared": 7}
     assert stats["tokens"] == {"stored": view.tokens_stored, "prepared": view.tokens_prepared}
-    assert stats["not_exported"] == {"attachments": 1, "thinking": 1, "unanswered_calls": 0, "orphan_results": 0}
+    assert stats["not_exported"] == {"attachments": 1, "images_as_text": 0, "thinking": 1, "unanswered_calls": 0,
+                                     "orphan_results": 0}
     text = stats_text(stats, "c", "anthropic", "x.json")
     assert text.splitlines()[0].startswith("'c' from x.json as anthropic: messages 7 stored → 7 prepared")
     assert "changed: nothing" in text and "not exported: 1 attachments, 1 messages' thinking" in text

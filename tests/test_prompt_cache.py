@@ -235,8 +235,9 @@ def test_report_json_has_cache_and_compare():
 
     conv = json.loads(out.stdout)["conversations"][0]
     assert conv["cache"]["ttl"] == "1h" and set(conv["cache"]) >= {"simulated_read_share", "recorded_read_share"}
-    labels = [r["label"] for r in conv["compare"]["settings"]]
-    assert labels == ["default", "10:full,*:100", "default+clear=3", "budget=20000"]
+    rows = conv["compare"]["settings"]
+    assert sorted(r["label"] for r in rows) == sorted(["default", "10:full,*:100", "default+clear=3", "budget=20000"])
+    assert [r["usd"] for r in rows] == sorted(r["usd"] for r in rows)  # ranked by dollars, cheapest first
     assert conv["compare"]["recorded"]["requests"] == conv["usage"]["requests"]
     text = subprocess.run([sys.executable, "-m", "ctxview", "report", str(path), "--compare", "aggressive"],
                           capture_output=True, text=True, timeout=300).stdout

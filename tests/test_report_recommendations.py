@@ -26,7 +26,8 @@ def report_json(capsys, *args: str) -> dict:
 
 
 def settings_of(conv: dict) -> list[str]:
-    return [r["setting"] for r in conv["bloat"]["recommendations"]]
+    """Every recommendation not applied yet: those that save and those that raise the bill (advice)."""
+    return [r["setting"] for r in conv["bloat"]["recommendations"] + conv["bloat"]["raises_bill"]]
 
 
 @pytest.mark.parametrize("setting, settings, applied", [

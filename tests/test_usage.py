@@ -39,8 +39,9 @@ def test_session_totals_include_every_conversation():
     doc = build_report(s, agent="main")  # the session's figures do not depend on the conversation shown
     assert [c["name"] for c in doc["conversations"]] == ["main"]
     assert doc["conversations"][0]["usage"] == {"requests": 1, "input": 10, "output": 20, "cache_read": 300,
-                                                "cache_write": 40}
-    assert doc["usage"] == {"requests": 3, "input": 16, "output": 27, "cache_read": 308, "cache_write": 49}
+                                                "cache_write": 40, "cache_write_1h": 0}
+    assert doc["usage"] == {"requests": 3, "input": 16, "output": 27, "cache_read": 308, "cache_write": 49,
+                            "cache_write_1h": 0}
 
 
 def test_real_session_with_subagents_matches_the_raw_file_sums():

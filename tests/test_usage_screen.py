@@ -86,10 +86,10 @@ async def test_usage_screen_shows_totals_cache_and_chart():
                 break
             await pilot.pause(0.05)
         text = str(app.screen.query_one("#usage-text").render())
-        assert "152 requests" in text and "cache read 14,771,617" in text and "$10.54" in text
+        assert "152 requests" in text and "cache read 14,771,617" in text and "$11.85" in text  # its writes were 1-hour writes
         assert "156 requests" in text                     # the session: both sub-agents too
         assert "prompt cache (simulated" in text and "recorded 98%" in text
-        assert "what-if: tiers=default:" in text and "cache reads 98% →" in text
+        assert "what-if: tiers=default:" in text and "cache reads 99% →" in text
         from ctxview.tui.usage_plot import ContextPlot
 
         plot = app.screen.query_one("#usage-plot", ContextPlot)

@@ -62,11 +62,28 @@ def _count(value: Any) -> int:
 
 def anthropic_usage(u: dict) -> Usage:
     """Usage from an Anthropic (and Claude Code) usage object; a count that is not an integer is 0.
-    (_count written out: one call per assistant message of a transcript.)"""
-    i, o, r, w = (u.get("input_tokens"), u.get("output_tokens"), u.get("cache_read_input_tokens"),
-                  u.get("cache_creation_input_tokens"))
-    return usage(i if type(i) is int else 0, o if type(o) is int else 0, r if type(r) is int else 0,
-                 w if type(w) is int else 0)
+    (_count written out: one call per assistant message of a transcript.) What else changes the
+    price is kept where recorded: the writes' split by lifetime (cache_creation.ephemeral_1h_input_tokens,
+    the rest being 5-minute writes), `speed`, `inference_geo`, and a `costUSD` the loader put beside it."""
+    get = u.get
+    i, o, r, w = get("input_tokens"), get("output_tokens"), get("cache_read_input_tokens"), \
+        get("cache_creation_input_tokens")
+    w = w if type(w) is int else 0
+    split = get("cache_creation")
+    h = split.get("ephemeral_1h_input_tokens") if type(split) is dict else None
+    geo = get("inference_geo")
+    speed = get("speed")
+    usd = get("costUSD")
+    return usage(i if type(i) is int else 0, o if type(o) is int else 0, r if type(r) is int else 0, w,
+                 (h if h <= w else w) if type(h) is int and h > 0 else 0,
+                 # (kept only where it changes the price: a string on every message would cost memory)
+                 speed if type(speed) is str and speed and speed != "standard" else None,
+                 geo if type(geo) is str and geo and geo != "not_available" else None,
+                 None if usd is None else _usd(usd))
+
+
+def _usd(value: Any) -> float | None:
+    return float(value) if type(value) in (int, float) and 0 <= value < float("inf") else None
 
 
 def openai_usage(u: Any) -> Usage | None:

@@ -173,6 +173,8 @@ def _message(d: Any, where: str, shared: dict[str, str], link: _Built | None = N
                 and i >= 0 and o >= 0 and r >= 0 and w >= 0):
             _check_usage(u, where)
         usage = new_usage(i, o, r, w)  # in _USAGE_FIELDS order
+        if len(u) > 4:  # what else changes the price (written only where the source recorded it)
+            usage = _usage_extras(usage, u, where)
     injected = get("injected", False)
     if type(injected) is not bool:
         raise _Bad(f"{where}/injected", "expected true or false")
@@ -208,6 +210,22 @@ def _check_strings(d: dict, where: str) -> None:
         v = d.get(key)
         if v is not None and type(v) is not str:
             raise _Bad(f"{where}/{key}", "expected a string or null")
+
+
+def _usage_extras(base: Any, u: dict, where: str) -> Any:
+    """The usage with its 1-hour writes, speed, inference geography and recorded cost, each checked."""
+    import dataclasses
+
+    h, speed, geo, usd = (u.get("cache_write_1h_tokens") or 0, u.get("speed"), u.get("inference_geo"),
+                          u.get("recorded_usd"))
+    _need(type(h) is int and 0 <= h <= base.cache_write_tokens, f"{where}/usage/cache_write_1h_tokens",
+          "expected a non-negative integer, at most cache_write_tokens")
+    for key, v in (("speed", speed), ("inference_geo", geo)):
+        _need(v is None or type(v) is str, f"{where}/usage/{key}", "expected a string or null")
+    _need(usd is None or (type(usd) in (int, float) and 0 <= usd < float("inf")), f"{where}/usage/recorded_usd",
+          "expected a non-negative number or null")
+    return dataclasses.replace(base, cache_write_1h_tokens=h, speed=speed, inference_geo=geo,
+                               recorded_usd=None if usd is None else float(usd))
 
 
 def _check_usage(u: dict, where: str) -> None:

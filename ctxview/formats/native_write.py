@@ -43,6 +43,10 @@ def _dump_message(m: Message) -> dict[str, Any]:
         u = m.usage
         d["usage"] = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
                       "cache_read_tokens": u.cache_read_tokens, "cache_write_tokens": u.cache_write_tokens}
+        for key in ("cache_write_1h_tokens", "speed", "inference_geo", "recorded_usd"):  # what else sets the price
+            v = getattr(u, key)
+            if v:
+                d["usage"][key] = v
     if m.injected:
         d["injected"] = True
     meta = dict(m.meta)

@@ -33,6 +33,7 @@ from textual.widgets import Footer, Input
 
 from ..model import Conversation, Session
 from ..sanitize import make_visible, sanitize
+from ..settings import keep_recent_note
 from ..view import PreparedView, Settings
 from .controls import ControlsPanel
 from .follow import FOLLOW_INTERVAL, FileChanged, FileFollower, FollowFailed, follow_job, followable
@@ -372,7 +373,11 @@ class CtxviewApp(NavigationActions, App[int]):
         self.update_settings(**event.changes)
 
     def action_keep_recent(self, delta: int) -> None:
-        self._changed(self.state.keep_recent(delta))
+        changed = self.state.keep_recent(delta)
+        note = keep_recent_note(self.settings)
+        if changed and note:  # the step was taken, and leaves every figure as it was: say why
+            self.notify(note, title="keep_recent", markup=False)
+        self._changed(changed)
 
     def action_next_tiers(self) -> None:
         self._changed(self.state.next_tiers())
@@ -493,7 +498,10 @@ class CtxviewApp(NavigationActions, App[int]):
 
     @on(BloatReady)
     def _bloat_ready(self, event: BloatReady) -> None:
-        self.push_screen(BloatScreen(event.report))
+        if not event.update:
+            self.push_screen(BloatScreen(event.report))
+        elif isinstance(self.screen, BloatScreen):
+            self.screen.show(event.report)
 
     @on(WorkFailed)
     def _work_failed(self, event: WorkFailed) -> None:
@@ -532,13 +540,14 @@ class CtxviewApp(NavigationActions, App[int]):
         if self.view is None or conv is None or session is None:
             return
         self.run_job(write_job, target, shape, self.view, conv.model,
-                     recorded_max_tokens(conv.metadata, session.metadata))
+                     recorded_max_tokens(conv.metadata, session.metadata), self.path)
 
     @on(Written)
     def _written(self, event: Written) -> None:
         self.last_written = event.target
-        self.notify(sanitize(f"wrote a request body of {event.count:,} messages ({event.shape}) to {event.target}"),
-                    markup=False)
+        note = f"; changed: {event.note}" if event.note else ""
+        self.notify(sanitize(f"wrote a request body of {event.count:,} messages ({event.shape}) to {event.target}{note}"),
+                    markup=False, severity="warning" if note else "information")
 
     # -- help / palette ---------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from rich.text import Text
 
 from ..compression import PRESETS
 from ..model import Session
-from ..settings import Settings
+from ..settings import Settings, keep_recent_note
 from ..view import PreparedView
 from .state import conversation_title
 from .widgets import Line, safe_text, view_name
@@ -207,8 +207,11 @@ def what_if_pieces(settings: Settings) -> list[tuple[str, str, str]]:
     """keep_recent, the tiers and every active what-if setting, each as (full words, abbreviated,
     shortest). keep_recent and the tiers are always there (the keys change them); the others only
     when they are on."""
-    out = [(f"keep_recent={settings.keep_recent}", f"keep={settings.keep_recent}", f"k={settings.keep_recent}"),
-           _tiers(settings)]
+    k = settings.keep_recent
+    # settings.keep_recent_note says when keep_recent changes nothing: marked while tiers are on (with
+    # them off, as sent, nothing reads it, and the +/- keys say so when pressed)
+    idle = " (no effect)" if settings.compresses and keep_recent_note(settings) else ""
+    out = [(f"keep_recent={k}{idle}", f"keep={k}{idle}", f"k={k}" + ("·" if idle else "")), _tiers(settings)]
     clear = settings.clear
     if clear is not None:
         full, abbr = [f"clearing: keep {clear.keep}"], [f"clear {clear.keep}"]

@@ -262,6 +262,16 @@ class Layout:
     # (build with `changed`) the layout whose heights this one takes over, and the new base heights
     takes_over: tuple[Layout, dict[int, int], list[int] | None] | None = None
     handed_on: bool = False                                  # its heights now belong to a newer layout
+    exported: Any = None                                     # export.LeftOut of the view, made when first asked
+
+    def left_out(self, source: str | None = None) -> Any:
+        """What `prepare` and `w` leave out of this view's body, message by message (export.LeftOut;
+        `source`: the session file, where an image is read back from)."""
+        if self.exported is None:
+            from ..export import LeftOut
+
+            self.exported = LeftOut(self.view.prepared, source)
+        return self.exported
 
     @classmethod
     def build(cls, view: PreparedView, previous: Layout | None = None,

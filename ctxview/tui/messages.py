@@ -105,9 +105,11 @@ class Copied(TMessage):
 
 @dataclass
 class BloatReady(TMessage):
-    """The bloat report, as text to show."""
+    """The bloat report, as text to show; `update`: the same report with its recommendations priced,
+    for the screen opened with the first one (nothing when it was closed meanwhile)."""
 
     report: object  # rich Text
+    update: bool = False
 
 
 @dataclass
@@ -117,6 +119,7 @@ class Written(TMessage):
     target: str
     shape: str
     count: int
+    note: str = ""  # what the body changed (images sent as text), said with the notification
 
 
 @dataclass

@@ -192,6 +192,8 @@ class MessagePane(ScrollView, can_focus=True, inherit_bindings=False):
                 pending=layout.is_pending,
                 unanswered=marks.unanswered(row_obj.stored if self.side == "stored" else row_obj.prepared),
                 boundary=marks.boundaries.get(index) if self.side == "stored" else None,
+                left_out=(layout.left_out(getattr(self.app, "path", None))
+                          if self.side == "prepared" and not layout.is_pending else None),
             )
         base = self.rich_style
         ghost = folded or (row_obj.stored if self.side == "stored" else row_obj.prepared) is None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterator, Literal, Sequence
+from typing import Any, Iterator, Literal, Sequence
 
 from rich.console import Console
 from rich.style import Style
@@ -120,8 +120,10 @@ def badge_style(change: Change, styles: PaneStyles) -> Style:
     return styles.badge_harness if change.rule in HARNESS_RULES else styles.badge
 
 
-def message_flags(message: Message, unanswered: bool, short: bool) -> list[tuple[str, str]]:
-    """(label, style name) of what the header flags about the message itself."""
+def message_flags(message: Message, unanswered: bool, short: bool,
+                  left_out: Any = None) -> list[tuple[str, str]]:
+    """(label, style name) of what the header flags about the message itself; `left_out` (an
+    export.LeftOut, prepared side): what `prepare` and `w` leave out of the body or change in it."""
     flags = []
     meta = message.meta
     if meta and hasattr(meta, "get") and meta.get("is_error"):
@@ -130,6 +132,9 @@ def message_flags(message: Message, unanswered: bool, short: bool) -> list[tuple
         flags.append(("inj" if short else "injected", "injected"))
     if unanswered:
         flags.append(("no res" if short else "no result", "flag"))
+    said = left_out.reason(message, short) if left_out is not None else ""
+    if said and not (unanswered and said in ("!calls", "calls not exported: no result")):  # (said: "no result")
+        flags.append((said, "flag"))
     return flags
 
 
@@ -147,7 +152,7 @@ def boundary_label(event: ContextEvent, short: bool) -> str:
 
 
 def header_line(row: Row, side: Side, styles: PaneStyles, pending: bool = False, width: int = 200,
-                unanswered: bool = False, boundary: ContextEvent | None = None) -> Text:
+                unanswered: bool = False, boundary: ContextEvent | None = None, left_out: Any = None) -> Text:
     """` #12 tool Read · 1,234 tok (-1,000)  compressed t3 age 27 `.
 
     `unanswered`: the message holds a tool call no result answers; `boundary`: the compaction
@@ -155,9 +160,9 @@ def header_line(row: Row, side: Side, styles: PaneStyles, pending: bool = False,
     change is left out and the badges take their short forms (`t3·27`, `+eph`), so they stay
     visible.
     """
-    text = _header(row, side, styles, pending, False, unanswered, boundary)
+    text = _header(row, side, styles, pending, False, unanswered, boundary, left_out)
     if text.cell_len > width:
-        text = _header(row, side, styles, pending, True, unanswered, boundary)
+        text = _header(row, side, styles, pending, True, unanswered, boundary, left_out)
     return text
 
 
@@ -167,7 +172,7 @@ def _badge(text: Text, label: str, style: Style) -> None:
 
 
 def _header(row: Row, side: Side, styles: PaneStyles, pending: bool, short: bool, unanswered: bool,
-            boundary: ContextEvent | None) -> Text:
+            boundary: ContextEvent | None, left_out: Any = None) -> Text:
     message = row.stored if side == "stored" else row.prepared
     text = Text(no_wrap=True, end="")
     assert message is not None
@@ -188,7 +193,7 @@ def _header(row: Row, side: Side, styles: PaneStyles, pending: bool, short: bool
             text.append(f" ({-saved:+,})", styles.tokens)
     if side == "stored" and boundary is not None:
         _badge(text, boundary_label(boundary, short), styles.boundary)
-    for label, style in message_flags(message, unanswered, short):
+    for label, style in message_flags(message, unanswered, short, left_out if side == "prepared" else None):
         _badge(text, label, getattr(styles, style))
     if side == "prepared" and not pending:
         for change in row.changes:
@@ -404,6 +409,7 @@ def block_lines(
     pending: bool = False,
     unanswered: bool = False,
     boundary: ContextEvent | None = None,
+    left_out: Any = None,
 ) -> list[Text]:
     """Every line of one row's block on one side (before padding to the block height)."""
     message = row.stored if side == "stored" else row.prepared
@@ -411,7 +417,7 @@ def block_lines(
         if type(row) is SystemRow:
             return system_ghost_lines(row, styles, pending)
         return [ghost_line(row, side, run, row_pos, styles)]
-    lines = [header_line(row, side, styles, pending, width, unanswered, boundary)]
+    lines = [header_line(row, side, styles, pending, width, unanswered, boundary, left_out)]
     lines.extend(message_lines(row, side, message, styles, width, expanded, search, console))
     return lines
 

@@ -363,9 +363,15 @@ class BloatScreen(ModalScreen[None]):
         with VerticalScroll(id="bloat-body"):
             yield Static(self.report, id="bloat-text")
 
+    def show(self, report: Text) -> None:
+        self.report = report
+        self.query_one("#bloat-text", Static).update(report)
 
-def bloat_text(report: Any, name: str) -> Text:
-    """A BloatReport as Text: verdict, where the tokens go, what to do."""
+
+def bloat_text(report: Any, name: str, advice: tuple[list, list] | None = None) -> Text:
+    """A BloatReport as Text: verdict, where the tokens go, what to do. `advice`: the recommendations
+    replayed and priced (advice.rank_advice: those that save, by dollars; those that raise the bill),
+    shown instead of the tokens alone."""
     bold, dim = Style(bold=True), Style(dim=True)
     text = Text(end="")
     text.append("Context bloat: ", bold)
@@ -402,7 +408,20 @@ def bloat_text(report: Any, name: str) -> Text:
     if report.stale:
         tokens = sum(x["tokens"] for x in report.stale)
         text.append(f"\nStale large tool results: {len(report.stale):,} ({tokens:,} tokens)\n", bold)
-    table("Recommendations", [
-        (make_visible(r.setting), f"{make_visible(r.action)} (saves {r.saves:,})") for r in report.recommendations])
+    if advice is None:
+        table("Recommendations", [
+            (make_visible(r.setting), f"{make_visible(r.action)} (saves {r.saves:,})") for r in report.recommendations])
+    else:
+        def said(x: dict) -> str:
+            r = x.get("replay")
+            if r is None:
+                return f"{make_visible(x['action'])} (saves {x['saves']:,} tokens; {x.get('not_replayed', '')})"
+            share = "-" if r["read_share"] is None else f"{r['read_share']:.0%}"
+            return (f"{make_visible(x['action'])}: {r['verdict']}, {r['tokens_saved_per_request']:,} tokens less "
+                    f"per request, cache reads {share}")
+
+        table("Recommendations (replayed through the prompt cache, most dollars saved first)",
+              [(make_visible(x["setting"]), said(x)) for x in advice[0]])
+        table("Not recommended: each raises the bill", [(make_visible(x["setting"]), said(x)) for x in advice[1]])
     text.append("\nEscape closes.", dim)
     return text

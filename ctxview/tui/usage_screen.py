@@ -52,6 +52,8 @@ def usage_text(name: str, data: dict[str, Any], width: int = 72, chart: bool = T
         text.append(f"{usage['requests']:,} requests · input {usage['input']:,} · output {usage['output']:,} · "
                     f"cache read {usage['cache_read']:,} · cache write {usage['cache_write']:,} · ")
         text.append(_money(cost["usd"]) + ("" if cost["priced"] else " (some models have no price)"))
+        if cost.get("recorded_usd") is not None:  # the harness's own figure (costUSD), beside ctxview's
+            text.append(f" · the file recorded {_money(cost['recorded_usd'])}", dim)
         text.append(f"  prices as of {cost['prices_as_of']}\n", dim)
     cache = data["cache"]
     text.append("\nprompt cache (simulated, TTL ", bold)
@@ -65,10 +67,12 @@ def usage_text(name: str, data: dict[str, Any], width: int = 72, chart: bool = T
         base = compare["as_sent"]
         for r in compare["settings"]:
             change = "-" if r["tokens_change"] is None else f"{r['tokens_change']:+.0%}"
-            cost = "cost: no price" if r["cost_change"] is None else f"cost {r['cost_change']:+.0%}"
+            # advice.verdict: a rise in the bill is said as one, never shown as a saving
+            cost = r["verdict"] + ("" if r["cost_change"] is None else f" ({r['cost_change']:+.0%})")
             text.append(make_visible(r["view_label"]), bold)
             text.append(f": {change} tokens per request, cache reads {_share(base['read_share'])} → "
-                        f"{_share(r['read_share'])}, {cost}\n")
+                        f"{_share(r['read_share'])}, ")
+            text.append(cost + "\n", Style(color="red") if (r.get("usd_change") or 0) > 0 else None)
     text.append("\ncontext per request\n", bold)
     if chart:
         text.append_text(context_chart(data["series"], width=width))

@@ -295,38 +295,46 @@ def bloat_job(post: Post, conversation: Conversation, settings: Settings, contex
             report = conversation_bloat(conversation, settings, context_window, cache)
         # as `report` does: what the current settings apply already is not recommended
         todo, _ = split_recommendations(report.recommendations, settings)
-        post(BloatReady(bloat_text(dataclasses.replace(report, recommendations=tuple(todo)), conversation.name)))
+        report = dataclasses.replace(report, recommendations=tuple(todo))
+        post(BloatReady(bloat_text(report, conversation.name)))  # the tokens first, then the dollars
+        if todo:
+            from ..prices import PriceTable
+            from ..report import cache_replays
+
+            with lock:  # (the replays count through the pipeline's cache)
+                advice = cache_replays(conversation, settings, cache, PriceTable()).advise([r.to_dict() for r in todo])
+            post(BloatReady(bloat_text(report, conversation.name, advice), update=True))
     except Exception as exc:  # noqa: BLE001
         post(WorkFailed("bloat report", one_line(exc)))
 
 
 def request_body(view: PreparedView, shape: str, model: str | None, max_tokens: int | None) -> str:
     """The prepared messages as a request body in `shape`, as `ctxview prepare` writes it."""
-    return body_and_count(view, shape, model, max_tokens)[0]
-
-
-def body_and_count(view: PreparedView, shape: str, model: str | None, max_tokens: int | None) -> tuple[str, int]:
-    """The request body in `shape` and how many messages it holds (not the prepared side's count:
-    an Anthropic body merges a turn's tool results and leaves out what the shape cannot carry)."""
     from ..export import DEFAULT_MAX_TOKENS, dumps, to_shape
 
-    body = to_shape(view, shape, model, max_tokens=max_tokens or DEFAULT_MAX_TOKENS)
-    messages = body.get("messages") if isinstance(body, dict) else None
-    return dumps(body), len(messages) if isinstance(messages, list) else 0
+    return dumps(to_shape(view, shape, model, max_tokens=max_tokens or DEFAULT_MAX_TOKENS))
 
 
 def write_job(post: Post, target: str, shape: str, view: PreparedView, model: str | None,
-              max_tokens: int | None = None) -> None:
+              max_tokens: int | None = None, source: str | None = None) -> None:
     """The prepared messages as an OpenAI or Anthropic request body (`w`), written atomically."""
     try:
-        from ..export import write_atomic
+        from ..export import (DEFAULT_MAX_TOKENS, body_messages, dumps, images_as_text, recorded_images, to_shape,
+                              write_atomic)
 
-        text, count = body_and_count(view, shape, model, max_tokens)
-        write_atomic(target, text)
+        found = recorded_images(source, view.prepared)   # the images the source file holds, read back
+        body = to_shape(view, shape, model, max_tokens=max_tokens or DEFAULT_MAX_TOKENS, images=found)
+        if not body_messages(body, shape):  # as `prepare`: the APIs refuse it, so nothing is written
+            post(WorkFailed("nothing written", f"the {shape} body would hold no messages"))
+            return
+        write_atomic(target, dumps(body))
+        images = len(images_as_text(view.prepared, found, shape))
     except Exception as exc:  # noqa: BLE001
         post(WorkFailed("write failed", one_line(exc)))
         return
-    post(Written(target, shape, count))
+    # never silently: what the body carries changed (the prepared pane marks each one)
+    post(Written(target, shape, len(body.get("messages") or []),
+                 f"{images:,} images sent as their placeholder text" if images else ""))
 
 
 def copy_body_job(post: Post, view: PreparedView, shape: str, model: str | None, max_tokens: int | None,

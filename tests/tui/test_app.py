@@ -708,7 +708,8 @@ async def test_the_view_is_named_as_sent_or_what_if():
         assert app.settings.tiers == "default" and app.settings.compression
         title = app.query_one("#title-prepared").text
         assert title.plain.startswith(" what-if: tiers=default, keep_recent=4 ")
-        assert status(app).startswith(" what-if  · keep_recent=4 · tiers=default")
+        # (4 is inside the default tiers' first tier, 10:full: settings.keep_recent_note)
+        assert status(app).startswith(" what-if  · keep_recent=4 (no effect) · tiers=default")
         what_if_style = title.get_style_at_offset(app.console, 1)
         assert what_if_style.bgcolor is not None and what_if_style != as_sent_style
         assert any(c.action == "compressed" for r in app.view.rows for c in r.changes)

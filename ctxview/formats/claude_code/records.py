@@ -121,6 +121,10 @@ def assistant_data(rec: dict, msg: dict, uuid: str | None):
     mid = msg.get("id")
     model = msg.get("model")
     usage = msg.get("usage")
+    cost = rec.get("costUSD")
+    if cost is not None and type(usage) is dict:
+        # older Claude Code wrote the call's cost beside the message: kept with its usage, to show
+        usage = {**usage, "costUSD": cost}
     # The model name is shared (every line repeats it); the usage becomes a Usage only for
     # the last line of a response, the one that counts.
     return (mid if type(mid) is str else None, _intern(model) if type(model) is str else None, texts, thinking,
