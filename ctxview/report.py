@@ -185,7 +185,7 @@ def conversation_report(
     replays = _CacheReplays(conversation, settings, calibration, prices, cache, cache_ttl, usage_memo)
     out["cache"] = replays.cache_section()
     if compare:
-        out["compare"] = replays.compare(compare)
+        out["compare"] = replays.compare(compare, release=True)
     if series:
         out["context_series"] = context_series(conversation, settings, cache)
     if rows:
@@ -314,11 +314,17 @@ class _CacheReplays:
         self.warm = calls[0].usage.cache_read_tokens if calls else 0
         self.as_sent = Settings(counter=settings.counter, context_window=settings.context_window,
                                 embed_ephemeral=settings.embed_ephemeral)
+        self.sent_outcome = None
 
     def run(self, settings: Settings):
+        """The setting's Outcome (totals only: the prompts, and what they were made from, are let go)."""
+        if settings is self.as_sent and self.sent_outcome is not None:  # (asked for by both sections)
+            return self.sent_outcome
         prompts = replay(self.conversation, settings, cache=self.cache, overhead=self.overhead, scale=self.scale)
-        return outcome(self.conversation, prompts, simulate(prompts, self.rules, warm=self.warm), self.prices,
-                       self.ttl)
+        out = outcome(self.conversation, prompts, simulate(prompts, self.rules, warm=self.warm), self.prices, self.ttl)
+        if settings is self.as_sent:
+            self.sent_outcome = out
+        return out
 
     def cache_section(self) -> dict[str, Any]:
         sim = self.run(self.as_sent)
@@ -330,9 +336,10 @@ class _CacheReplays:
                 "overhead": self.overhead, "scale": round(self.scale, 4), "warm": self.warm,
                 "simulated": sim.to_dict()}
 
-    def compare(self, settings: Sequence[tuple[str, Settings]]) -> dict[str, Any]:
+    def compare(self, settings: Sequence[tuple[str, Settings]], *, release: bool = False) -> dict[str, Any]:
         """Each setting against the as-sent view through the same simulation (so that the change is
-        the policy's alone), with the record beside it where the file has one."""
+        the policy's alone), with the record beside it where the file has one. `release`: the cache is
+        the caller's own, not shared with a view still in use: forget each setting's messages after it."""
         base = self.run(self.as_sent).to_dict()
         rec = self.recorded
         recorded = None
@@ -343,6 +350,8 @@ class _CacheReplays:
         rows = []
         for label, s in settings:
             d = self.run(s).to_dict()
+            if release:  # (one setting's cut messages in memory at a time, not every one's)
+                self.cache.forget_derived()
             d.update(label=label, view_label=s.label(),
                      tokens_change=_change(d["tokens"], base["tokens"]), cost_change=_change(d["usd"], base["usd"]))
             rows.append(d)
