@@ -250,8 +250,8 @@ class StepwiseReplay:
             return c, 0, 0
         return c, c - cache.count_cleared(counter, cache.blanked(m, clear.placeholder)), 1
 
-    def _update_sent(self, e: _Epoch, j: int) -> None:
-        raw = self._count(self._sent(e, j), e.start + j)
+    def _update_sent(self, e: _Epoch, j: int, raw: int | None = None) -> None:  # (raw: its count, if known)
+        raw = self._count(self._sent(e, j), e.start + j) if raw is None else raw
         t = scaled(raw, self.scale)
         e.raw_tree.add(j, raw - e.raw[j])
         e.tree.add(j, t - e.toks[j])
@@ -323,7 +323,7 @@ class StepwiseReplay:
                 e.clearable.add(j, k - e.clearable.at(j))
                 if not e.cleared[j] or not k:
                     e.cleared[j] = False
-                    self._update_sent(e, j)
+                    self._update_sent(e, j, c if e.start + j not in self.ephemeral else None)  # (sent as cut)
                     changed.setdefault(j, was)
 
     def _apply_clearing(self, e: _Epoch, changed: dict[int, Message | None]) -> None:
