@@ -314,20 +314,15 @@ class _CacheReplays:
         self.warm = calls[0].usage.cache_read_tokens if calls else 0
         self.as_sent = Settings(counter=settings.counter, context_window=settings.context_window,
                                 embed_ephemeral=settings.embed_ephemeral)
-        self.sent_outcome = None
+        self.sent = None  # the as-sent Outcome, once replayed (both sections ask for it)
 
     def run(self, settings: Settings):
-        """The setting's Outcome (totals only: the prompts, and what they were made from, are let go)."""
-        if settings is self.as_sent and self.sent_outcome is not None:  # (asked for by both sections)
-            return self.sent_outcome
         prompts = replay(self.conversation, settings, cache=self.cache, overhead=self.overhead, scale=self.scale)
-        out = outcome(self.conversation, prompts, simulate(prompts, self.rules, warm=self.warm), self.prices, self.ttl)
-        if settings is self.as_sent:
-            self.sent_outcome = out
-        return out
+        return outcome(self.conversation, prompts, simulate(prompts, self.rules, warm=self.warm), self.prices,
+                       self.ttl)
 
     def cache_section(self) -> dict[str, Any]:
-        sim = self.run(self.as_sent)
+        sim = self.sent = self.sent or self.run(self.as_sent)
         rec = self.recorded
         recorded_share = rec.read_share if rec.cache_read or rec.cache_write else None
         return {"simulated_read_share": None if sim.read_share is None else round(sim.read_share, 4),
@@ -337,10 +332,9 @@ class _CacheReplays:
                 "simulated": sim.to_dict()}
 
     def compare(self, settings: Sequence[tuple[str, Settings]], *, release: bool = False) -> dict[str, Any]:
-        """Each setting against the as-sent view through the same simulation (so that the change is
-        the policy's alone), with the record beside it where the file has one. `release`: the cache is
-        the caller's own, not shared with a view still in use: forget each setting's messages after it."""
-        base = self.run(self.as_sent).to_dict()
+        """Each setting against the as-sent view through the same simulation (the change is the policy's alone), the
+        record beside it; `release`: the cache is not shared with a view in use, forget each setting's after it."""
+        base = (self.sent or self.run(self.as_sent)).to_dict()
         rec = self.recorded
         recorded = None
         if rec.requests and rec.context:
