@@ -169,7 +169,7 @@ def _run_open(argv: Sequence[str]) -> int:
     values = {**config.settings, **{k: v for k, v in _overrides(args).items() if v is not None}}
     settings = Settings(**{k: v for k, v in values.items() if k != "request_number"})
     if browse is not None:
-        return run_browser(browse or None, settings, args.fmt, args.lenient, overrides=values)
+        return run_browser(browse or None, settings, args.fmt, args.lenient, overrides=values, config=config)
     extra = {"trace": trace} if trace is not None else {}
     return run_app(args.file, settings, args.agent, args.fmt, args.lenient, overrides=values, config=config,
                    **extra)

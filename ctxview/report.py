@@ -158,7 +158,7 @@ def conversation_report(
     # each recommendation replayed and priced: ranked by dollars, and one that raises the bill apart
     out["bloat"]["recommendations"], out["bloat"]["raises_bill"] = replays.advise(out["bloat"]["recommendations"])
     if compare:
-        out["compare"] = replays.compare(compare)
+        out["compare"] = replays.compare(compare, release=True)
     if series:
         out["context_series"] = context_series(conversation, settings, cache)
     if rows:
@@ -299,7 +299,7 @@ class _CacheReplays:
         self.rules = CacheRules(ttl=TTL_SECONDS[self.ttl], minimum=min_cacheable_tokens(conversation.model))
         self.as_sent = Settings(counter=settings.counter, context_window=settings.context_window,
                                 embed_ephemeral=settings.embed_ephemeral)
-        self._runs: dict[Settings, Any] = {}  # each setting's outcome, replayed once
+        self._runs: dict[Settings, Any] = {}  # each setting's outcome (a few sums), replayed once
 
     def run(self, settings: Settings):
         hit = self._runs.get(settings)
@@ -328,9 +328,9 @@ class _CacheReplays:
                 "overhead": self.overhead, "scale": round(self.scale, 4), "warm": self.warm,
                 "simulated": sim.to_dict()}
 
-    def compare(self, settings: Sequence[tuple[str, Settings]]) -> dict[str, Any]:
-        """Each setting against the as-sent view through the same simulation (so that the change is
-        the policy's alone), with the record beside it where the file has one."""
+    def compare(self, settings: Sequence[tuple[str, Settings]], *, release: bool = False) -> dict[str, Any]:
+        """Each setting against the as-sent view through the same simulation (the change is the policy's alone), the
+        record beside it; `release`: the cache is not shared with a view in use, forget each setting's after it."""
         base_outcome = self.run(self.as_sent)
         base = base_outcome.to_dict()
         rec = self.recorded
@@ -342,6 +342,8 @@ class _CacheReplays:
         rows = []
         for label, s in settings:
             d = replayed(base_outcome, self.run(s))
+            if release:  # (one setting's cut messages in memory at a time, not every one's)
+                self.cache.forget_derived()
             d.update(label=label, view_label=s.label(),
                      tokens_change=_change(d["tokens"], base["tokens"]), cost_change=_change(d["usd"], base["usd"]))
             rows.append(d)

@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from typing import Iterator, Sequence
 
 from .clearing import tool_name_of
-from .compression import _plan, compress_tool_message
+from .compression import _as_tool_result, _Plan, _text_of
 from .context_manager import embed_ephemeral
 from .grouping import unit_runs
 from .harness import SentHistory, history_as_sent
@@ -118,8 +118,7 @@ class Fenwick:
 
 
 class _Unread:
-    """Stands in for a Fenwick tree whose sums nothing reads (the savings without clearing, the
-    unscaled tokens without a budget): what is appended or added is dropped."""
+    """A Fenwick tree whose sums nothing reads (savings without clearing, raw tokens without a budget)."""
 
     def append(self, value: int) -> None:
         pass
@@ -198,7 +197,8 @@ class StepwiseReplay:
         self.events = events_for(cache, conversation, settings, counter)
         policy = cache.policy(settings)
         self.policy = policy if settings.compression and policy.enabled else None
-        self.plan = _plan(policy) if self.policy is not None else None
+        # its own plan, used directly: the texts it cuts go with the replay (not kept per setting compared)
+        self.plan = _Plan(policy, {}) if self.policy is not None else None
         self.keep = settings.keep_recent
         ages = {t.max_age for t in policy.tiers if t.max_age is not None} if self.policy is not None else set()
         self.boundaries = sorted(a for a in ages | {self.keep} if a >= self.keep) if self.policy is not None else []
@@ -226,8 +226,8 @@ class StepwiseReplay:
     def _compressed(self, i: int, n: int, msg: Message, limit: int | None) -> Message:
         if limit is None:
             return msg
-        return compress_tool_message(msg, n - i, self.policy,
-                                     self.names.get(msg.tool_call_id) if msg.tool_call_id else None)
+        name = msg.tool_name or (self.names.get(msg.tool_call_id) if msg.tool_call_id else None)
+        return _as_tool_result(msg, self.plan.cut(_text_of(msg.content), limit, name))
 
     def _sent(self, e: _Epoch, j: int) -> Message:
         """Position j of epoch e as sent now: cut, maybe cleared, the recorded reminders embedded."""
@@ -250,8 +250,8 @@ class StepwiseReplay:
             return c, 0, 0
         return c, c - cache.count_cleared(counter, cache.blanked(m, clear.placeholder)), 1
 
-    def _update_sent(self, e: _Epoch, j: int) -> None:
-        raw = self._count(self._sent(e, j), e.start + j)
+    def _update_sent(self, e: _Epoch, j: int, raw: int | None = None) -> None:  # (raw: its count, if known)
+        raw = self._count(self._sent(e, j), e.start + j) if raw is None else raw
         t = scaled(raw, self.scale)
         e.raw_tree.add(j, raw - e.raw[j])
         e.tree.add(j, t - e.toks[j])
@@ -323,7 +323,7 @@ class StepwiseReplay:
                 e.clearable.add(j, k - e.clearable.at(j))
                 if not e.cleared[j] or not k:
                     e.cleared[j] = False
-                    self._update_sent(e, j)
+                    self._update_sent(e, j, c if e.start + j not in self.ephemeral else None)  # (sent as cut)
                     changed.setdefault(j, was)
 
     def _apply_clearing(self, e: _Epoch, changed: dict[int, Message | None]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -104,8 +105,70 @@ def test_a_named_file_that_is_missing_is_an_error(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match=r"nope.toml: no such file \(\$CTXVIEW_CONFIG\)"):
         load_user_config()
     monkeypatch.setenv("CTXVIEW_CONFIG", str(tmp_path))          # a directory
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match="is a directory; a config file must be a regular file"):
         load_user_config()
+
+
+# -- hostile files (the subprocess cases, FIFOs and devices, are in test_hostile_config.py) ----------
+
+@pytest.mark.parametrize("text", [
+    "theme = " + "[" * 3000 + "]" * 3000 + "\n",                       # tomllib itself recurses
+    "[keys]\na = " + "{b = " * 3000 + "1" + "}" * 3000 + "\n",
+    "[keys]\n" + ".".join(["ctxview"] * 5000) + ' = "f"\n',          # parses; 5,000 tables deep
+    "[" + ".".join(["settings"] * 5000) + "]\nkeep = 1\n",
+    "[keys]\n" + ".".join(["k"] * 33) + ' = "f"\n',                   # just over the limit
+], ids=["arrays", "inline tables", "dotted key", "table header", "33 deep"])
+def test_nesting_past_the_limit_is_one_line_not_a_recursion_error(tmp_path, text):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    assert str(info.value).startswith(f"{shown_path(path)}: nested deeper than 32 tables or arrays")
+
+
+def test_nesting_up_to_the_limit_is_read(tmp_path):
+    path = write(tmp_path, "[keys]\n" + ".".join(["k"] * 31) + ' = "f"\n')   # depth 32 with [keys]
+    with pytest.raises(ConfigError, match="unknown binding id"):                 # read, then checked
+        load(path)
+    assert load_user_config(path).keys == {".".join(["k"] * 31): "f"}            # (ids not checked)
+
+
+def test_a_file_over_the_size_limit_is_refused_unread(tmp_path):
+    from ctxview.user_config import MAX_CONFIG_BYTES
+
+    path = write(tmp_path, "# " + "x" * MAX_CONFIG_BYTES + "\n")
+    with pytest.raises(ConfigError, match=r"larger than 1 MiB, the limit for a config file$"):
+        load(path)
+    path.write_text("# " + "x" * (MAX_CONFIG_BYTES - 30) + '\ntheme = "nord"\n')  # just under: read
+    assert load(path).theme == "nord"
+
+
+@pytest.mark.parametrize("text, start", [
+    ("theme = " + repr("n" * 500_000).replace("'", '"') + "\n", "theme: unknown theme 'nnnn"),
+    ("[keys]\n" + '"ctxview.' + "s" * 500_000 + '" = "f"\n', "keys.ctxview.ssss"),
+    ("[settings]\n" + "s" * 500_000 + " = 1\n", "settings.ssss"),
+    ('"' + "k" * 500_000 + '" = 1\n', "kkkk"),
+    ("[settings.clear]\n" + "k" * 500_000 + " = 1\n", "settings.clear.kkkk"),
+    ("[settings.clear]\nexclude = [" + "1," * 100_000 + "]\n", "settings.clear.exclude: must be a list"),
+    ("[settings]\ntool_name_from = " + '"' + "x" * 500_000 + '"\n', "settings.tool_name_from: must be one"),
+], ids=["theme", "binding id", "setting", "top-level key", "clearing setting", "exclude", "tool_name_from"])
+def test_an_error_quotes_a_short_excerpt_of_a_long_name_or_value(tmp_path, text, start):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    line = str(info.value)
+    assert line.startswith(f"{shown_path(path)}: {start}"), line[:300]
+    assert len(line) <= len(shown_path(path)) + 300, f"{len(line):,} characters"
+
+
+def test_an_error_quotes_names_made_visible(tmp_path):
+    from ctxview.sanitize import UNSAFE
+
+    evil = "\x1b]0;PWNED\x07\u202eevil\u200b"
+    path = write(tmp_path, "[keys]\n" + json.dumps("ctxview." + evil) + ' = "f"\n')
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    assert "keys.ctxview.␛]0;PWNED␇<U+202E>evil<U+200B>: unknown binding id" in str(info.value)
+    assert UNSAFE.search(str(info.value)) is None
 
 
 def test_a_path_under_home_is_shown_with_a_tilde(tmp_path, monkeypatch):

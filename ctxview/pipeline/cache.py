@@ -147,6 +147,16 @@ class PipelineCache:
         made.clear_memos()
         compression.clear_caches()
 
+    def forget_derived(self) -> None:
+        """Forget the messages made from the stored ones (cut, cleared, embedded), their counts and rows,
+        keeping what was worked out of the stored ones: between settings that are not looked at again
+        (report --compare replays one after the other), so that memory holds one setting's, not all."""
+        for table in (self.counts, self.tool_text_counts, self.rows, self.compressed_rows, self.embeds,
+                      self.blanks, self.views, self.last, self.steps, self.sent_views):
+            table.clear()
+        for data in self.per_conversation.values():
+            data.stages.clear()
+
     def offset_of(self, conversation: Conversation) -> int:
         """The stored index of `conversation`'s first message: > 0 for a history stage 0 made."""
         hit = self.offsets.get(id(conversation))

@@ -91,21 +91,28 @@ def run_browser(
     fmt: str | None = None,
     lenient: bool = False,
     overrides: Mapping[str, Any] | None = None,
+    config: Any = None,
 ) -> int:
     """The session browser (browser.py) on `root`, else on the known places: Enter opens the session in
     the inspector, Escape there comes back to the list where it was; a session that cannot be opened
-    comes back too, with its one line as a notification. The exit status."""
+    comes back too, with its one line as a notification. The exit status. `config`
+    (user_config.UserConfig): as for run_app, given to every inspector opened; its theme to the
+    browser too."""
     from .app import CtxviewApp
     from .browser import BrowserApp
 
     rows, filter_text, selected, notice = None, "", None, None
     while True:
         browser = BrowserApp(root, rows=rows, filter_text=filter_text, selected=selected, notice=notice)
+        if config is not None and config.theme:
+            browser.theme = config.theme
         path = browser.run()
         if not path:
             return int(browser.return_code or 0)
         rows, filter_text, selected = browser.rows, browser.filter_text, path
         app = CtxviewApp(path, settings, fmt=fmt, lenient=lenient, overrides=overrides, browsing=True)
+        if config is not None:
+            app.configure(config.keys, config.theme, config.what_if_note())
         result = app.run()
         notice = app.error
         if notice is None and not app.went_back:

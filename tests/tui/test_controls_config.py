@@ -68,3 +68,54 @@ async def test_the_config_rebinds_keys_sets_the_theme_and_names_the_what_if(tmp_
         await pilot.press("f2")
         await pilot.pause()
         assert isinstance(app.screen, SettingsDialog)
+
+
+def test_the_config_reaches_every_inspector_the_session_browser_opens(tmp_path, monkeypatch):
+    """`ctxview DIR`: the browser opens a session, Escape comes back, a second opens: each inspector
+    has the config's keymap and theme (each is a new app: run_browser configures every one)."""
+    import asyncio
+    import json
+
+    import ctxview.tui.browser as browser_module
+    from ctxview import cli
+
+    folder = tmp_path / "saved"
+    folder.mkdir()
+    session = folder / "s.json"
+    session.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]))
+    config = tmp_path / "config.toml"
+    config.write_text(CONFIG, encoding="utf-8")
+    monkeypatch.setenv("CTXVIEW_CONFIG", str(config))
+    picks = iter([str(session), str(session), None])
+    browsers, seen = [], []
+
+    class FakeBrowser:  # (the browser's own pilot tests are in test_browser.py)
+        def __init__(self, root, **kw):
+            self.rows, self.filter_text, self.return_code, self.theme = [], "", 0, None
+            browsers.append(self)
+
+        def run(self):
+            return next(picks)
+
+    async def drive(app: CtxviewApp) -> None:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot)
+            await pilot.press("K")            # the config's key for keep_recent +1 (not a default key)
+            await settle(pilot)
+            seen.append((app.theme, app.settings.keep_recent))
+            if len(seen) == 1:
+                await pilot.press("escape")   # back to the browser
+            else:
+                await pilot.press("q")
+            await pilot.pause()
+
+    def run(self, *args, **kwargs):
+        asyncio.run(drive(self))
+        return self.return_code
+
+    monkeypatch.setattr(browser_module, "BrowserApp", FakeBrowser)
+    monkeypatch.setattr(CtxviewApp, "run", run)
+    assert cli.main([str(folder)]) == 0
+    # (the config's settings make the view a what-if: tiers=default; keep_recent starts at 10)
+    assert seen == [("nord", 11), ("nord", 11)]
+    assert [b.theme for b in browsers] == ["nord", "nord"]
