@@ -64,6 +64,9 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    # of the cache writes, those written for an hour (Anthropic's cache_creation.ephemeral_1h_input_tokens;
+    # the rest lived 5 minutes): how long the file's cache entries lived
+    cache_write_1h_tokens: int = 0
 
     @property
     def context_tokens(self) -> int:

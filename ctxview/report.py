@@ -16,6 +16,8 @@ from .harness import rewrite_events, sent_tokens
 from .pipeline import PipelineCache, prepare
 from .pipeline.sent_history import truncations
 from .prices import CostTotal, PriceTable, cost_of
+from .cache_losses import cache_events, loss_summary
+from .request_table import request_rows
 from .prompt_cache import TTL_SECONDS, CacheRules, min_cacheable_tokens, outcome, replay, simulate
 from .tokens import calibrate
 from .trace_compare import compare as compare_with_trace
@@ -139,18 +141,18 @@ def conversation_report(
     compare: Sequence[tuple[str, Settings]] = (),
     series: bool = False,
     usage_memo: dict | None = None,
+    requests: bool = False,
 ) -> dict[str, Any]:
     """One conversation's entry of the report document; `rows`: add one entry per message (and per
     recorded request); `prices`: the price table for its cost (None: genai-prices' own);
     `cache_ttl`: the prompt cache's lifetime ("5m", "1h"); `compare`: (label, settings) to replay
     every request under; `series`: add `"context_series"` (the usage chart's data); `usage_memo`: see
-    _usage_cost."""
+    _usage_cost; `requests`: add `"requests"`, one entry per request (request_table)."""
     cache = cache or PipelineCache()
     view = prepare(conversation, settings, cache=cache)
     bloat = conversation_bloat(conversation, settings, view.context_window, cache, threshold)
     calibration = as_sent_calibration(conversation, settings, cache)
     share = view.window_share
-    requests = view.requests
     shown = settings.request
     out = {
         "name": conversation.name,
@@ -158,8 +160,9 @@ def conversation_report(
         "counter": view.counter_name,
         "view": settings.view,
         "view_label": settings.label(),
-        "request": {"number": (requests.index(shown) + 1) if shown in requests else len(requests) + 1,
-                    "index": shown, "of": len(requests)},
+        "request": {"number": (view.requests.index(shown) + 1) if shown in view.requests
+                    else len(view.requests) + 1, "index": shown, "of": len(view.requests)},
+        "context": view.context.to_dict(),
         "compactions": compactions(conversation),
         "settings": dataclasses.asdict(settings),
         "messages": {"stored": sum(1 for r in view.rows if r.stored is not None), "prepared": len(view.prepared)},
@@ -190,6 +193,11 @@ def conversation_report(
         out["context_series"] = context_series(conversation, settings, cache)
     if rows:
         out["rows"] = [_row_dict(r) for r in view.rows]
+    if requests:
+        out["requests"], out["cache_losses"] = request_rows(conversation, cache.counter(conversation, settings.counter),
+                                                            cache, prices)
+    else:
+        out["cache_losses"] = loss_summary(cache_events(conversation, prices))
     return out
 
 
@@ -401,6 +409,7 @@ def build_report(
     compare: Sequence[tuple[str, Mapping[str, Any]]] = (),
     series: bool = False,
     trace: tuple[str, Sequence[TraceRequest]] | None = None,
+    requests: bool = False,
 ) -> dict[str, Any]:
     """The whole report document; `agent` keeps only that conversation (KeyError if absent);
     `rows` adds one entry per message to each conversation. The session's `"usage"` and `"cost"`
@@ -413,14 +422,14 @@ def build_report(
     others = {k: v for k, v in (overrides or {}).items() if k != "request_number"}
     with paused_gc():  # (see gcpause: the collector would walk the whole session, again and again)
         doc = _build_report(session, overrides, others, conversations, cache, threshold, rows, prices, cache_ttl,
-                            compare, series)
+                            compare, series, requests)
         if trace is not None:
             doc["trace"] = compare_with_trace(session, trace[1], trace[0]).to_dict()
     return doc
 
 
 def _build_report(session, overrides, others, conversations, cache, threshold, rows, prices, cache_ttl, compare,
-                  series) -> dict[str, Any]:
+                  series, requests=False) -> dict[str, Any]:
     memo: dict = {}  # each conversation's recorded usage and cost, worked out once
     return {
         "format": session.format,
@@ -428,7 +437,8 @@ def _build_report(session, overrides, others, conversations, cache, threshold, r
         "conversations": [
             conversation_report(c, settings_for(c, overrides if k == 0 else others), cache=cache,
                                 threshold=threshold, rows=rows, prices=prices, cache_ttl=cache_ttl,
-                                compare=_compare_settings(others, compare), series=series, usage_memo=memo)
+                                compare=_compare_settings(others, compare), series=series, usage_memo=memo,
+                                requests=requests)
             for k, c in enumerate(conversations)
         ],
         **session_usage_and_cost(session, prices, memo),

@@ -65,8 +65,10 @@ def anthropic_usage(u: dict) -> Usage:
     (_count written out: one call per assistant message of a transcript.)"""
     i, o, r, w = (u.get("input_tokens"), u.get("output_tokens"), u.get("cache_read_input_tokens"),
                   u.get("cache_creation_input_tokens"))
+    created = u.get("cache_creation")
+    h = created.get("ephemeral_1h_input_tokens") if type(created) is dict else None
     return usage(i if type(i) is int else 0, o if type(o) is int else 0, r if type(r) is int else 0,
-                 w if type(w) is int else 0)
+                 w if type(w) is int else 0, h if type(h) is int and h > 0 else 0)
 
 
 def openai_usage(u: Any) -> Usage | None:

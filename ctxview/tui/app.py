@@ -346,7 +346,8 @@ class CtxviewApp(NavigationActions, App[int]):
             linked=self.linked, cursor=self.cursor, rows=len(layout) if layout else 0,
             busy=self.state.busy or self.state.search.running, search=self.search_term,
             search_count=self.state.search.count_label(self.cursor, layout),
-            trace=self.trace.mark(conv, self.settings.request) if self.trace is not None and conv is not None else None))
+            trace=self.trace.mark(conv, self.settings.request) if self.trace is not None and conv is not None else None,
+            context=(view.context.tokens, view.context.basis) if view is not None else None))
         self.query_one(ControlsPanel).sync(self.settings, request)
 
     # -- settings ----------------------------------------------------------------
