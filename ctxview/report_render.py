@@ -153,8 +153,10 @@ def _bloat_sections(conv: dict[str, Any]) -> list[tuple]:
     """The bloat verdict, its tables, the rows (with --messages) and the recommendations."""
     out: list[tuple] = []
     b = conv["bloat"]
-    verdict = "BLOATED" if b["bloated"] else "not bloated"
-    out.append(("line", f"bloat: {verdict} (threshold {b['threshold']:.0%})", 3 if b["bloated"] else 0))
+    rule = str(b.get("rule") or "")
+    verdict = "" if rule.startswith("no verdict") else "BLOATED: " if b["bloated"] else "not bloated: "
+    figure = format_figure(b["total_tokens"], b.get("basis", "counted"))
+    out.append(("line", f"bloat: {verdict}{rule} (the request as sent: {figure})", 3 if b["bloated"] else 0))
     if b["by_tool"]:
         out.append(("table", "Tokens by tool", ["tool", "tokens"],
                     [[name, _fmt_int(v)] for name, v in list(b["by_tool"].items())[:10]]))
@@ -174,11 +176,12 @@ def _bloat_sections(conv: dict[str, Any]) -> list[tuple]:
                       _fmt_int(r["tokens_stored"]), _fmt_int(r["tokens_prepared"]),
                       "; ".join(f"{c['action']}: {c['detail']}" for c in r["changes"])] for r in conv["rows"]]))
     if b["recommendations"]:
-        out.append(("table", "Recommendations", ["action", "setting", "saves tokens"],
+        out.append(("table", "Recommendations (savings on the request as sent, in the model's tokens)",
+                    ["action", "setting", "saves tokens"],
                     [[x["action"], x["setting"], _fmt_int(x["saves"])] for x in b["recommendations"]]))
     for x in b.get("applied", ()):
         out.append(("line", f"already applied: {x['setting']} ({x['action']}: {x['saves']:,} tokens of the "
-                            "stored messages)", 0))
+                            "request as sent)", 0))
     return out
 
 
