@@ -78,7 +78,7 @@ def test_report_options_change_the_figures(tmp_path):
 def test_report_plain_text_when_piped(tmp_path):
     out = run("report", str(chat(tmp_path)))
     assert out.returncode == 0, out.stderr
-    assert "Messages and tokens:" in out.stdout and "Recommendations:" in out.stdout
+    assert "Messages and tokens:" in out.stdout and "Recommendations (savings on the request as sent" in out.stdout
     assert "context window 128,000" not in out.stdout  # no model in the file: window unknown
     assert "context window unknown" in out.stdout
     assert "\x1b" not in out.stdout
