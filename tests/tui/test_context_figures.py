@@ -54,3 +54,43 @@ def test_bloat_screen_states_the_rule_on_the_request_as_sent():
     # the share the screen shows is the meters' share (was 54% against the meter's 16%)
     assert f"= {view.window_share:.0%} of 200,000" in text
     assert all(r.saves <= report.total_tokens for r in report.recommendations)
+
+
+# --- the requests screen (L) -----------------------------------------------------------
+
+async def test_L_lists_the_requests_and_enter_opens_one():
+    from textual.widgets import OptionList
+
+    from ctxview.tui.app import CtxviewApp
+    from ctxview.tui.requests_screen import RequestsScreen
+    from ctxview.tui.widgets import Meters
+
+    app = CtxviewApp(str(SPOTTER))
+    async with app.run_test(size=(140, 40)) as pilot:
+        for _ in range(400):
+            await pilot.pause(0.02)
+            if app.view is not None and not app.busy:
+                break
+        assert app.view is not None and app.settings.request is None
+        await pilot.press("L")
+        screen = app.screen
+        assert isinstance(screen, RequestsScreen)
+        for _ in range(400):
+            await pilot.pause(0.02)
+            if screen.rows is not None:
+                break
+        rows = screen.rows
+        assert rows is not None and len(rows) == 152
+        olist = screen.query_one(OptionList)
+        assert olist.option_count == len(rows)
+        lost = [str(olist.get_option_at_index(p).prompt) for p, r in enumerate(rows) if r["cache"]["lost"]]
+        assert any("lost 145,298 (compaction)" in line for line in lost)
+        olist.highlighted = 10
+        await pilot.press("enter")
+        for _ in range(400):
+            await pilot.pause(0.02)
+            if app.view is not None and app.view.settings.request == rows[10]["index"] and not app.busy:
+                break
+        assert app.settings.request == rows[10]["index"]
+        meters = app.query_one(Meters).render()
+        assert f"context {rows[10]['context']['tokens']:,} recorded" in str(meters)
