@@ -359,11 +359,13 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     bloated, rule = _verdict(shown, threshold, context_window)
     # the tokens the messages may take (counted), when bloated: the threshold less the rest of the request
     room = (threshold * context_window - (shown - held)) / scale if context_window and bloated else None
-    recs = _recommendations(messages, per, counter, measure, keep_recent, repeated, tally.stale,
-                            room if figure is not None else (threshold * context_window - system_tokens - eph_tokens
-                                                             if context_window and bloated else None),
-                            threshold, context_window,
-                            measure_cleared or measure, blank, scan.units, scan.results, tally.same_text)
+    if figure is None:
+        room = threshold * context_window - system_tokens - eph_tokens if context_window and bloated else None
+    # the budget the pipeline applies is in the counter's tokens, the system block counted in
+    budget = None if room is None else int(room) + system_tokens + eph_tokens
+    recs = _recommendations(messages, per, counter, measure, keep_recent, repeated, tally.stale, room, threshold,
+                            context_window, measure_cleared or measure, blank, scan.units, scan.results,
+                            tally.same_text, budget)
     if figure is not None:
         recs = [Recommendation(r.action, r.setting, min(held, round(scale * r.saves)), r.detail) for r in recs]
     return BloatReport(
@@ -485,7 +487,7 @@ class _Tally:
 def _recommendations(messages, per, counter, measure, keep_recent: int, repeated: list, stale: list,
                      room: float | None, threshold: float, context_window: int | None,
                      measure_cleared: Callable[[Message], int], blank, all_units, results,
-                     by_text) -> list[Recommendation]:
+                     by_text, budget: int | None = None) -> list[Recommendation]:
     """What each setting would save, most first (`room`: tokens the messages may take, when bloated;
     `all_units`: unit_runs(messages), as summarising and fitting both keep a call with its results;
     `results`: the indices of the tool results; `by_text`: the tool results by their text, the
@@ -522,7 +524,7 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
         if dropped:
             recs.append(Recommendation(
                 f"drop the oldest messages to stay under {threshold:.0%} of the window",
-                f"--budget {int(threshold * context_window)}", sum(per) - tokens,
+                f"--budget {budget if budget is not None else int(threshold * context_window)}", sum(per) - tokens,
                 f"{len(dropped):,} messages dropped, tool calls kept with their results"))
     recs.sort(key=lambda r: -r.saves)
     return recs

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from .model import Conversation
 
@@ -168,6 +168,16 @@ class ContextTokens:
         if any(self.indices[anchor] < c <= n for c in self._compactions):
             anchor = min(range(k), key=self.estimates.__getitem__)
         return ContextFit(n, est, recorded, self.recorded[anchor], self.estimates[anchor], slope, k)
+
+    @classmethod
+    def of(cls, conversation: Conversation, counter: Any) -> ContextTokens:
+        """Counted from scratch (pipeline.context.context_tokens has the cached way)."""
+        from .harness import sent_tokens
+        from .system_block import system_block_tokens
+
+        counts = [counter.count_message(m) for m in conversation.messages]
+        return cls(conversation, sent_tokens(conversation, counts, counter.count_message,
+                                             system_block_tokens(conversation, counter)))
 
     def at(self, n: int | None = None) -> ContextFigure:
         """Request n's figure as sent (None: the next request)."""

@@ -254,3 +254,28 @@ def test_contexttokens_without_any_record_is_counted():
     conv = load_session(str(SAMPLES / "claude-code-transcripts-sample.jsonl")).conversations[0]
     figures = ContextTokens(conv, lambda n: 10 * n)
     assert figures.at().to_dict() == {"tokens": 10 * len(conv.messages), "basis": "counted"}
+
+
+def test_the_recommended_budget_brings_the_request_under_the_threshold(spotter):
+    """The verdict is in the model's tokens; the budget the pipeline applies is in the counter's:
+    the recommended --budget is the counted room, and applying it gives the saving it promised."""
+    from ctxview.report import conversation_bloat
+
+    cache = PipelineCache()
+    report = conversation_bloat(spotter, Settings(context_window=100_000), 100_000, cache)
+    assert report.bloated and report.basis == "calibrated"
+    (drop,) = [r for r in report.recommendations if r.setting.startswith("--budget ")]
+    budget = int(drop.setting.split()[1])
+    view = prepare(spotter, Settings(context_window=100_000, budget=budget), cache=cache)
+    assert view.context.tokens == report.total_tokens - drop.saves
+    assert view.context.tokens <= 0.7 * 100_000
+    assert all(r.saves <= report.total_tokens for r in report.recommendations)
+
+
+def test_the_exact_openai_counter_is_in_the_base_install():
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert any(d.replace(" ", "").startswith("quicktok-v1") for d in project["dependencies"])
+    codex = load_session(str(Path(__file__).parent / "fixtures" / "samples" / "codex" / "agentlogs-crud.jsonl"))
+    assert prepare(codex.conversations[0], Settings()).counter_name == "o200k_base"
