@@ -71,7 +71,7 @@ def _view_lines(conv: dict[str, Any]) -> list[tuple]:
         what = {"compaction": f"{c.get('messages_replaced', 0):,} messages replaced by its summary",
                 "microcompaction": f"{c.get('results_cleared', 0):,} tool results cleared",
                 "compression": "old tool results compressed by SwarmSDK"}.get(c["kind"], "")
-        extra = ", ".join(x for x in (c["trigger"], f"{c['tokens_before']:,} tokens before"
+        extra = ", ".join(x for x in (c["trigger"], f"{c['tokens_before']:,} tokens before, recorded"
                                       if c["tokens_before"] is not None else None) if x)
         out.append(("line", f"{c['kind']} at #{c['index']}" + (f" ({extra})" if extra else "") + f": {what}", 0))
     return out
