@@ -131,7 +131,8 @@ def _cause(conversation: Conversation, events: Sequence[Any], p: int, k: int, tt
         return "ttl", f"{gap:,.0f} s after the previous request (cache lifetime {ttl})"
     if any(e.kind == "microcompaction" for e in between):
         return "microcompaction", "old tool results cleared"
-    edited = _first_edit(conversation, p, k)
+    # only a rewrite recorded in between sends an earlier message differently (then look for it)
+    edited = _first_edit(conversation, p, k) if between else None
     if edited is not None:
         return "edited", f"{_describe(conversation, edited)} sent differently"
     if gap is None:
