@@ -33,7 +33,7 @@ def request_label(row: dict[str, Any]) -> Text:
     c = row["context"]
     text.append(f"{row['number']:>4}  ", _DIM)
     text.append(f"#{row['index']:<6} ")
-    text.append(f"{(row['timestamp'] or '')[11:19]:8}  ", _DIM)
+    text.append(f"{make_visible((row['timestamp'] or '')[11:19]):8}  ", _DIM)
     text.append(("≈ " if c["basis"] == "calibrated" else "") + f"{c['tokens']:>9,}", Style(bold=True))
     text.append(f" {c['basis']:<10}", _DIM)
     text.append(f"{'' if row['added'] is None else format(row['added'], '+,'):>9}  ")
