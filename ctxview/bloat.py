@@ -64,6 +64,8 @@ class BloatReport:
     stale: tuple[Mapping[str, Any], ...] = ()
     recommendations: tuple[Recommendation, ...] = ()
     counter: str = ""
+    basis: str = "counted"   # what total_tokens is: "recorded", "calibrated" (the model's tokens) or "counted"
+    rule: str = ""           # the rule the verdict followed, in words (or why there is none)
 
     @property
     def share(self) -> float | None:
@@ -80,6 +82,8 @@ class BloatReport:
             "share": None if share is None else round(share, 4),
             "threshold": self.threshold,
             "counter": self.counter,
+            "basis": self.basis,
+            "rule": self.rule,
             "by_role": dict(self.by_role),
             "by_tool": dict(self.by_tool),
             "tool_result_tokens": self.tool_result_tokens,
@@ -301,11 +305,16 @@ def analyze_context_bloat(
     measure_cleared: Callable[[Message], int] | None = None,
     blank: Callable[[Message, str], Message] | None = None,
     rows: Sequence[Any] | None = None,
+    figure: tuple[int, str, float] | None = None,
 ) -> BloatReport:
     """Analyse `messages` (see the module docstring).
 
-    bloated: total tokens ≥ threshold × context_window; with no window known,
-    tool results taking more than `threshold` of all tokens. `counts` (tokens
+    bloated: the context ≥ threshold × context_window, and at least
+    MIN_VERDICT_TOKENS; no verdict without a window (`rule` says which rule
+    was used, or why none). `figure` (tokens, basis, scale): the request's
+    context in the model's tokens (context_tokens) and how many of them one
+    counted token is: the total, the verdict and every saving are then in
+    that unit, a saving never more than the messages hold. `counts` (tokens
     per message), `measure` (tokens of any message, e.g. through a cache),
     and for the clearing measured, `measure_cleared` (tokens of a cleared
     result) and `blank` (a result with its content replaced), may be passed
@@ -317,11 +326,12 @@ def analyze_context_bloat(
     with paused_gc():
         return _analyze(messages, threshold, context_window, counter or SwarmEstimate(), ephemeral, system_prompt,
                         keep_recent, largest, stale_age, stale_tokens, counts, measure, measure_cleared, blank,
-                        rows)
+                        rows, figure)
 
 
 def _analyze(messages, threshold, context_window, counter, ephemeral, system_prompt, keep_recent, largest,
-             stale_age, stale_tokens, counts, measure, measure_cleared=None, blank=None, rows=None) -> BloatReport:
+             stale_age, stale_tokens, counts, measure, measure_cleared=None, blank=None, rows=None,
+             figure=None) -> BloatReport:
     measure = measure or counter.count_message
     per = list(counts) if counts is not None else [measure(m) for m in messages]
     n = len(messages)
@@ -343,17 +353,26 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
          "tokens": per[j]}
         for j in order
     )
-    if context_window:
-        bloated = total >= threshold * context_window
-    else:
-        bloated = total > 0 and tally.tool_tokens > threshold * total
-    recs = _recommendations(messages, per, counter, measure, keep_recent, repeated, tally.stale,
-                            threshold * context_window - system_tokens - eph_tokens
-                            if context_window and bloated else None, threshold, context_window,
-                            measure_cleared or measure, blank, scan.units, scan.results, tally.same_text)
+    shown, basis, scale = figure if figure is not None else (total, "counted", 1.0)
+    scale = scale if scale > 0 else 1.0
+    held = min(shown, round(scale * sum(per)))  # the messages' part of the request, in the unit shown
+    bloated, rule = _verdict(shown, threshold, context_window)
+    # the tokens the messages may take (counted), when bloated: the threshold less the rest of the request
+    room = (threshold * context_window - (shown - held)) / scale if context_window and bloated else None
+    if figure is None:
+        room = threshold * context_window - system_tokens - eph_tokens if context_window and bloated else None
+    # the budget the pipeline applies is in the counter's tokens, the system block counted in
+    budget = None if room is None else int(room) + system_tokens + eph_tokens
+    recs = _recommendations(messages, per, counter, measure, keep_recent, repeated, tally.stale, room, threshold,
+                            context_window, measure_cleared or measure, blank, scan.units, scan.results,
+                            tally.same_text, budget)
+    if figure is not None:
+        recs = [Recommendation(r.action, r.setting, min(held, round(scale * r.saves)), r.detail) for r in recs]
     return BloatReport(
-        total_tokens=total,
+        total_tokens=shown,
         bloated=bloated,
+        basis=basis,
+        rule=rule,
         threshold=threshold,
         context_window=context_window,
         by_role=dict(sorted(tally.by_role.items(), key=lambda kv: -kv[1])),
@@ -367,6 +386,22 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
         recommendations=tuple(recs),
         counter=counter.name,
     )
+
+
+MIN_VERDICT_TOKENS = 1_000  # below this, no context is called bloated, whatever the window
+
+
+def _verdict(tokens: int, threshold: float, context_window: int | None) -> tuple[bool, str]:
+    """(bloated, the rule in words): the context at or over `threshold` of the window; no verdict
+    without a window, nor on a context of fewer than MIN_VERDICT_TOKENS."""
+    if not context_window:
+        return False, "no verdict: the context window is unknown (--context-window N sets it)"
+    if tokens < MIN_VERDICT_TOKENS:
+        return False, f"no verdict on {tokens:,} tokens (fewer than {MIN_VERDICT_TOKENS:,})"
+    limit = threshold * context_window
+    sign = "≥" if tokens >= limit else "<"
+    return tokens >= limit, (f"context {tokens:,} {sign} {threshold:.0%} of the {context_window:,}-token window "
+                             f"({int(limit):,})")
 
 
 class _Tally:
@@ -452,7 +487,7 @@ class _Tally:
 def _recommendations(messages, per, counter, measure, keep_recent: int, repeated: list, stale: list,
                      room: float | None, threshold: float, context_window: int | None,
                      measure_cleared: Callable[[Message], int], blank, all_units, results,
-                     by_text) -> list[Recommendation]:
+                     by_text, budget: int | None = None) -> list[Recommendation]:
     """What each setting would save, most first (`room`: tokens the messages may take, when bloated;
     `all_units`: unit_runs(messages), as summarising and fitting both keep a call with its results;
     `results`: the indices of the tool results; `by_text`: the tool results by their text, the
@@ -489,7 +524,7 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
         if dropped:
             recs.append(Recommendation(
                 f"drop the oldest messages to stay under {threshold:.0%} of the window",
-                f"--budget {int(threshold * context_window)}", sum(per) - tokens,
+                f"--budget {budget if budget is not None else int(threshold * context_window)}", sum(per) - tokens,
                 f"{len(dropped):,} messages dropped, tool calls kept with their results"))
     recs.sort(key=lambda r: -r.saves)
     return recs

@@ -206,7 +206,7 @@ def _run_report(argv: Sequence[str]) -> int:
     from .report import build_report
 
     try:
-        data = build_report(session, _overrides(args), agent=args.agent, rows=args.messages,
+        data = build_report(session, _overrides(args), agent=args.agent, rows=args.messages, requests=args.requests,
                             prices=_price_table(args), cache_ttl=args.cache_ttl, compare=args.compare,
                             series=not args.json and sys.stdout.isatty(),  # the chart: on a terminal only
                             trace=trace)

@@ -138,6 +138,10 @@ def _report_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--messages", action="store_true",
                         help="also list every message: tokens stored and prepared, and what changed")
+    parser.add_argument("--requests", action="store_true",
+                        help="also list every request: its context in the model's tokens (recorded, calibrated or "
+                             "counted), what it holds by category, the prompt cache (read, written, lost and why) "
+                             "and its cost")
     _add_usage_options(parser)
     return parser
 

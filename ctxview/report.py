@@ -10,13 +10,15 @@ import dataclasses
 from typing import Any, Mapping, Sequence
 
 from .advice import rank_advice, rank_compare, recommendation_applied, replayed, split_recommendations  # noqa: F401
-from .bloat import analyze_context_bloat
+from .bloat_as_sent import conversation_bloat
 from .gcpause import paused_gc
 from .model import Conversation, Session, request_indices
 from .harness import rewrite_events, sent_tokens
 from .pipeline import PipelineCache, prepare
 from .pipeline.sent_history import truncations
 from .prices import CostTotal, PriceTable, cost_of
+from .cache_losses import cache_events, loss_summary
+from .request_table import request_rows
 from .prompt_cache import TTL_SECONDS, CacheRules, min_cacheable_tokens, outcome, replay, simulate
 from .tokens import calibrate
 from .trace_compare import compare as compare_with_trace
@@ -106,18 +108,18 @@ def conversation_report(
     compare: Sequence[tuple[str, Settings]] = (),
     series: bool = False,
     usage_memo: dict | None = None,
+    requests: bool = False,
 ) -> dict[str, Any]:
     """One conversation's entry of the report document; `rows`: add one entry per message (and per
     recorded request); `prices`: the price table for its cost (None: genai-prices' own);
     `cache_ttl`: the prompt cache's lifetime ("5m", "1h"; None: the file's, see _CacheReplays); `compare`:
     (label, settings) to replay every request under; `series`: add `"context_series"` (the usage chart's
-    data); `usage_memo`: see _usage_cost."""
+    data); `usage_memo`: see _usage_cost; `requests`: add `"requests"`, one entry per request (request_table)."""
     cache = cache or PipelineCache()
     view = prepare(conversation, settings, cache=cache)
     bloat = conversation_bloat(conversation, settings, view.context_window, cache, threshold)
     calibration = as_sent_calibration(conversation, settings, cache)
     share = view.window_share
-    requests = view.requests
     shown = settings.request
     counter = cache.counter(conversation, settings.counter)
     out = {
@@ -128,8 +130,9 @@ def conversation_report(
         "view_label": settings.label(),
         # why --keep-recent changes nothing here, where it does not (settings.keep_recent_note)
         "keep_recent_note": (keep_recent_note(settings) if settings.compresses else "") or None,
-        "request": {"number": (requests.index(shown) + 1) if shown in requests else len(requests) + 1,
-                    "index": shown, "of": len(requests)},
+        "request": {"number": (view.requests.index(shown) + 1) if shown in view.requests
+                    else len(view.requests) + 1, "index": shown, "of": len(view.requests)},
+        "context": view.context.to_dict(),
         "compactions": compactions(conversation),
         "deferred_tools": _deferred(conversation, shown, lambda m: cache.count(counter, m)),
         "settings": dataclasses.asdict(settings),
@@ -163,27 +166,12 @@ def conversation_report(
         out["context_series"] = context_series(conversation, settings, cache)
     if rows:
         out["rows"] = [_row_dict(r) for r in view.rows]
+    if requests:
+        out["requests"], out["cache_losses"] = request_rows(conversation, cache.counter(conversation, settings.counter),
+                                                            cache, prices)
+    else:
+        out["cache_losses"] = loss_summary(cache_events(conversation, prices))
     return out
-
-
-def conversation_bloat(conversation: Conversation, settings: Settings, context_window: int | None,
-                       cache: PipelineCache, threshold: float = 0.7):
-    """The bloat analysis of the stored messages (the report's `"bloat"`, the inspector's `b`), with
-    the pipeline cache's counts and rows: what prepare counted or found already is not again."""
-    counter = cache.counter(conversation, settings.counter)
-    data = cache.data(conversation)
-    stored_counts, _ = cache.stored_counts(data, counter)
-    # The unchanged rows are made when first read (BaseRows): after the first screen only a screenful
-    # is. Making the rest here costs more (a Row each) than the analysis's own pass over the texts.
-    rows = cache.base_rows(data, counter)
-    return analyze_context_bloat(
-        conversation.messages, threshold, context_window, counter,
-        ephemeral=conversation.ephemeral if settings.embed_ephemeral else None,
-        system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent, counts=stored_counts,
-        measure=lambda m: cache.count(counter, m),
-        measure_cleared=lambda m: cache.count_cleared(counter, m), blank=cache.blanked,
-        rows=rows if rows.made == len(rows) else None,
-    )
 
 
 # --- usage and cost ---------------------------------------------------------------
@@ -402,6 +390,7 @@ def build_report(
     compare: Sequence[tuple[str, Mapping[str, Any]]] = (),
     series: bool = False,
     trace: tuple[str, Sequence[TraceRequest]] | None = None,
+    requests: bool = False,
 ) -> dict[str, Any]:
     """The whole report document; `agent` keeps only that conversation (KeyError if absent);
     `rows` adds one entry per message to each conversation. The session's `"usage"` and `"cost"`
@@ -414,14 +403,14 @@ def build_report(
     others = {k: v for k, v in (overrides or {}).items() if k != "request_number"}
     with paused_gc():  # (see gcpause: the collector would walk the whole session, again and again)
         doc = _build_report(session, overrides, others, conversations, cache, threshold, rows, prices, cache_ttl,
-                            compare, series)
+                            compare, series, requests)
         if trace is not None:
             doc["trace"] = compare_with_trace(session, trace[1], trace[0]).to_dict()
     return doc
 
 
 def _build_report(session, overrides, others, conversations, cache, threshold, rows, prices, cache_ttl, compare,
-                  series) -> dict[str, Any]:
+                  series, requests=False) -> dict[str, Any]:
     memo: dict = {}  # each conversation's recorded usage and cost, worked out once
     return {
         "format": session.format,
@@ -429,7 +418,8 @@ def _build_report(session, overrides, others, conversations, cache, threshold, r
         "conversations": [
             conversation_report(c, settings_for(c, overrides if k == 0 else others), cache=cache,
                                 threshold=threshold, rows=rows, prices=prices, cache_ttl=cache_ttl,
-                                compare=_compare_settings(others, compare), series=series, usage_memo=memo)
+                                compare=_compare_settings(others, compare), series=series, usage_memo=memo,
+                                requests=requests)
             for k, c in enumerate(conversations)
         ],
         **session_usage_and_cost(session, prices, memo),

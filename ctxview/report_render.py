@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from .context_tokens import format_figure
+
 __all__ = ["render_report"]
 
 
@@ -36,7 +38,25 @@ def _gauge(share: float | None, width: int = 40, *, ascii_only: bool = False) ->
 def _report_sections(conv: dict[str, Any], *, ascii_only: bool) -> list[tuple]:
     """A conversation's report as ("title", str) / ("line", str, level) / ("table", title, headers, rows)."""
     return [*_view_lines(conv), _tokens_table(conv), *_context_lines(conv, ascii_only), *_calibration_lines(conv),
-            *_usage_sections(conv), *_bloat_sections(conv)]
+            *_usage_sections(conv), *_requests_sections(conv), *_bloat_sections(conv)]
+
+
+def _requests_sections(conv: dict[str, Any]) -> list[tuple]:
+    """The requests table (--requests), and each cache loss with its cause."""
+    if conv.get("requests") is None:
+        return []
+    from .request_table import requests_text_rows
+
+    out: list[tuple] = [("table", "Requests (context in the model's tokens; ≈: calibrated)",
+                         ["n", "message", "time", "context", "basis", "added", "cache read", "cache write",
+                          "cache lost (cause)", "cost", "largest parts"], requests_text_rows(conv["requests"]))]
+    for r in conv["requests"]:
+        cache = r["cache"]
+        if cache and cache["lost"]:
+            usd = "" if cache["usd"] is None else f", {_money(cache['usd'])}"
+            out.append(("line", f"request {r['number']} (#{r['index']}) lost {cache['lost']:,} cached tokens: "
+                                f"{cache['cause']} ({cache['detail']}){usd}", 1))
+    return out
 
 
 def _view_lines(conv: dict[str, Any]) -> list[tuple]:
@@ -53,7 +73,7 @@ def _view_lines(conv: dict[str, Any]) -> list[tuple]:
         what = {"compaction": f"{c.get('messages_replaced', 0):,} messages replaced by its summary",
                 "microcompaction": f"{c.get('results_cleared', 0):,} tool results cleared",
                 "compression": "old tool results compressed by SwarmSDK"}.get(c["kind"], "")
-        extra = ", ".join(x for x in (c["trigger"], f"{c['tokens_before']:,} tokens before"
+        extra = ", ".join(x for x in (c["trigger"], f"{c['tokens_before']:,} tokens before, recorded"
                                       if c["tokens_before"] is not None else None) if x)
         out.append(("line", f"{c['kind']} at #{c['index']}" + (f" ({extra})" if extra else "") + f": {what}", 0))
     note = (conv.get("deferred_tools") or {}).get("note")
@@ -80,13 +100,21 @@ def _context_lines(conv: dict[str, Any], ascii_only: bool) -> list[tuple]:
     out: list[tuple] = []
     t = conv["tokens"]
     w = conv["window"]
+    c = conv.get("context") or {"tokens": t["prepared"], "basis": "counted"}
+    figure = format_figure(c["tokens"], c["basis"])
     if w["size"]:
         share = w["share"] or 0.0
         level = w["marks_reached"]
-        out.append(("line", f"context window {w['size']:,}: prepared {t['prepared']:,} = {share:.1%} "
+        out.append(("line", f"context window {w['size']:,}: {figure} = {share:.1%} "
                             f"{_gauge(share, ascii_only=ascii_only)} marks 60/80/90%", level))
     else:
-        out.append(("line", "context window unknown (use --context-window N)", 0))
+        out.append(("line", f"context {figure}; context window unknown (use --context-window N)", 0))
+    losses = conv.get("cache_losses")
+    if losses and losses["requests"]:
+        causes = ", ".join(f"{k} {v:,}" for k, v in losses["by_cause"].items())
+        usd = "no price" if losses["usd"] is None else _money(losses["usd"])
+        out.append(("line", f"prompt cache: lost {losses['tokens']:,} tokens of cache at {losses['requests']:,} "
+                            f"request{'s' if losses['requests'] != 1 else ''}: {usd} ({causes})", 1))
     tr = conv["tool_results"]
     ch = conv["changes"]
     out.append(("line", f"tool results {tr['total']:,}: {tr['compressed']:,} compressed, {tr['cleared']:,} cleared; "
@@ -130,8 +158,10 @@ def _bloat_sections(conv: dict[str, Any]) -> list[tuple]:
     """The bloat verdict, its tables, the rows (with --messages) and the recommendations."""
     out: list[tuple] = []
     b = conv["bloat"]
-    verdict = "BLOATED" if b["bloated"] else "not bloated"
-    out.append(("line", f"bloat: {verdict} (threshold {b['threshold']:.0%})", 3 if b["bloated"] else 0))
+    rule = str(b.get("rule") or "")
+    verdict = "" if rule.startswith("no verdict") else "BLOATED: " if b["bloated"] else "not bloated: "
+    figure = format_figure(b["total_tokens"], b.get("basis", "counted"))
+    out.append(("line", f"bloat: {verdict}{rule} (the request as sent: {figure})", 3 if b["bloated"] else 0))
     if b["by_tool"]:
         out.append(("table", "Tokens by tool", ["tool", "tokens"],
                     [[name, _fmt_int(v)] for name, v in list(b["by_tool"].items())[:10]]))
@@ -153,7 +183,7 @@ def _bloat_sections(conv: dict[str, Any]) -> list[tuple]:
     out.extend(_advice_sections(b))
     for x in b.get("applied", ()):
         out.append(("line", f"already applied: {x['setting']} ({x['action']}: {x['saves']:,} tokens of the "
-                            "stored messages)", 0))
+                            "request as sent)", 0))
     return out
 
 
@@ -174,8 +204,9 @@ def _advice_sections(b: dict[str, Any]) -> list[tuple]:
                              f"{_share(r['as_sent_read_share'])} → {_share(r['read_share'])}", r["verdict"]])
         out.append(("table", "Recommendations", ["action", "setting", "tokens saved per request", "cache reads",
                                                  "cost"], rows))
-        out.append(("line", "(each replayed over the requests through the prompt cache and priced against the "
-                            "as-sent view; most dollars saved first)", 0))
+        out.append(("line", "(measured on the request as sent, in the model's tokens; each replayed over the "
+                            "requests through the prompt cache and priced against the as-sent view; most dollars "
+                            "saved first)", 0))
     for x in b.get("raises_bill", ()):
         r = x["replay"]
         out.append(("line", f"not recommended: {x['setting']} ({x['action']}) {r['verdict']}: "

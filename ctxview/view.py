@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Protocol, Sequence, overload
 
+from .context_tokens import ContextFigure, ContextFit
 from .model import Message
 from .settings import OLD_MESSAGE_STRATEGIES, ClearSettings, Settings  # (re-exported: their home is settings.py)
 
@@ -154,6 +155,9 @@ class PreparedView:
     requests: tuple[int, ...] = ()      # indices of assistant messages that mark model calls
     counter_name: str = ""
     stats: Mapping[str, Any] = field(default_factory=dict)  # counts: compressed, cleared, removed, ...
+    # what the request's figure in the model's tokens rests on (context_tokens.py); set by the
+    # pipeline, None for a view made by hand
+    context_fit: ContextFit | None = field(default=None, compare=False)
 
     @property
     def view_label(self) -> str:
@@ -161,8 +165,17 @@ class PreparedView:
         return self.settings.label()
 
     @property
+    def context(self) -> ContextFigure:
+        """The request's context in the model's tokens, with its basis: what the file recorded for
+        it (as sent), else the counter's estimate corrected by the file's fit, else as counted."""
+        fit = self.context_fit
+        if fit is None:
+            return ContextFigure(self.tokens_prepared, "counted")
+        return fit.figure(self.tokens_prepared, as_sent=not self.settings.what_if())
+
+    @property
     def window_share(self) -> float | None:
-        """Prepared tokens as a share of the context window."""
+        """The context (in the model's tokens, `context`) as a share of the context window."""
         if not self.context_window:
             return None
-        return self.tokens_prepared / self.context_window
+        return self.context.tokens / self.context_window

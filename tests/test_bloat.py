@@ -40,11 +40,42 @@ def test_report_numbers_add_up():
     assert isinstance(d["recommendations"], list)
 
 
-def test_bloated_without_window_means_tool_results_dominate():
+def test_no_verdict_without_a_window_and_the_rule_says_so():
+    # tool results are nearly all of it: no other rule silently calls it bloated
     msgs = conversation()
-    assert analyze_context_bloat(msgs, 0.7, counter=C4).bloated
-    light = [Message("user", "u" * 4000), *conversation(steps=1, size=100)]
-    assert not analyze_context_bloat(light, 0.7, counter=C4).bloated
+    report = analyze_context_bloat(msgs, 0.7, counter=C4)
+    assert not report.bloated and report.rule.startswith("no verdict: the context window is unknown")
+    assert report.to_dict()["rule"] == report.rule
+
+
+def test_no_verdict_on_a_few_hundred_tokens_even_over_the_threshold():
+    msgs = [Message("user", "u" * 400), *conversation(steps=1, size=200)]
+    report = analyze_context_bloat(msgs, 0.7, context_window=250, counter=C4)
+    assert report.total_tokens < 1000 and report.total_tokens >= 0.7 * 250
+    assert not report.bloated and report.rule.startswith("no verdict on")
+
+
+def test_the_verdict_states_its_rule():
+    msgs = conversation()
+    total = analyze_context_bloat(msgs, counter=C4).total_tokens
+    report = analyze_context_bloat(msgs, 0.5, context_window=2 * total, counter=C4)
+    assert report.bloated and report.rule == f"context {total:,} ≥ 50% of the {2 * total:,}-token window ({total:,})"
+
+
+def test_savings_in_the_models_tokens_never_exceed_what_the_request_holds():
+    msgs = conversation()
+    plain = analyze_context_bloat(msgs, 0.7, context_window=200_000, counter=C4)
+    assert plain.recommendations
+    # the request held 3x the counted tokens (e.g. a calibrated figure): savings scale by the fit's slope
+    total = plain.total_tokens
+    scaled = analyze_context_bloat(msgs, 0.7, context_window=200_000, counter=C4, figure=(3 * total, "calibrated", 3.0))
+    assert scaled.total_tokens == 3 * total and scaled.basis == "calibrated"
+    for a, b in zip(plain.recommendations, scaled.recommendations):
+        assert b.saves == min(3 * total, round(3.0 * a.saves))
+    # a slope that would make a saving exceed the request: capped at what the messages hold
+    capped = analyze_context_bloat(msgs, 0.7, context_window=200_000, counter=C4, figure=(total, "recorded", 50.0))
+    assert all(r.saves <= capped.total_tokens for r in capped.recommendations)
+    assert any(r.saves == capped.total_tokens for r in capped.recommendations)
 
 
 def test_bloated_with_window_uses_threshold_of_window():

@@ -79,6 +79,7 @@ def test_report_plain_text_when_piped(tmp_path):
     out = run("report", str(chat(tmp_path)))
     assert out.returncode == 0, out.stderr
     assert "Messages and tokens:" in out.stdout and "Recommendations:" in out.stdout
+    assert "measured on the request as sent, in the model's tokens" in " ".join(out.stdout.split())
     assert "context window 128,000" not in out.stdout  # no model in the file: window unknown
     assert "context window unknown" in out.stdout
     assert "\x1b" not in out.stdout

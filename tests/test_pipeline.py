@@ -225,7 +225,9 @@ def test_context_window_and_counter_resolution():
     conv = make_conversation()
     view = prepare(conv, Settings())
     assert view.context_window == 200_000 and view.counter_name == "swarm"
-    assert view.window_share == view.tokens_prepared / 200_000
+    # the share is of the context in the model's tokens (the file recorded usage: calibrated)
+    assert view.context.basis == "calibrated"
+    assert view.window_share == view.context.tokens / 200_000
     assert prepare(conv, Settings(context_window=1000)).context_window == 1000
     assert prepare(conv, Settings(counter="chars4")).counter_name == "chars4"
 

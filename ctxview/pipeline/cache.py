@@ -53,7 +53,7 @@ class _ConversationData:
     """What depends only on the conversation (and a counter): computed once."""
 
     __slots__ = ("conversation", "requests", "_names", "tool_indices", "counts", "prefix", "totals", "base_rows", "units",
-                 "ephemeral", "shared", "stages", "last_compressed")
+                 "ephemeral", "shared", "stages", "last_compressed", "context")
 
     def __init__(self, conversation: Conversation) -> None:
         msgs = conversation.messages
@@ -73,6 +73,7 @@ class _ConversationData:
         # (counter name, policy tag) -> the last compression's messages and tokens (kept beyond the
         # stages: a tuple and a list per policy), whose counts the next one under the policy reuses
         self.last_compressed: dict[tuple[str, int], tuple[tuple[Message, ...], list[int]]] = {}
+        self.context: dict[str, Any] = {}  # counter name -> its context_tokens.ContextTokens (pipeline.context)
 
     @property
     def names(self) -> dict[str, str]:

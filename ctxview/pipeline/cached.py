@@ -38,6 +38,7 @@ from ..windows import resolve_context_window
 from . import limits
 from . import changes as made
 from . import sent_history
+from .context import context_fit
 from .cache import _TEXT_ONLY_COUNTERS, PipelineCache
 from .delta import note_recalled_step, prepare_keep_recent_delta
 from .embedding import embed_ephemeral_into
@@ -67,9 +68,14 @@ def prepare(
     counter = counter or cache.counter(conversation, settings.counter)
     sent = sent_history.for_request(cache, conversation, settings, counter)
     if sent is None:  # the harness sent the stored messages as they are
-        return _prepare_stored(conversation, settings, counter, cache, summarizer)
-    inner = _prepare_stored(sent.conversation, sent.inner_settings(settings), counter, cache, summarizer)
-    return sent.view(cache, counter, settings, inner)
+        view = _prepare_stored(conversation, settings, counter, cache, summarizer)
+    else:
+        inner = _prepare_stored(sent.conversation, sent.inner_settings(settings), counter, cache, summarizer)
+        view = sent.view(cache, counter, settings, inner)
+    # The figure in the model's tokens: the same for every view of this request (a memoised view is
+    # one of this request: the memo's key holds the settings, and so the request).
+    object.__setattr__(view, "context_fit", context_fit(cache, conversation, counter, settings.request))
+    return view
 
 
 def _prepare_stored(conversation: Conversation, settings: Settings, counter: TokenCounter, cache: PipelineCache,

@@ -118,10 +118,11 @@ def inserted(strategy: str, count: int, tokens: int) -> Change:
 
 
 def compaction_words(event: ContextEvent) -> str:
-    """"auto, 167,412 tokens before" (what the record says of a compaction)."""
+    """"auto, 167,412 tokens before, recorded" (what the record says of a compaction: the harness's
+    own count, in the model's tokens, beside the counter's figures of the rows)."""
     parts = [event.trigger] if event.trigger else []
     if event.tokens_before is not None:
-        parts.append(f"{event.tokens_before:,} tokens before")
+        parts.append(f"{event.tokens_before:,} tokens before, recorded")
     return ", ".join(parts)
 
 

@@ -12,6 +12,7 @@ import itertools
 from typing import Callable, Mapping, Sequence
 
 from .. import harness, reminders
+from ..context_tokens import ContextTokens
 from ..budget import EXCERPT_CHARS, fit_to_budget, plan_summary
 from ..clearing import plan_clearing
 from ..compression import compress_tool_results, detect_tool_name, get_policy, tool_names_by_call_id
@@ -89,7 +90,9 @@ def prepare_reference(conversation: Conversation, settings: Settings = AS_SENT, 
     run.summarise(summarizer)      # 3. what-if: old messages
     run.embed()                    # 4. the recorded reminders, on the messages still sent
     run.fit_budget()               # 5. what-if: the budget
-    return run.view(recorded)
+    view = run.view(recorded)
+    # the request's figure in the model's tokens (view.context), counted from scratch
+    return dataclasses.replace(view, context_fit=ContextTokens.of(conversation, counter).fit(settings.request))
 
 
 def _request(conversation: Conversation, request: int | None) -> tuple[int, int | None]:

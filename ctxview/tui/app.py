@@ -68,7 +68,9 @@ class CtxviewApp(NavigationActions, App[int]):
                 Binding("escape", "back", "Back", id="ctxview.back",
                         tooltip="Back (from a sub-agent's conversation to its parent's, else to the sessions)"),
                 Binding("T", "trace", "Trace: this request against what was really sent", show=False,
-                        id="ctxview.trace")]
+                        id="ctxview.trace"),
+                Binding("L", "requests", "Requests: context, cache and cost of each", show=False,
+                        id="ctxview.requests")]
 
     def __init__(
         self,
@@ -350,7 +352,8 @@ class CtxviewApp(NavigationActions, App[int]):
             linked=self.linked, cursor=self.cursor, rows=len(layout) if layout else 0,
             busy=self.state.busy or self.state.search.running, search=self.search_term,
             search_count=self.state.search.count_label(self.cursor, layout),
-            trace=self.trace.mark(conv, self.settings.request) if self.trace is not None and conv is not None else None))
+            trace=self.trace.mark(conv, self.settings.request) if self.trace is not None and conv is not None else None,
+            context=(view.context.tokens, view.context.basis) if view is not None else None))
         self.query_one(ControlsPanel).sync(self.settings, request)
 
     # -- settings ----------------------------------------------------------------
@@ -489,6 +492,18 @@ class CtxviewApp(NavigationActions, App[int]):
             from .usage_screen import UsageScreen  # (prices, and pydantic, only once the screen opens)
 
             self.push_screen(UsageScreen(self.session, self.conversation, self.settings, self._cache))
+
+    def action_requests(self) -> None:
+        """`L`: every request as a line; Enter opens that request."""
+        if self.conversation is None or self._cache is None:
+            return
+        from .requests_screen import RequestsScreen
+
+        def done(index: int | None) -> None:
+            if index is not None and index != self.settings.request:
+                self.update_settings(request=index)
+
+        self.push_screen(RequestsScreen(self.conversation, self.settings, self._cache), done)
 
     def action_trace(self) -> None:
         if self.trace is None:

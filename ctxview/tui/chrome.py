@@ -251,6 +251,9 @@ class StatusParts:
     search: str = ""
     search_count: str = ""  # "3/17": the cursor's match, of how many (n / N step through them)
     trace: Text | None = None  # the request against the recorded trace (--trace), right after the view's name
+    # the request's context in the model's tokens and its basis (view.context); shown instead of the
+    # counter's stored → prepared where known
+    context: tuple[int, str] | None = None
 
 
 def _optional_pieces(parts: StatusParts, level: int) -> list[tuple[int, str, Style | None]]:
@@ -262,7 +265,13 @@ def _optional_pieces(parts: StatusParts, level: int) -> list[tuple[int, str, Sty
         count = f" {parts.search_count}" if parts.search_count else ""
         out.append((0, "/" + (term if level < 2 else middle_ellipsis(term, 24)) + count, Style(italic=True)))
     out.append((1, ("request ", "req ", "req ")[level] + parts.request, None))
-    if parts.tokens is None:
+    if parts.context is not None:
+        tokens, basis = parts.context
+        approx = "≈ " if basis == "calibrated" else ""
+        short = {"recorded": "rec", "calibrated": "cal", "counted": "cnt"}.get(basis, basis)
+        out.append((2, (f"context {approx}{tokens:,} {basis}", f"{approx}{_k(tokens)} {short}",
+                        f"{approx.strip()}{_k(tokens)}")[level], None))
+    elif parts.tokens is None:
         out.append((2, "… → … tok", None))
     else:
         stored, prepared = parts.tokens

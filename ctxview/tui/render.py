@@ -18,6 +18,7 @@ from rich.style import Style
 from rich.text import Text
 
 from ..model import ContextEvent, Message
+from ..pipeline.changes import compaction_words
 from ..sanitize import make_visible
 from ..view import Change, Row
 from .layout import PREVIEW_LINES, TOOL_CALL_PREVIEW, SystemRow, display_text, preview_start
@@ -139,16 +140,14 @@ def message_flags(message: Message, unanswered: bool, short: bool,
 
 
 def boundary_label(event: ContextEvent, short: bool) -> str:
-    """`compaction (auto, 167,412 tokens before)`, short `cmp auto 167k`."""
+    """`compaction (auto, 167,412 tokens before, recorded)`, short `cmp auto 167k`."""
     if short:
         parts = ["cmp"] + ([event.trigger] if event.trigger else [])
         if event.tokens_before is not None:
             parts.append(f"{event.tokens_before // 1000:,}k")
         return make_visible(" ".join(parts))
-    words = [event.trigger] if event.trigger else []
-    if event.tokens_before is not None:
-        words.append(f"{event.tokens_before:,} tokens before")
-    return make_visible("compaction" + (f" ({', '.join(words)})" if words else ""))
+    words = compaction_words(event)
+    return make_visible("compaction" + (f" ({words})" if words else ""))
 
 
 def header_line(row: Row, side: Side, styles: PaneStyles, pending: bool = False, width: int = 200,

@@ -377,13 +377,15 @@ def bloat_text(report: Any, name: str, advice: tuple[list, list] | None = None) 
     text.append("Context bloat: ", bold)
     text.append(make_visible(name), bold)
     text.append("\n\n")
-    verdict = "BLOATED" if report.bloated else "not bloated"
-    text.append(verdict, Style(bold=True, color="red" if report.bloated else "green"))
+    none = report.rule.startswith("no verdict")
+    verdict = "BLOATED" if report.bloated else "no verdict" if none else "not bloated"
+    text.append(verdict, Style(bold=True, color="red" if report.bloated else "yellow" if none else "green"))
     share = report.share
-    text.append(f"  {report.total_tokens:,} tokens")
+    approx = "≈ " if report.basis == "calibrated" else ""
+    text.append(f"  {approx}{report.total_tokens:,} tokens {report.basis} (the request as sent)")
     if share is not None:
         text.append(f" = {share:.0%} of {report.context_window:,}")
-    text.append(f"  (threshold {report.threshold:.0%}, counter {make_visible(report.counter)})\n", dim)
+    text.append(f"\n{make_visible(report.rule)} (counter {make_visible(report.counter)})\n", dim)
     text.append(f"tool results {report.tool_result_tokens:,} tokens · reminders: "
                 f"{report.reminder_tokens_stored:,} stored in history, "
                 f"{report.reminder_tokens_ephemeral:,} ephemeral\n")
@@ -410,7 +412,7 @@ def bloat_text(report: Any, name: str, advice: tuple[list, list] | None = None) 
         text.append(f"\nStale large tool results: {len(report.stale):,} ({tokens:,} tokens)\n", bold)
     if advice is None:
         table("Recommendations", [
-            (make_visible(r.setting), f"{make_visible(r.action)} (saves {r.saves:,})") for r in report.recommendations])
+            (make_visible(r.setting), f"{make_visible(r.action)} (saves {r.saves:,} {report.basis} tokens)") for r in report.recommendations])
     else:
         def said(x: dict) -> str:
             r = x.get("replay")

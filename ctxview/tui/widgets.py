@@ -56,9 +56,11 @@ def gauge(share: float, width: int) -> Text:
 
 
 def meters_text(view: PreparedView | None, gauge_width: int = 30, compact: bool = False) -> Text:
-    """`stored 12,345 → prepared 8,765 tok (-29%)   window ▕███│░░▏ 4% of 200,000   recorded 9,001`.
+    """`stored 12,345 → prepared 8,765 counted (-29%)   context ≈ 20,114 calibrated ▕███│░░▏ 10% of 200,000`.
 
-    `compact` (narrow terminals) drops the labels and shortens the gauge.
+    The stored and prepared figures are the counter's (they compare the two sides); the context
+    and the gauge are in the model's tokens, with their basis (view.context). `compact` (narrow
+    terminals) drops the labels and shortens the gauge.
     """
     text = Text(end="", no_wrap=True, overflow="ellipsis")
     if view is None:
@@ -69,27 +71,29 @@ def meters_text(view: PreparedView | None, gauge_width: int = 30, compact: bool 
     text.append(f"{view.tokens_stored:,}", Style(bold=True))
     text.append(" → " if compact else " → prepared ", Style(dim=True))
     text.append(f"{view.tokens_prepared:,}", Style(bold=True))
-    text.append(" tok", Style(dim=True))
+    text.append(" tok" if compact else " counted", Style(dim=True))
     if view.tokens_stored:
         change = (view.tokens_prepared - view.tokens_stored) / view.tokens_stored
         text.append(f" ({change:+.0%})", Style(dim=True))
     if view.budget_shortfall:
         text.append(f"  {view.budget_shortfall:,} over budget", Style(color="red", bold=True))
-    text.append("  " if compact else "   window ", Style(dim=True))
+    context = view.context
+    text.append("  " if compact else "   context ", Style(dim=True))
+    if context.basis == "calibrated":
+        text.append("≈ ", Style(dim=True))
+    text.append(f"{context.tokens:,}", Style(bold=True))
+    text.append(" " + {"recorded": "rec", "calibrated": "cal", "counted": "cnt"}[context.basis] if compact
+                else f" {context.basis}", Style(dim=True))
+    text.append(" ")
     share = view.window_share
     if share is None:
-        text.append("window unknown" if compact else "unknown", Style(dim=True))
+        text.append("window unknown", Style(dim=True))
     else:
         text.append("▕")
         text.append_text(gauge(share, 12 if compact else gauge_width))
         text.append("▏")
         window = f"{view.context_window // 1000:,}k" if compact else f"{view.context_window:,}"
         text.append(f" {share:.0%} of {window}", Style(bold=share >= 0.8))
-    if view.recorded_input_tokens is not None:
-        text.append("  rec " if compact else "   recorded ", Style(dim=True))
-        text.append(f"{view.recorded_input_tokens:,}", Style(bold=True))
-        if not compact:
-            text.append(f" (estimate {view.tokens_prepared:,})", Style(dim=True))
     return text
 
 

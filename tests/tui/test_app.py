@@ -40,7 +40,9 @@ async def test_opens_with_a_view_and_status_bar():
         assert app.view is not None and len(app.view.rows) == 26
         text = status(app)
         assert "keep_recent=4" in text and "tiers=default" in text
-        assert f"{app.view.tokens_stored:,} → {app.view.tokens_prepared:,}" in text
+        # the status bar gives the request's context in the model's tokens, with its basis
+        figure = app.view.context
+        assert f"{figure.tokens:,} {figure.basis}" in text
         assert not app.query_one("#body").loading
 
 

@@ -204,13 +204,13 @@ async def test_claude_code_compaction_marked_on_both_sides():
         layout = app.row_layout
         event = next(e for e in app.conversation.events if e.kind == "compaction")
         boundary = next(i for i, r in enumerate(layout.rows) if r.index == event.index)
-        words = f"compaction ({event.trigger}, {event.tokens_before:,} tokens before)"
+        words = f"compaction ({event.trigger}, {event.tokens_before:,} tokens before, recorded)"
         assert words in app.stored_pane.block(boundary)[0].text
         assert "compaction (" not in app.prepared_pane.block(boundary)[0].text  # the stored side's mark
         folded = layout.runs[boundary - 1][0]
         ghost = app.prepared_pane.block(folded)[0].text
         assert ghost.startswith(f"⋯ {event.index} messages replaced by compaction at #{event.index} "
-                                f"({event.trigger}, {event.tokens_before:,} tokens before) ⋯")
+                                f"({event.trigger}, {event.tokens_before:,} tokens before, recorded) ⋯")
         assert "as sent" in status(app)
 
 

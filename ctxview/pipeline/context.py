@@ -1,0 +1,31 @@
+"""The figures of a conversation's requests in the model's tokens (context_tokens.ContextTokens),
+made once per conversation and counter from the pipeline cache's counts."""
+
+from __future__ import annotations
+
+from ..context_tokens import ContextFit, ContextTokens
+from ..harness import sent_tokens
+from ..model import Conversation
+from ..tokens import TokenCounter
+from .cache import PipelineCache
+
+__all__ = ["context_fit", "context_tokens"]
+
+
+def context_tokens(cache: PipelineCache, conversation: Conversation, counter: TokenCounter) -> ContextTokens:
+    """The conversation's ContextTokens under `counter`: each request's estimate as sent (the
+    system block, the history the harness sent), fitted to what the file recorded."""
+    data = cache.data(conversation)
+    hit = data.context.get(counter.name)
+    if hit is None:
+        counts, _ = cache.stored_counts(data, counter)
+        system = cache.system_tokens(data, counter)
+        estimate = sent_tokens(conversation, counts, lambda m: cache.count(counter, m), system)
+        hit = data.context[counter.name] = ContextTokens(conversation, estimate)
+    return hit
+
+
+def context_fit(cache: PipelineCache, conversation: Conversation, counter: TokenCounter,
+                request: int | None) -> ContextFit:
+    """What the figure of the request that sends messages[:request] rests on (None: the next)."""
+    return context_tokens(cache, conversation, counter).fit(request)
