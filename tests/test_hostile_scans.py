@@ -22,22 +22,23 @@ LINEAR_RATIO = 30
 
 
 def growth(fn, small, big) -> float:
-    """time(fn(big)) / time(fn(small)), each the best of 3 rounds of enough calls to take ~20 ms at the
+    """time(fn(big)) / time(fn(small)) in CPU time (a busy machine delays a process, it does not
+    make it do more work), each the best of 3 rounds of enough calls to take ~20 ms at the
     small size (so that a fast scan is not measured as timer noise)."""
     calls = 1
     while True:
-        t = time.perf_counter()
+        t = time.process_time()
         for _ in range(calls):
             fn(small)
-        if time.perf_counter() - t >= 0.02 or calls >= 1 << 16:
+        if time.process_time() - t >= 0.02 or calls >= 1 << 16:
             break
         calls *= 2
 
     def once(arg) -> float:
-        t = time.perf_counter()
+        t = time.process_time()
         for _ in range(calls):
             fn(arg)
-        return time.perf_counter() - t
+        return time.process_time() - t
 
     # rounds of the two sizes alternate, so that a burst of load elsewhere hits both alike
     small_times, big_times = [], []

@@ -170,7 +170,7 @@ def test_other_formats_read_whole(tmp_path):
     assert r.whole and r.notice == f"{doc}: reloaded"
 
 
-@pytest.mark.parametrize("src", [SAMPLE_CC, FIXTURES_CC[0]], ids=lambda p: p.name)
+@pytest.mark.parametrize("src", [pytest.param(SAMPLE_CC, marks=pytest.mark.slow), FIXTURES_CC[0]], ids=lambda p: p.name)
 def test_line_by_line_and_the_messages_already_read_are_kept(tmp_path, src):
     """Each line appended alone (a streamed response's lines one at a time among them): the session a
     whole read gives, with the very Message objects of the lines before, but for a response that grew."""
