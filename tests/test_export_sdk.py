@@ -38,6 +38,7 @@ from ctxview.view import ClearSettings, Settings  # noqa: E402
 ROOT = Path(__file__).parents[1]
 SAMPLE_DIRS = (ROOT / "sample_sessions", ROOT / "ctxview" / "samples", ROOT / "tests" / "fixtures")
 NOT_SESSIONS = ROOT / "tests" / "fixtures" / "parity"   # parity cases for the engine, not session files
+EXPECTED = ROOT / "tests" / "fixtures" / "expected"     # figures tests compare against, not session files
 
 
 def _strict(node: Any) -> None:
@@ -126,7 +127,8 @@ def openai_problems(body: dict[str, Any]) -> list[str]:
 
 
 def session_files() -> list[Path]:
-    return sorted(p for d in SAMPLE_DIRS for p in d.rglob("*") if p.is_file() and NOT_SESSIONS not in p.parents)
+    return sorted(p for d in SAMPLE_DIRS for p in d.rglob("*")
+                  if p.is_file() and NOT_SESSIONS not in p.parents and EXPECTED not in p.parents)
 
 
 # (name, settings for a conversation whose as-sent view is given; None: not for this one)
@@ -158,6 +160,8 @@ def test_every_export_is_a_valid_request(path):
     checked = 0
     problems: list[str] = []
     for conv in session.conversations:
+        if not conv.messages:  # (a Gemini CLI file of notes alone: nothing to send; prepare refuses it)
+            continue
         cache = PipelineCache()
         sent = prepare(conv, Settings(), cache=cache)
         max_tokens = recorded_max_tokens(conv.metadata, session.metadata) or DEFAULT_MAX_TOKENS
@@ -177,7 +181,7 @@ def test_every_export_is_a_valid_request(path):
                 problems.extend(f"{where}: {p}" for p in check(body))
                 checked += 1
     assert not problems, "\n".join(problems[:20])
-    assert checked >= 10
+    assert checked >= 10 or not any(c.messages for c in session.conversations)
 
 
 def demo_body(shape: str) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """`report --compare`: the same figures as before, in memory that does not grow with the settings.
 
 The session is written at test time by benchmarks/make_session.py (deterministic: the same bytes for
-the same arguments). tests/fixtures/compare-golden-1500.json holds the compare section that the
+the same arguments). tests/fixtures/expected/compare-golden-1500.json holds the compare section that the
 code before this change printed for it (every figure but the dollars, which follow the price
 table's version); the replays must still give exactly these. The memory test measures the peak of
 what Python allocates (tracemalloc) while the report is built: a report comparing four settings
@@ -42,7 +42,7 @@ def session(tmp_path_factory):
 def test_the_figures_are_the_ones_printed_before(session):
     doc = build_report(session, {}, compare=_compare(SPECS))
     got = doc["conversations"][0]["compare"]
-    expected = json.loads((HERE / "fixtures" / "compare-golden-1500.json").read_text())
+    expected = json.loads((HERE / "fixtures" / "expected" / "compare-golden-1500.json").read_text())
     assert {k: got["as_sent"][k] for k in FIGURES} == expected["as_sent"]
     rows = [{"label": r["label"], **{k: r[k] for k in FIGURES}, "tokens_change": r["tokens_change"]}
             for r in got["settings"]]
