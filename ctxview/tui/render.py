@@ -78,7 +78,8 @@ HARNESS_RULES = frozenset({"compaction", "harness"})
 
 
 _SHORT = {"ephemeral": "+eph", "cleared": "clr", "excerpted": "exc", "summarised": "sum", "removed": "rm",
-          "dropped": "drop", "microcompacted": "µcmp", "compacted": "cmp", "truncated": "trunc"}
+          "dropped": "drop", "microcompacted": "µcmp", "compacted": "cmp", "truncated": "trunc",
+          "thinking cleared": "thk"}
 
 
 def badge_label(change: Change, short: bool = False) -> str:
