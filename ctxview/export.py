@@ -23,12 +23,13 @@ import math
 import re
 from typing import Any, Mapping, Sequence
 
+from .api_edits import api_edits_of, beta_headers, context_management, without_api_edits
 from .atomic import write_atomic
-from .model import Content, Message
+from .model import Content, Conversation, Message
 from .sanitize import UNSAFE
 from .view import PreparedView, row_columns
 
-__all__ = ["DEFAULT_MAX_TOKENS", "SHAPES", "arguments_json", "default_shape", "dumps", "export_stats", "paired",
+__all__ = ["DEFAULT_MAX_TOKENS", "SHAPES", "arguments_json", "body_for", "default_shape", "dumps", "export_stats", "paired",
            "recorded_max_tokens",
            "stats_text", "to_anthropic", "to_openai", "to_shape", "write_atomic"]
 
@@ -241,6 +242,27 @@ def to_shape(view: PreparedView, shape: str = "openai", model: str | None = None
     if shape == "anthropic":
         return to_anthropic(view, model, max_tokens=max_tokens)
     raise ValueError(f"unknown shape {shape!r} (choices: {', '.join(SHAPES)})")
+
+
+def body_for(conversation: Conversation, view: PreparedView, shape: str = "openai", model: str | None = None, *,
+             max_tokens: int = DEFAULT_MAX_TOKENS, cache: Any = None) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """(the request body of `view` in `shape`, the anthropic-beta headers it needs).
+
+    With the Anthropic API's own edits in force (api_edits: clear_tool_uses_20250919,
+    clear_thinking_20251015, compact_20260112) an Anthropic body asks the API for them: its
+    messages are those prepared without them (the client sends them whole, the server edits
+    them) and its `context_management` block names the edits with the values tried. Any other
+    body holds the messages as prepared, every what-if applied.
+    """
+    settings = view.settings
+    if shape != "anthropic" or not api_edits_of(settings):
+        return to_shape(view, shape, model, max_tokens=max_tokens), ()
+    from .pipeline import PipelineCache, prepare
+
+    client = prepare(conversation, without_api_edits(settings), cache=cache or PipelineCache())
+    body = to_anthropic(client, model, max_tokens=max_tokens)
+    body["context_management"] = context_management(settings)
+    return body, beta_headers(settings)
 
 
 # Where a source's requests went: Claude Code and Anthropic request files to Anthropic's Messages
