@@ -208,7 +208,7 @@ def _clear(value: Any, fail) -> ClearSettings | None:
         where = f"settings.clear.{name}"
         if name not in _CLEAR_NAMES:
             raise fail(where, f"unknown clearing setting (settings: {', '.join(_CLEAR_NAMES)})")
-        if name == "exclude" and isinstance(item, list):
+        if name in ("exclude", "clear_inputs") and isinstance(item, list):
             item = tuple(item)
         problems = ClearSettings(**{name: item}).problems()
         if problems:

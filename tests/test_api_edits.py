@@ -364,3 +364,12 @@ def test_the_validator_refuses_a_block_the_sdk_does_not_take(edit):
     beta_validator().validate_python(body)
     with pytest.raises(ValidationError):
         beta_validator().validate_python({**body, "context_management": {"edits": [edit]}})
+
+
+def test_the_prepared_pane_title_names_the_api_edit():
+    from ctxview.tui.widgets import prepared_title
+
+    s = Settings(clear=parse_api_edit("clear_tool_uses_20250919:keep=2")[1])
+    conv = load_session(ANTHROPIC_SAMPLE).conversations[0]
+    title = prepared_title(prepare(conv, s), s, "14").plain
+    assert "what-if: API clear_tool_uses_20250919 (trigger 100,000 input tokens, keep 2 tool uses)" in title
