@@ -373,3 +373,14 @@ def test_the_prepared_pane_title_names_the_api_edit():
     conv = load_session(ANTHROPIC_SAMPLE).conversations[0]
     title = prepared_title(prepare(conv, s), s, "14").plain
     assert "what-if: API clear_tool_uses_20250919 (trigger 100,000 input tokens, keep 2 tool uses)" in title
+
+
+def test_the_inspector_body_asks_the_api_too():
+    from ctxview.tui.workers import request_body
+
+    conv = load_session(ANTHROPIC_SAMPLE).conversations[0]
+    view = prepare(conv, Settings(compact=CompactSettings(60_000)))
+    body = json.loads(request_body(view, "anthropic", "claude-opus-4-6", None, conv))
+    assert body["context_management"] == {"edits": [{"type": "compact_20260112",
+                                                     "trigger": {"type": "input_tokens", "value": 60_000}}]}
+    assert "context_management" not in json.loads(request_body(view, "openai", "gpt-5", None, conv))
