@@ -384,3 +384,16 @@ def test_the_inspector_body_asks_the_api_too():
     assert body["context_management"] == {"edits": [{"type": "compact_20260112",
                                                      "trigger": {"type": "input_tokens", "value": 60_000}}]}
     assert "context_management" not in json.loads(request_body(view, "openai", "gpt-5", None, conv))
+
+
+def test_the_status_bar_names_the_api_edits():
+    from ctxview.tui.chrome import what_if_pieces
+
+    s = Settings(clear=parse_api_edit("clear_tool_uses_20250919")[1], clear_thinking=ThinkingClearSettings(2),
+                 compact=CompactSettings(80_000))
+    full = [p[0] for p in what_if_pieces(s)]
+    assert "API clear_thinking_20251015: keep 2" in full
+    assert "API clear_tool_uses_20250919: keep 3, over 100,000 tok" in full
+    assert "API compact_20260112 at 80,000 tok" in full
+    own = [p[0] for p in what_if_pieces(Settings(clear=ClearSettings(keep=2)))]
+    assert "clearing: keep 2" in own
