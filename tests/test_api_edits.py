@@ -397,3 +397,15 @@ def test_the_status_bar_names_the_api_edits():
     assert "API compact_20260112 at 80,000 tok" in full
     own = [p[0] for p in what_if_pieces(Settings(clear=ClearSettings(keep=2)))]
     assert "clearing: keep 2" in own
+
+
+def test_the_config_file_takes_the_api_edits(tmp_path):
+    from ctxview.user_config import ConfigError, load_user_config
+
+    path = tmp_path / "config.toml"
+    path.write_text('[settings]\nclear_thinking = true\n[settings.compact]\ntrigger = 80000\n')
+    got = load_user_config(path).settings
+    assert got == {"clear_thinking": ThinkingClearSettings(1), "compact": CompactSettings(80_000)}
+    path.write_text('[settings.compact]\ntrigger = 1000\n')
+    with pytest.raises(ConfigError, match=r"settings.compact: .*≥ 50,000"):
+        load_user_config(path)
