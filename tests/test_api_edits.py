@@ -409,3 +409,15 @@ def test_the_config_file_takes_the_api_edits(tmp_path):
     path.write_text('[settings.compact]\ntrigger = 1000\n')
     with pytest.raises(ConfigError, match=r"settings.compact: .*≥ 50,000"):
         load_user_config(path)
+
+
+def test_the_settings_dialog_keeps_the_api_edits():
+    from ctxview.tui.settings_dialog import _shown, read_settings
+
+    base = Settings(clear=parse_api_edit("clear_tool_uses_20250919:clear_tool_inputs=Bash|Edit")[1],
+                    clear_thinking=ThinkingClearSettings(2), compact=CompactSettings(90_000))
+    shown = _shown(base)
+    assert shown["clear_inputs"] is True    # a switch: on or off
+    got, errors = read_settings(base, {**shown, "clear_keep": "5"})
+    assert not errors
+    assert got == dataclasses.replace(base, clear=dataclasses.replace(base.clear, keep=5))
