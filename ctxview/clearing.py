@@ -1,12 +1,15 @@
-"""Clearing old tool uses, in the manner of Anthropic's `clear_tool_uses` context edit.
+"""Clearing old tool uses, as Anthropic's `clear_tool_uses_20250919` context edit does.
 
-Once the context passes a trigger (in tokens), every tool result except the
-`keep` most recent is replaced by a short placeholder; tools named in
-`exclude` are never cleared; with `clear_inputs` the arguments of the calls
-whose results were cleared are emptied too. If clearing would save fewer than
-`min_saving` tokens, nothing is cleared (a cleared prefix breaks prompt
-caching, so a small saving is not worth it). The messages stay in place, so
-no call loses its result.
+Once the context passes a trigger (in tokens, or in tool uses), every tool
+result except the `keep` most recent is replaced by a short placeholder;
+tools named in `exclude` are never cleared; with `clear_inputs` the arguments
+of the calls whose results were cleared are emptied too (of every call, or of
+the named tools' calls). If clearing would save fewer than `min_saving`
+tokens, nothing is cleared (a cleared prefix breaks prompt caching, so a small
+saving is not worth it: the API's clear_at_least). The messages stay in place,
+so no call loses its result. With ClearSettings.api the trigger counts the
+whole prompt, as the API does: the caller passes the tokens outside the
+messages (`base`: the system prompt and the tool definitions).
 """
 
 from __future__ import annotations
@@ -51,19 +54,27 @@ def plan_clearing(
     counts: Sequence[int] | None = None,
     measure: Callable[[Message], int] | None = None,
     blank: Callable[[Message, str], Message] | None = None,
+    base: int = 0,
 ) -> ClearResult:
     """Clear old tool results per `settings`; report what was cleared and the tokens saved.
 
     counts, measure (tokens of one message) and blank (a message with its
-    content replaced) let a caller with caches supply them.
+    content replaced) let a caller with caches supply them. base: the prompt's
+    tokens outside the messages, which an API trigger counts (settings.api).
     """
     counter = counter or SwarmEstimate()
     measure = measure or counter.count_message
     if counts is None:
         counts = [measure(m) for m in messages]
-    total = sum(counts)
-    if settings.trigger and total <= settings.trigger:
-        return ClearResult(tuple(messages), reason=f"context {total:,} tokens ≤ trigger {settings.trigger:,}")
+    if settings.trigger and settings.trigger_unit == "tool_uses":
+        uses = sum(1 for m in messages if m.role == "tool")
+        if uses <= settings.trigger:
+            return ClearResult(tuple(messages), reason=f"{uses:,} tool uses ≤ trigger {settings.trigger:,}")
+    elif settings.trigger:
+        total = sum(counts) + (base if settings.api else 0)
+        if total <= settings.trigger:
+            return ClearResult(tuple(messages), reason=f"context {total:,} tokens ≤ trigger {settings.trigger:,}")
+    inputs_of = settings.clear_inputs if type(settings.clear_inputs) is tuple else None
     names: dict[str, str] = {}
     call_at: dict[str, int] = {}
     if settings.exclude or settings.clear_inputs:  # only these read the calls
@@ -92,7 +103,8 @@ def plan_clearing(
         saved += counts[i] - measure(new)
         out[i] = new
         cleared.append(i)
-        if settings.clear_inputs and msg.tool_call_id in call_at:
+        if (settings.clear_inputs and msg.tool_call_id in call_at
+                and (inputs_of is None or names.get(msg.tool_call_id) in inputs_of)):
             emptied.setdefault(call_at[msg.tool_call_id], set()).add(msg.tool_call_id)
     inputs_cleared = []
     for j, ids in sorted(emptied.items()):
@@ -130,7 +142,8 @@ def clearing_saving(
     of the tool results, when the caller has them; with `by_text` too (the results with a text, in
     order, by their text: the bloat tally's same_text) and no tool excluded, the results cleared
     are the oldest ones less those holding the placeholder already, summed without a loop."""
-    if type(counter) is not SwarmEstimate or settings.clear_inputs:
+    if (type(counter) is not SwarmEstimate or settings.clear_inputs or settings.api
+            or settings.trigger_unit != "input_tokens"):
         result = plan_clearing(messages, settings, counter, counts=counts, measure=measure, blank=blank)
         return len(result.cleared), result.saved_tokens
     if settings.trigger and sum(counts) <= settings.trigger:

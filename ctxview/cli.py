@@ -34,7 +34,11 @@ EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
 # --- shared steps ----------------------------------------------------------------
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    edits = dict(args.api_edit)  # the Settings field each sets -> its settings (the last given wins)
+    if args.clear_keep is not None and "clear" in edits:
+        raise UsageError("--clear-keep and --api-edit clear_tool_uses_20250919 both clear tool uses: give one")
     return {
+        **edits,
         "keep_recent": args.keep_recent,
         "tiers": args.tiers,
         "budget": args.budget,
@@ -42,7 +46,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "counter": args.counter,
         "old_messages": args.old_messages,
         "summarize_before": args.summarize_before,
-        "clear": None if args.clear_keep is None else ClearSettings(keep=args.clear_keep),
+        "clear": ClearSettings(keep=args.clear_keep) if args.clear_keep is not None else edits.get("clear"),
         "request_number": args.request,
     }
 
@@ -270,8 +274,9 @@ def _run_prepare(argv: Sequence[str]) -> int:
     if target is None:
         _stdout()
     session = _load(args)
-    from .export import (DEFAULT_MAX_TOKENS, body_messages, default_shape, dumps, export_stats, recorded_images,
-                         recorded_max_tokens, stats_text, to_shape, write_atomic)
+    from .api_edits import api_edits_of
+    from .export import (DEFAULT_MAX_TOKENS, body_for, body_messages, default_shape, dumps, export_stats,
+                         recorded_max_tokens, stats_text, write_atomic)
     from .pipeline import prepare
     from .sanitize import sanitize
     from .settings import settings_for
@@ -286,8 +291,8 @@ def _run_prepare(argv: Sequence[str]) -> int:
         args.shape = default_shape(session.format, model)
     try:
         view = prepare(conv, settings_for(conv, _overrides(args)))
-        images = recorded_images(None if args.file == "-" else args.file, view.prepared)  # read back, by line
-        body = to_shape(view, args.shape, model, max_tokens=max_tokens, images=images)
+        source = None if args.file == "-" else args.file  # (images are read back from its lines)
+        body, betas, images = body_for(conv, view, args.shape, model, max_tokens=max_tokens, source=source)
         text = dumps(body)
     except ValueError as exc:  # bad saved settings; a NaN in a tool call's arguments
         raise InputError(f"{args.file}: {exc}") from None
@@ -295,6 +300,13 @@ def _run_prepare(argv: Sequence[str]) -> int:
         raise InputError(f"{args.file}: nothing to write: the {args.shape} body of {conv.name!r} would hold no "
                          f"messages ({len(view.prepared):,} prepared, none the API takes)")
     stats = export_stats(view, args.shape, images)
+    if betas:  # the API runs the edits only with their beta headers (the docs' curl examples send them)
+        print(f"ctxview: note: the body's context_management asks the API for the edits of the {view.view_label}; send the header "
+              f"anthropic-beta: {','.join(betas)} (the SDK: betas=[{', '.join(repr(b) for b in betas)}])",
+              file=sys.stderr)
+    elif args.shape == "openai" and api_edits_of(view.settings):
+        print("ctxview: note: an OpenAI body cannot ask for the Anthropic API's edits: its messages are "
+              "written with ctxview's stand-in for them applied", file=sys.stderr)
     if args.stats:
         print(sanitize(stats_text(stats, conv.name, args.shape, args.file)), file=sys.stderr)
     elif stats["not_exported"]["attachments"]:  # never silently

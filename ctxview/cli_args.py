@@ -61,6 +61,15 @@ def _tiers(text: str) -> str:
     return text
 
 
+def _api_edit(text: str):
+    from .api_edits import parse_api_edit  # engine only: no terminal libraries
+
+    try:
+        return parse_api_edit(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", metavar="NAME", help="the conversation (agent) to use")
     parser.add_argument("--keep-recent", metavar="N", type=_int_at_least(0, "--keep-recent"),
@@ -85,7 +94,13 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--request", metavar="N", type=_int_at_least(1, "--request"),
                         help="the request to show, 1-based as the inspector numbers them (default: the next one)")
     parser.add_argument("--clear-keep", metavar="N", type=_int_at_least(0, "--clear-keep"),
-                        help="clear old tool results, keeping the N most recent (Anthropic's clear_tool_uses)")
+                        help="clear old tool results, keeping the N most recent (ctxview's clearing, no trigger)")
+    parser.add_argument("--api-edit", metavar="EDIT[:KEY=VALUE,...]", type=_api_edit, action="append", default=[],
+                        help="one of the Anthropic API's own context edits as a what-if, with the API's defaults: "
+                             "clear_tool_uses_20250919 (trigger, trigger_tool_uses, keep, clear_at_least, "
+                             "exclude_tools=A|B, clear_tool_inputs), clear_thinking_20251015 (keep=N|all), "
+                             "compact_20260112 (trigger, instructions); repeatable, e.g. "
+                             "'clear_tool_uses_20250919:trigger=30000,keep=5'")
 
 
 def _add_trace(parser: argparse.ArgumentParser) -> None:

@@ -28,14 +28,15 @@ import math
 import re
 from typing import Any, Mapping, Sequence
 
+from .api_edits import api_edits_of, beta_headers, context_management, without_api_edits
 from .atomic import write_atomic
 from .export_media import PLACEHOLDER, body_messages, images_as_text, recorded_images, split_at_images
-from .model import Content, Message
+from .model import Content, Conversation, Message
 from .sanitize import UNSAFE
 from .view import PreparedView, row_columns
 
-__all__ = ["DEFAULT_MAX_TOKENS", "SHAPES", "LeftOut", "arguments_json", "body_messages", "default_shape", "dumps",
-           "export_stats", "images_as_text", "paired", "recorded_images", "recorded_max_tokens", "stats_text",
+__all__ = ["DEFAULT_MAX_TOKENS", "SHAPES", "LeftOut", "arguments_json", "body_for", "body_messages", "default_shape",
+           "dumps", "export_stats", "images_as_text", "paired", "recorded_images", "recorded_max_tokens", "stats_text",
            "to_anthropic", "to_openai", "to_shape", "write_atomic"]
 
 SHAPES = ("openai", "anthropic")
@@ -283,6 +284,31 @@ def to_shape(view: PreparedView, shape: str = "openai", model: str | None = None
     if shape == "anthropic":
         return to_anthropic(view, model, max_tokens=max_tokens, images=images)
     raise ValueError(f"unknown shape {shape!r} (choices: {', '.join(SHAPES)})")
+
+
+def body_for(conversation: Conversation, view: PreparedView, shape: str = "openai", model: str | None = None, *,
+             max_tokens: int = DEFAULT_MAX_TOKENS, cache: Any = None, source: str | None = None
+             ) -> tuple[dict[str, Any], tuple[str, ...], dict[int, list[dict[str, Any]]]]:
+    """(the request body of `view` in `shape`, the anthropic-beta headers it needs, the images read
+    back from `source` that it carries: export_media.recorded_images).
+
+    With the Anthropic API's own edits in force (api_edits: clear_tool_uses_20250919,
+    clear_thinking_20251015, compact_20260112) an Anthropic body asks the API for them: its
+    messages are those prepared without them (the client sends them whole, the server edits
+    them) and its `context_management` block names the edits with the values tried. Any other
+    body holds the messages as prepared, every what-if applied.
+    """
+    settings = view.settings
+    if shape != "anthropic" or not api_edits_of(settings):
+        images = recorded_images(source, view.prepared)
+        return to_shape(view, shape, model, max_tokens=max_tokens, images=images), (), images
+    from .pipeline import PipelineCache, prepare
+
+    client = prepare(conversation, without_api_edits(settings), cache=cache or PipelineCache())
+    images = recorded_images(source, client.prepared)
+    body = to_anthropic(client, model, max_tokens=max_tokens, images=images)
+    body["context_management"] = context_management(settings)
+    return body, beta_headers(settings), images
 
 
 # Where a source's requests went: Claude Code and Anthropic request files to Anthropic's Messages

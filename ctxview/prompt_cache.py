@@ -125,8 +125,12 @@ def simulate(prompts: Iterable[Prompt], rules: CacheRules = CacheRules(), *,
 
 def incremental(settings: Settings) -> bool:
     """Whether `replay` can step from request to request (stepwise_replay): every setting but
-    summaries and the clearing of call arguments (those rewrite messages far from the change)."""
-    return settings.old_messages == "keep" and (settings.clear is None or not settings.clear.clear_inputs)
+    summaries (the API's compaction too), the clearing of call arguments and the API's thinking
+    clearing (those rewrite messages far from the change)."""
+    return (settings.old_messages == "keep" and settings.compact is None
+            and (settings.clear is None or not (settings.clear.clear_inputs or settings.clear.api
+                                                 or settings.clear.trigger_unit != "input_tokens"))
+            and (settings.clear_thinking is None or settings.clear_thinking.keep == "all"))
 
 
 def replay(conversation: Conversation, settings: Settings, *, cache: PipelineCache | None = None,

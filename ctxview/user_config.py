@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, Collection, Mapping
 
 from .sanitize import make_visible
-from .settings import ClearSettings, Settings
+from .settings import ClearSettings, CompactSettings, Settings, ThinkingClearSettings
 
 __all__ = ["CONFIG_ENV", "ConfigError", "MAX_CONFIG_BYTES", "MAX_DEPTH", "UserConfig", "config_path",
            "load_user_config", "shown_path"]
@@ -59,8 +59,10 @@ _EXCERPT = 40                # characters of a name or value an error line quote
 _WHAT = 200                  # characters of the explanation after the key
 
 # The settings a config file may give: the ones that make sense on every file (not `request`).
-SETTING_NAMES = ("keep_recent", "tiers", "compression", "tool_name_from", "clear", "old_messages",
-                 "summarize_before", "budget", "context_window", "embed_ephemeral", "counter")
+SETTING_NAMES = ("keep_recent", "tiers", "compression", "tool_name_from", "clear", "clear_thinking", "compact",
+                 "old_messages", "summarize_before", "budget", "context_window", "embed_ephemeral", "counter")
+# The Anthropic API's own edits (api_edits.py): true gives the API's defaults, a table its values.
+_PARTS = {"clear_thinking": ThinkingClearSettings, "compact": CompactSettings}
 _CLEAR_NAMES = tuple(f.name for f in dataclasses.fields(ClearSettings))
 _KEY_NAME = re.compile(r"[A-Za-z0-9_+\-]+|[!-~]")  # Textual key names ("ctrl+f", "question_mark") or one character
 
@@ -258,6 +260,9 @@ def _settings(table: Any, fail) -> dict[str, Any]:
         if name == "clear":
             out[name] = _clear(value, fail)
             continue
+        if name in _PARTS:
+            out[name] = _part(name, value, fail)
+            continue
         if name == "counter":
             from .tokens import COUNTER_NAMES
 
@@ -282,13 +287,33 @@ def _clear(value: Any, fail) -> ClearSettings | None:
         where = f"settings.clear.{name}"
         if name not in _CLEAR_NAMES:
             raise fail(where, f"unknown clearing setting (settings: {', '.join(_CLEAR_NAMES)})")
-        if name == "exclude" and isinstance(item, list):
+        if name in ("exclude", "clear_inputs") and isinstance(item, list):
             item = tuple(item)
         problems = ClearSettings(**{name: item}).problems()
         if problems:
             raise fail(where, _without_name(problems[0], f"clear.{name}"))
         values[name] = item
     return ClearSettings(**values)
+
+
+def _part(name: str, value: Any, fail) -> Any:
+    """settings.clear_thinking or settings.compact: false (off), true (the API's defaults) or a table."""
+    kind = _PARTS[name]
+    names = [f.name for f in dataclasses.fields(kind)]
+    if value is False:
+        return None
+    if value is True:
+        return kind()
+    if not isinstance(value, dict):
+        raise fail(f"settings.{name}", f"expected true, false or a table ({', '.join(names)}), got {_got(value)}")
+    for key in value:
+        if key not in names:
+            raise fail(f"settings.{name}.{key}", f"unknown setting (settings: {', '.join(names)})")
+    part = kind(**value)
+    problems = part.problems()
+    if problems:
+        raise fail(f"settings.{name}", _without_name(problems[0], name))
+    return part
 
 
 def _without_name(problem: str, name: str) -> str:

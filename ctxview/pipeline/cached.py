@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 from typing import Callable, Sequence
 
+from ..api_edits import compaction_point, plan_thinking_clearing
 from ..budget import EXCERPT_CHARS, fit_to_budget, plan_summary
 from ..clearing import plan_clearing
 from ..gcpause import paused_gc
@@ -122,6 +123,7 @@ def _prepare(
     run = _Run(conversation, settings, counter, cache or PipelineCache())
     run.compress()              # 1 (and 4, when no stage between them runs)
     run.clear()                 # 2
+    run.clear_thinking()        # 2b
     run.summarise(summarizer)   # 3
     run.embed()                 # 4
     run.fit_budget()            # 5
@@ -158,12 +160,13 @@ class _Run:
         # index -> (index, *change specs): the key of the row in the row tables (see row_keys), from
         # which Change objects are made only when a row is read
         self.specs = Specs(n, self.tag, msgs, msgs, ())
-        self.stats: dict[str, int] = {"compressed": 0, "cleared": 0, "excerpted": 0, "removed": 0,
+        self.stats: dict[str, int] = {"compressed": 0, "cleared": 0, "thinking_cleared": 0, "excerpted": 0, "removed": 0,
                                       "summarised": 0, "dropped": 0, "ephemeral": 0, "inserted": 0,
                                       "compacted": 0, "microcompacted": 0, "harness_compressed": 0,
                                       "truncated": 0, "persisted": 0}
         self.embeds = settings.embed_ephemeral and bool(data.valid_ephemeral())
-        self.direct = settings.clear is None and settings.old_messages == "keep"  # nothing between 1 and 4
+        self.direct = (settings.clear is None and settings.old_messages == "keep"  # nothing between 1 and 4
+                       and settings.clear_thinking is None and settings.compact is None)
         self.eph_spans: dict[int, tuple] = {}
         self.eph_reminders: dict[int, tuple] = {}  # the reminder blocks of the embedded texts
         self.clear_saved: int | None = None
@@ -208,7 +211,9 @@ class _Run:
                 return tokens
             return count_cleared(counter, m)
 
-        result = plan_clearing(current, clear, counter, counts=cur_counts, measure=measure, blank=cache.blanked)
+        base = cache.system_tokens(self.data, counter) if clear.api else 0
+        result = plan_clearing(current, clear, counter, counts=cur_counts, measure=measure, blank=cache.blanked,
+                               base=base)
         inputs = frozenset(result.inputs_cleared)
         blanked_tokens = by_role.get("tool") if by_role is not None else None
         for i in (*result.cleared, *result.inputs_cleared):
@@ -225,15 +230,37 @@ class _Run:
         if result.cleared:
             self.clear_saved = result.saved_tokens
 
+    def clear_thinking(self) -> None:
+        """Stage 2b: the API's clear_thinking, the thinking of all but the latest turns left out."""
+        thinking = self.settings.clear_thinking
+        if thinking is None:
+            return
+        result = plan_thinking_clearing(self.current, thinking.keep)
+        count, counter, cur_counts = self.cache.count, self.counter, self.counts
+        for i in result.cleared:
+            new = result.messages[i]
+            before = cur_counts[i]
+            cur_counts[i] = count(counter, new)
+            self.current[i] = new
+            self.specs.add(i, "thinking_cleared", thinking.keep, before - cur_counts[i])
+        self.stats["thinking_cleared"] = len(result.cleared)
+
     def summarise(self, summarizer: Callable[[Sequence[Message]], str] | None) -> None:
-        """Stage 3: old messages excerpted, or removed for a marker or a summary checkpoint."""
+        """Stage 3: old messages excerpted, or removed for a marker or a summary checkpoint (the
+        API's compaction: a summary of everything before its point)."""
         settings, cache, n = self.settings, self.cache, self.n
         strategy = settings.old_messages
-        if strategy == "keep":
-            return
         current, cur_counts, count, counter = self.current, self.counts, cache.count, self.counter
+        if settings.compact is not None:
+            strategy = "llm"
+            before_index = compaction_point(current, cur_counts, cache.system_tokens(self.data, counter),
+                                            settings.compact.trigger)
+        elif strategy == "keep":
+            return
+        else:
+            before_index = (settings.summarize_before if settings.summarize_before is not None
+                            else n - settings.keep_recent)
         offset = cache.offset_of(self.conversation)  # (boundaries are named by stored index)
-        before_index = settings.summarize_before if settings.summarize_before is not None else n - settings.keep_recent
         # Compression and clearing keep roles, call ids and tool calls: the stored units hold.
         summary = plan_summary(current, before_index, strategy, summarizer=summarizer,
                                unit_list=cache.units(self.data, n) if strategy != "truncate" else None)

@@ -15,7 +15,7 @@ from ..model import ContextEvent
 from ..view import Change
 from . import limits
 
-__all__ = ["compacted", "compressed", "cleared", "dropped", "ephemeral", "excerpted", "inserted", "removed",
+__all__ = ["compacted", "compressed", "cleared", "thinking_cleared", "dropped", "ephemeral", "excerpted", "inserted", "removed",
            "rewritten"]
 
 # Change(...) by position without the frozen __init__ (rows are made by the tens of thousands).
@@ -62,6 +62,13 @@ def cleared(saved: int, is_result: bool, keep: int) -> Change:
     return new_change("cleared", "clear",
                       f"{what} (the {plural(keep, 'most recent tool result')} kept): {saved:,} tokens saved",
                       None, None, saved)
+
+
+def thinking_cleared(keep: int, saved: int) -> Change:
+    """The message's thinking left out by the API's clear_thinking_20251015 what-if."""
+    return new_change("thinking cleared", "clear_thinking",
+                      f"thinking cleared (the thinking of the {plural(keep, 'most recent assistant turn')} with "
+                      f"thinking kept): {saved:,} tokens saved", None, None, saved)
 
 
 def ephemeral(pieces: int, added: int) -> Change:

@@ -13,6 +13,7 @@ from typing import Callable, Mapping, Sequence
 
 from .. import harness, reminders
 from ..context_tokens import ContextTokens
+from ..api_edits import compaction_point, plan_thinking_clearing
 from ..budget import EXCERPT_CHARS, fit_to_budget, plan_summary
 from ..clearing import plan_clearing
 from ..compression import compress_tool_results, detect_tool_name, get_policy, tool_names_by_call_id
@@ -51,7 +52,12 @@ STAGES: tuple[Stage, ...] = (
     # clearing is per message once it applies; its token trigger reads the whole context
     Stage("clearing", lambda s: s.clear is not None, True),
     Stage("clearing trigger", lambda s: s.clear is not None and bool(s.clear.trigger), False),
-    Stage("summary", lambda s: s.old_messages != "keep", False),   # its default boundary moves with keep_recent
+    # (the keep_recent delta knows clear_inputs True, not a list of tools)
+    Stage("clearing inputs by tool", lambda s: s.clear is not None and type(s.clear.clear_inputs) is tuple, False),
+    # the API's clear_thinking: which turns keep their thinking depends on the later ones
+    Stage("thinking", lambda s: s.clear_thinking is not None, False),
+    # its default boundary moves with keep_recent; the API's compaction point depends on the whole
+    Stage("summary", lambda s: s.old_messages != "keep" or s.compact is not None, False),
     Stage("ephemeral", lambda s: s.embed_ephemeral, True),
     Stage("budget", lambda s: s.budget is not None, False),        # the kept part depends on the whole
 )
@@ -87,6 +93,7 @@ def prepare_reference(conversation: Conversation, settings: Settings = AS_SENT, 
     run.harness()                  # 0. what the harness itself sent (the view "as sent")
     run.compress()                 # 1. what-if: tiers
     run.clear()                    # 2. what-if: clearing
+    run.clear_thinking()           # 2b. what-if: the API's clear_thinking
     run.summarise(summarizer)      # 3. what-if: old messages
     run.embed()                    # 4. the recorded reminders, on the messages still sent
     run.fit_budget()               # 5. what-if: the budget
@@ -125,7 +132,7 @@ class _Run:
         self.insert_at = self.boundary = 0
         self.eph_spans: dict[int, tuple] = {}
         self.shortfall = 0
-        self.stats = {"compressed": 0, "cleared": 0, "excerpted": 0, "removed": 0, "summarised": 0, "dropped": 0,
+        self.stats = {"compressed": 0, "cleared": 0, "thinking_cleared": 0, "excerpted": 0, "removed": 0, "summarised": 0, "dropped": 0,
                       "ephemeral": 0, "inserted": 0}
 
     def harness(self) -> None:
@@ -154,18 +161,32 @@ class _Run:
     def clear(self) -> None:
         clear = self.settings.clear
         if clear is not None:
-            result = plan_clearing(self.current, clear, self.counter, counts=self.tokens)
+            result = plan_clearing(self.current, clear, self.counter, counts=self.tokens, base=self.system_tokens)
             for j in (*result.cleared, *result.inputs_cleared):
                 new = result.messages[j]
                 before = self._replace(j, new)
                 self.specs[j].append(("cleared", before - self.tokens[j], new.role == "tool", clear.keep))
             self.stats["cleared"] = len(result.cleared)
 
+    def clear_thinking(self) -> None:
+        thinking = self.settings.clear_thinking
+        if thinking is not None:
+            result = plan_thinking_clearing(self.current, thinking.keep)
+            for j in result.cleared:
+                before = self._replace(j, result.messages[j])
+                self.specs[j].append(("thinking_cleared", thinking.keep, before - self.tokens[j]))
+            self.stats["thinking_cleared"] = len(result.cleared)
+
     def summarise(self, summarizer: Callable[[Sequence[Message]], str] | None) -> None:
         strategy, given = self.settings.old_messages, self.settings.summarize_before
-        if strategy == "keep":
+        compact = self.settings.compact
+        if compact is not None:  # the API's compaction: a summary of everything before its point
+            strategy = "llm"
+            before_index = compaction_point(self.current, self.tokens, self.system_tokens, compact.trigger)
+        elif strategy == "keep":
             return
-        before_index = len(self.current) - self.settings.keep_recent if given is None else max(given - self.start, 0)
+        else:
+            before_index = len(self.current) - self.settings.keep_recent if given is None else max(given - self.start, 0)
         summary = plan_summary(self.current, before_index, strategy, summarizer=summarizer)
         self.boundary = summary.boundary + self.start  # (named by stored index)
         for j in summary.excerpted:

@@ -55,6 +55,7 @@ class Specs:
 SPEC_FIELDS: dict[str, tuple[str, ...]] = {
     "compressed": ("age", "policy_tag"),
     "cleared": ("saved", "inputs_cleared", "is_result", "keep"),
+    "thinking_cleared": ("keep", "saved"),
     "ephemeral": ("pieces", "added"),
     "excerpted": ("boundary", "cut", "saved"),
     "removed": ("boundary", "total", "tokens"),
@@ -163,6 +164,8 @@ def change_of(spec: tuple, policy: compression.CompressionPolicy, stored_tokens:
     if kind == "cleared":
         _, saved, _inputs, is_result, keep = spec
         return made.cleared(saved, is_result, keep)
+    if kind == "thinking_cleared":
+        return made.thinking_cleared(spec[1], spec[2])
     if kind == "ephemeral":
         return made.ephemeral(spec[1], spec[2])
     if kind == "excerpted":

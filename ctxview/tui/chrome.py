@@ -212,12 +212,17 @@ def what_if_pieces(settings: Settings) -> list[tuple[str, str, str]]:
     # them off, as sent, nothing reads it, and the +/- keys say so when pressed)
     idle = " (no effect)" if settings.compresses and keep_recent_note(settings) else ""
     out = [(f"keep_recent={k}{idle}", f"keep={k}{idle}", f"k={k}" + ("·" if idle else "")), _tiers(settings)]
+    if settings.clear_thinking is not None:  # the API's own edits say so: "API" and the edit's name
+        keep = settings.clear_thinking.keep
+        out.append((f"API clear_thinking_20251015: keep {keep}", f"API thinking {keep}", f"api-thk={keep}"))
     clear = settings.clear
     if clear is not None:
-        full, abbr = [f"clearing: keep {clear.keep}"], [f"clear {clear.keep}"]
+        api = "API clear_tool_uses_20250919: " if clear.api else ""
+        full, abbr = [f"{api}{'' if api else 'clearing: '}keep {clear.keep}"], [f"{'API ' if api else ''}clear {clear.keep}"]
         if clear.trigger:
-            full.append(f"over {clear.trigger:,} tok")
-            abbr.append(f">{_k(clear.trigger)}")
+            unit = "tool uses" if clear.trigger_unit == "tool_uses" else "tok"
+            full.append(f"over {clear.trigger:,} {unit}")
+            abbr.append(f">{_k(clear.trigger)}" + (" uses" if clear.trigger_unit == "tool_uses" else ""))
         if clear.min_saving:
             full.append(f"saving ≥ {clear.min_saving:,}")
             abbr.append(f"≥{_k(clear.min_saving)}")
@@ -225,9 +230,14 @@ def what_if_pieces(settings: Settings) -> list[tuple[str, str, str]]:
             full.append("not " + ", ".join(safe_text(x) for x in clear.exclude))
             abbr.append(f"-{len(clear.exclude)} tools")
         if clear.clear_inputs:
-            full.append("inputs too")
+            full.append("inputs too" if clear.clear_inputs is True else
+                        "inputs of " + ", ".join(safe_text(x) for x in clear.clear_inputs))
             abbr.append("+inputs")
-        out.append((", ".join(full), " ".join(abbr), f"clr={clear.keep}" + ("+in" if clear.clear_inputs else "")))
+        out.append((", ".join(full), " ".join(abbr),
+                    f"{'api-' if api else ''}clr={clear.keep}" + ("+in" if clear.clear_inputs else "")))
+    if settings.compact is not None:
+        trigger = settings.compact.trigger
+        out.append((f"API compact_20260112 at {trigger:,} tok", f"API compact >{_k(trigger)}", "api-cmp"))
     if settings.old_messages != "keep":
         where = f" before #{settings.summarize_before}" if settings.summarize_before is not None else ""
         strategy = settings.old_messages

@@ -214,7 +214,7 @@ class NavigationActions:
         shape = default_shape(session.format, conv.model)
         what = f"the {shape} request body of request {self._request_label()} ({self.settings.label()})"
         self.run_job(copy_body_job, view, shape, conv.model, recorded_max_tokens(conv.metadata, session.metadata),
-                     what)
+                     what, conv)
 
     def on_copied(self: CtxviewApp, event: Copied) -> None:
         self._to_clipboard(event.text, event.what)

@@ -80,7 +80,7 @@ HARNESS_RULES = frozenset({"compaction", "harness"})
 
 _SHORT = {"ephemeral": "+eph", "cleared": "clr", "excerpted": "exc", "summarised": "sum", "removed": "rm",
           "dropped": "drop", "microcompacted": "µcmp", "compacted": "cmp", "truncated": "trunc",
-          "persisted": "pers"}
+          "persisted": "pers", "thinking cleared": "thk"}
 
 
 def badge_label(change: Change, short: bool = False) -> str:

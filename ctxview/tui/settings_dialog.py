@@ -75,7 +75,10 @@ def read_settings(base: Settings, values: dict[str, Any]) -> tuple[Settings, lis
             old, keep=_number("clear keep", values["clear_keep"], errors, old.keep),
             trigger=_number("clear trigger", values["clear_trigger"], errors, 0),
             min_saving=_number("clear min saving", values["clear_min_saving"], errors, 0),
-            exclude=exclude, clear_inputs=values["clear_inputs"])
+            exclude=exclude,
+            # (the switch says on or off; a list of tools from the command line stays while it is on)
+            clear_inputs=old.clear_inputs if values["clear_inputs"] and type(old.clear_inputs) is tuple
+            else values["clear_inputs"])
     settings = dataclasses.replace(
         base, keep_recent=keep_recent, tiers=tiers, compression=values["compression"],
         budget=_number("budget", values["budget"], errors), clear=clear,
@@ -98,7 +101,7 @@ def _shown(settings: Settings) -> dict[str, Any]:
         "clear_trigger": str(clear.trigger) if clear.trigger else "",
         "clear_min_saving": str(clear.min_saving) if clear.min_saving else "",
         "clear_exclude": ", ".join(clear.exclude),
-        "clear_inputs": clear.clear_inputs,
+        "clear_inputs": bool(clear.clear_inputs),
         "old_messages": settings.old_messages,
         "summarize_before": "" if settings.summarize_before is None else str(settings.summarize_before),
         "embed_ephemeral": settings.embed_ephemeral,

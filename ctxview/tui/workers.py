@@ -308,22 +308,32 @@ def bloat_job(post: Post, conversation: Conversation, settings: Settings, contex
         post(WorkFailed("bloat report", one_line(exc)))
 
 
-def request_body(view: PreparedView, shape: str, model: str | None, max_tokens: int | None) -> str:
-    """The prepared messages as a request body in `shape`, as `ctxview prepare` writes it."""
-    from ..export import DEFAULT_MAX_TOKENS, dumps, to_shape
+def request_body(view: PreparedView, shape: str, model: str | None, max_tokens: int | None,
+                 conversation: Conversation | None = None) -> str:
+    """The prepared messages as a request body in `shape`, as `ctxview prepare` writes it (with the
+    conversation, an Anthropic body asks the API for its own edits in force: export.body_for)."""
+    from ..export import DEFAULT_MAX_TOKENS, body_for, dumps, to_shape
 
-    return dumps(to_shape(view, shape, model, max_tokens=max_tokens or DEFAULT_MAX_TOKENS))
+    max_tokens = max_tokens or DEFAULT_MAX_TOKENS
+    if conversation is not None:
+        return dumps(body_for(conversation, view, shape, model, max_tokens=max_tokens)[0])
+    return dumps(to_shape(view, shape, model, max_tokens=max_tokens))
 
 
 def write_job(post: Post, target: str, shape: str, view: PreparedView, model: str | None,
-              max_tokens: int | None = None, source: str | None = None) -> None:
+              max_tokens: int | None = None, source: str | None = None,
+              conversation: Conversation | None = None) -> None:
     """The prepared messages as an OpenAI or Anthropic request body (`w`), written atomically."""
     try:
-        from ..export import (DEFAULT_MAX_TOKENS, body_messages, dumps, images_as_text, recorded_images, to_shape,
-                              write_atomic)
+        from ..export import (DEFAULT_MAX_TOKENS, body_for, body_messages, dumps, images_as_text, recorded_images,
+                              to_shape, write_atomic)
 
-        found = recorded_images(source, view.prepared)   # the images the source file holds, read back
-        body = to_shape(view, shape, model, max_tokens=max_tokens or DEFAULT_MAX_TOKENS, images=found)
+        if conversation is not None:  # (an Anthropic body asks the API for its own edits in force)
+            body, _, found = body_for(conversation, view, shape, model,
+                                      max_tokens=max_tokens or DEFAULT_MAX_TOKENS, source=source)
+        else:
+            found = recorded_images(source, view.prepared)   # the images the source file holds, read back
+            body = to_shape(view, shape, model, max_tokens=max_tokens or DEFAULT_MAX_TOKENS, images=found)
         if not body_messages(body, shape):  # as `prepare`: the APIs refuse it, so nothing is written
             post(WorkFailed("nothing written", f"the {shape} body would hold no messages"))
             return
@@ -338,10 +348,10 @@ def write_job(post: Post, target: str, shape: str, view: PreparedView, model: st
 
 
 def copy_body_job(post: Post, view: PreparedView, shape: str, model: str | None, max_tokens: int | None,
-                  what: str) -> None:
+                  what: str, conversation: Conversation | None = None) -> None:
     """The request body of the view on screen, for the clipboard (a big view takes a while)."""
     try:
-        text = request_body(view, shape, model, max_tokens)
+        text = request_body(view, shape, model, max_tokens, conversation)
     except Exception as exc:  # noqa: BLE001
         post(WorkFailed("cannot copy", one_line(exc)))
         return
