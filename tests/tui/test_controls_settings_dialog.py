@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pilot_sizes import SIZES, settle, status
+from pilot_sizes import NARROW_FIRST, SIZES, settle, status
 from sessions import make_session
 from textual.command import CommandPalette
 
@@ -115,7 +115,7 @@ async def test_escape_and_cancel_change_nothing(size, how):
         assert not isinstance(app.screen, SettingsDialog) and app.settings == before
 
 
-@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("size", NARROW_FIRST)
 @pytest.mark.parametrize("query, field", [("settings", "keep_recent"), ("budget", "budget"),
                                           ("clearing", "clear"), ("old messages", "old_messages")])
 async def test_the_palette_finds_the_dialog_by_each_setting(size, query, field):

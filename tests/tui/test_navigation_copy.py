@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pilot_sizes import SIZES
 from test_app import new_app, settle
 
 from ctxview.export import default_shape, dumps, to_shape
@@ -17,7 +18,6 @@ from ctxview.tui.navigation import copy_of
 from test_navigation_moves import record_notes
 from ctxview.view import Settings
 
-SIZES = [(80, 24), (120, 40), (200, 50)]
 SPOTTER = (Path(__file__).parents[1] / "fixtures" / "samples" / "claude-code" / "spotter-258c7280"
            / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pilot_sizes import SIZES
 from test_app import new_app, settle
 
 from ctxview.model import Conversation, Message, Session
@@ -13,7 +14,6 @@ from ctxview.tui.app import CtxviewApp
 from ctxview.tui.screens import BloatScreen, DetailScreen
 from ctxview.view import Settings
 
-SIZES = [(80, 24), (120, 40), (200, 50)]
 
 
 def block_text(pane, row: int) -> list[str]:

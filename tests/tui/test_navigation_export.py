@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pilot_sizes import SIZES
 from test_app import new_app, settle
 from textual.widgets import Input, Select
 
@@ -16,7 +17,6 @@ from ctxview.tui.dialogs import ConfirmScreen
 from ctxview.tui.screens import WriteScreen
 from ctxview.view import Settings
 
-SIZES = [(80, 24), (120, 40), (200, 50)]
 ROOT = Path(__file__).parents[2]
 SAMPLES = ROOT / "sample_sessions"
 

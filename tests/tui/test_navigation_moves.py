@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pilot_sizes import SIZES
 from test_app import new_app, settle
 
 from ctxview.model import Conversation, Message, Session, ToolCall
@@ -14,7 +15,6 @@ from ctxview.tui.dialogs import GotoScreen
 from ctxview.tui.screens import ConversationPicker
 from ctxview.view import Settings
 
-SIZES = [(80, 24), (120, 40), (200, 50)]
 SPOTTER = (Path(__file__).parents[1] / "fixtures" / "samples" / "claude-code" / "spotter-258c7280"
            / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
 

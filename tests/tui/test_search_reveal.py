@@ -4,6 +4,7 @@ block expanded (or scrolled) to the line that holds the match, highlighted; at t
 from __future__ import annotations
 
 import pytest
+from pilot_sizes import SIZES
 from sessions import make_session
 from test_app import new_app, settle, status
 from test_navigation_moves import record_notes
@@ -14,7 +15,6 @@ from ctxview.tui.layout import PREVIEW_LINES
 from ctxview.tui.state import messages_match, term_pattern
 from ctxview.view import Settings
 
-SIZES = [(80, 24), (120, 40), (200, 50)]
 
 
 def on_screen(pane) -> list[tuple[int, str, list]]:
