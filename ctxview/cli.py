@@ -291,7 +291,7 @@ def _run_prepare(argv: Sequence[str]) -> int:
         _write_stdout(text)
         return EXIT_OK
     try:
-        write_atomic(target, text)
+        write_atomic(target, text, keep=() if args.file == "-" else (args.file,))
     except OSError as exc:
         raise InputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     print(sanitize(f"ctxview: wrote {len(view.prepared):,} prepared messages of {conv.name!r} to {args.output}"),

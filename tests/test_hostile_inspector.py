@@ -168,3 +168,26 @@ async def test_the_tier_editor_refuses_a_huge_spec_in_one_short_line(corpus):
         assert isinstance(app.screen, TierEditor)  # refused
         shown = str(app.screen.query_one("#tier-preview").render())
     assert "too long" in shown and len(shown) < 300
+
+
+async def test_w_never_removes_an_input_named_like_a_dead_writers_leftover(tmp_path):
+    import subprocess
+    import json
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    source = tmp_path / f".out.json.abc.{dead.pid}.ctxview-tmp"  # the temporary-file pattern of out.json
+    source.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]))
+    before = source.read_bytes()
+    app = CtxviewApp(str(source), Settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        assert isinstance(app.screen, WriteScreen)
+        app.screen.query_one(Input).value = str(tmp_path / "out.json")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.last_written == str(tmp_path / "out.json")
+    assert json.loads((tmp_path / "out.json").read_text())["messages"]
+    assert source.read_bytes() == before

@@ -524,7 +524,7 @@ class CtxviewApp(NavigationActions, App[int]):
         if self.view is None or conv is None or session is None:
             return
         self.run_job(write_job, target, shape, self.view, conv.model,
-                     recorded_max_tokens(conv.metadata, session.metadata))
+                     recorded_max_tokens(conv.metadata, session.metadata), self.path)
 
     @on(Written)
     def _written(self, event: Written) -> None:

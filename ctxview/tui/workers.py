@@ -306,12 +306,14 @@ def request_body(view: PreparedView, shape: str, model: str | None, max_tokens: 
 
 
 def write_job(post: Post, target: str, shape: str, view: PreparedView, model: str | None,
-              max_tokens: int | None = None) -> None:
-    """The prepared messages as an OpenAI or Anthropic request body (`w`), written atomically."""
+              max_tokens: int | None = None, source: str | None = None) -> None:
+    """The prepared messages as an OpenAI or Anthropic request body (`w`), written atomically;
+    `source`, the file the session was read from, is never removed as a leftover of a write."""
     try:
         from ..export import write_atomic
 
-        write_atomic(target, request_body(view, shape, model, max_tokens))
+        write_atomic(target, request_body(view, shape, model, max_tokens),
+                     keep=() if source is None or source == "-" else (source,))
     except Exception as exc:  # noqa: BLE001
         post(WorkFailed("write failed", one_line(exc)))
         return
