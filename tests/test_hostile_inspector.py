@@ -191,3 +191,38 @@ async def test_w_never_removes_an_input_named_like_a_dead_writers_leftover(tmp_p
         assert app.last_written == str(tmp_path / "out.json")
     assert json.loads((tmp_path / "out.json").read_text())["messages"]
     assert source.read_bytes() == before
+
+
+async def test_y_copies_no_control_character_and_says_it_held_some(corpus, monkeypatch):
+    import json
+
+    from ctxview.model import Conversation, Message, Session, ToolCall
+    from make_corpus import PAYLOAD
+
+    msgs = (Message("user", PAYLOAD + "\ttab\r\nline"),
+            Message("assistant", "", tool_calls=(ToolCall(id="c", name="Bash", arguments={"command": PAYLOAD}),)),
+            Message("tool", "plain", tool_call_id="c"))
+    app = CtxviewApp("t.json", Settings(), session=Session("test", "t.json", (Conversation("main", msgs),)))
+    copied: list[str] = []
+    monkeypatch.setattr(app, "copy_to_clipboard", copied.append)
+    said: list[str] = []
+    show = app.notify
+    monkeypatch.setattr(app, "notify", lambda message, *a, **k: (said.append(message), show(message, *a, **k)))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for _ in range(3):
+            await pilot.press("down", "y")
+            await pilot.pause()
+    text, call, plain = copied
+    for copy in (text, call):
+        assert UNSAFE.search(copy) is None, repr(copy)
+        for marker in MARKERS:
+            assert marker not in copy, repr(marker)
+    # what the screen shows: visible stand-ins; tabs and lines kept
+    assert "␛]0;PWNED␇" in text and "<U+202E>evil" in text and "<U+E0041>" in text and text.endswith("\ttab\nline")
+    assert json.loads(call) == {"command": PAYLOAD}  # JSON escapes: the same value to a JSON reader
+    assert plain == "plain"
+    held = len(UNSAFE.findall(PAYLOAD))
+    assert f"it held {held} control or invisible characters: copied as visible stand-ins" in said[0]
+    assert f"it held {held} control or invisible characters: copied as JSON escapes" in said[1]
+    assert "held" not in said[2]
