@@ -176,6 +176,7 @@ def _run_open(argv: Sequence[str]) -> int:
 
 def _run_sessions(argv: Sequence[str]) -> int:
     args = _sessions_parser().parse_args(argv)
+    _stdout()
     if args.dir is not None and not os.path.isdir(args.dir):
         raise InputError(f"{args.dir}: {'not a directory' if os.path.exists(args.dir) else 'no such directory'}")
     from .sessions import build_index
@@ -197,6 +198,7 @@ def _run_sessions(argv: Sequence[str]) -> int:
 
 def _run_report(argv: Sequence[str]) -> int:
     args = _report_parser().parse_args(argv)
+    _stdout()  # closed (`>&-`): one line now, not after the work (sys.stdout is None then)
     session = _load(args)
     trace = _load_trace(args.trace)
     from .report import build_report

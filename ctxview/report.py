@@ -15,7 +15,7 @@ from .model import Conversation, Session
 from .harness import rewrite_events, sent_tokens
 from .pipeline import PipelineCache, prepare
 from .pipeline.sent_history import truncations
-from .prices import CostTotal, PriceTable, cost_of
+from .prices import CostTotal, PriceTable, cost_of, dollars
 from .prompt_cache import TTL_SECONDS, CacheRules, min_cacheable_tokens, outcome, replay, simulate
 from .tokens import calibrate
 from .trace_compare import compare as compare_with_trace
@@ -254,7 +254,7 @@ def session_usage_and_cost(session: Session, prices: PriceTable, memo: dict | No
 
 
 def _usd(value: Any) -> float | None:
-    return None if value is None else float(round(value, 6))
+    return dollars(value)
 
 
 def context_series(conversation: Conversation, settings: Settings, cache: PipelineCache) -> dict[str, Any]:

@@ -98,6 +98,15 @@ def run_case(folder: Path, case: Case) -> tuple[int, bytes, str]:
                 proc = subprocess.run(CTXVIEW + case.args, cwd=folder, stdin=stdin, stdout=full,
                                       stderr=subprocess.PIPE, env=env, timeout=HANG_GUARD)
             return proc.returncode, b"", proc.stderr.decode("utf-8", "replace")
+        if case.stdout == "broken pipe":
+            read_end, write_end = os.pipe()
+            os.close(read_end)  # as `| head -0` leaves it: every write is EPIPE
+            try:
+                proc = subprocess.run(CTXVIEW + case.args, cwd=folder, stdin=stdin, stdout=write_end,
+                                      stderr=subprocess.PIPE, env=env, timeout=HANG_GUARD)
+            finally:
+                os.close(write_end)
+            return proc.returncode, b"", proc.stderr.decode("utf-8", "replace")
         if case.stdout == "closed":
             # fd 1 closed in the child before exec, as `ctxview ... >&-` does
             proc = subprocess.run(CTXVIEW + case.args, cwd=folder, stdin=stdin, stderr=subprocess.PIPE,
@@ -189,7 +198,13 @@ def _long_name_written(folder, out, err):
     assert [p.name for p in folder.iterdir() if p.name.startswith(".n")] == []  # no temporary left
 
 
+def _cost_of_10_27(folder, out, err):
+    doc = orjson.loads(out)
+    assert doc["cost"]["usd"] == 1e27 and doc["usage"]["input"] == 10**18, (doc["usage"], doc["cost"])
+
+
 AFTER = {
+    "cost of 10^27": _cost_of_10_27,
     "no newdir": _no_newdir,
     "long name written": _long_name_written,
     "replacement char": _replacement_char,

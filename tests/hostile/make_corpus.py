@@ -42,7 +42,8 @@ class Case:
     exit: int = 0
     error: str | None = None         # a substring of the one `ctxview: error:` line (None: success)
     stdin: str | None = None         # a file (in the folder) or a device given as standard input
-    stdout: str = "any"              # "json": strict JSON; "closed": fd 1 closed; "full": /dev/full; "tty"
+    stdout: str = "any"              # "json": strict JSON; "closed": fd 1 closed; "full": /dev/full; "tty";
+                                     # "broken pipe": a pipe whose reader is gone (`| head -0`)
     unchanged: tuple[str, ...] = ()  # files whose bytes (and kind) must not change
     after: str | None = None         # a named extra check in the test (see test_hostile_cli)
     notes: dict = field(default_factory=dict)
@@ -190,6 +191,15 @@ def write_corpus(folder: str | os.PathLike) -> list[Case]:
     add(Case("65 tiers on the command line", "limits",
              ["report", good, "--tiers", ",".join(f"{i}:{i + 1}" for i in range(65))], exit=2, error="at most 64"))
 
+    priced = put("priced.json", _chat({"role": "assistant", "content": "ok", "model": "m1",
+                                       "usage": {"input_tokens": 10**18, "output_tokens": 10}}))
+    add(Case("--price of 10^27 dollars per million", "limits", ["report", priced, "--price", "m1=1e27,1,1,1"],
+             exit=2, error="at most"))
+    add(Case("the largest --price times 10^18 tokens, report --json", "limits",
+             ["report", priced, "--price", "m1=1e15,0,0,0", "--json"], stdout="json", after="cost of 10^27"))
+    add(Case("the largest --price times 10^18 tokens, report tables", "limits",
+             ["report", priced, "--price", "m1=1e15,0,0,0", "--compare", "default"]))
+
     # --- crash: what gave a traceback -----------------------------------------------------------
     sur = put("surrogate.json", '[{"role":"user","content":"a\\ud800b \\udfff"},{"role":"assistant","content":"ok"}]')
     add(Case("lone surrogates, prepare", "crash", ["prepare", sur], stdout="json", after="replacement char"))
@@ -214,6 +224,14 @@ def write_corpus(folder: str | os.PathLike) -> list[Case]:
              stdout="full"))
     add(Case("stdout closed, report --json", "crash", ["report", good, "--json"], exit=1,
              error="standard output is closed", stdout="closed"))
+    add(Case("stdout closed, report tables", "crash", ["report", good], exit=1,
+             error="standard output is closed", stdout="closed"))
+    add(Case("stdout closed, sessions", "crash", ["sessions", "adir"], exit=1, error="standard output is closed",
+             stdout="closed"))
+    add(Case("stdout a pipe closed by its reader, report tables", "crash", ["report", good, "--messages"],
+             stdout="broken pipe"))
+    add(Case("stdout a pipe closed by its reader, report --json", "crash", ["report", good, "--json"],
+             stdout="broken pipe"))
     add(Case("stdout closed, prepare", "crash", ["prepare", good], exit=1, error="standard output is closed",
              stdout="closed", unchanged=(good,)))
     doc = json.dumps(_native(_chat()))
