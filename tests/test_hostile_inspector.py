@@ -171,12 +171,11 @@ async def test_the_tier_editor_refuses_a_huge_spec_in_one_short_line(corpus):
 
 
 async def test_w_never_removes_an_input_named_like_a_dead_writers_leftover(tmp_path):
-    import subprocess
     import json
 
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    source = tmp_path / f".out.json.abc.{dead.pid}.ctxview-tmp"  # the temporary-file pattern of out.json
+    from make_corpus import dead_pid
+
+    source = tmp_path / f".out.json.abc.{dead_pid()}.ctxview-tmp"  # the temporary-file pattern of out.json
     source.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]))
     before = source.read_bytes()
     app = CtxviewApp(str(source), Settings())
