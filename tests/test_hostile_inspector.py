@@ -225,3 +225,23 @@ async def test_y_copies_no_control_character_and_says_it_held_some(corpus, monke
     assert f"it held {held} control or invisible characters: copied as visible stand-ins" in said[0]
     assert f"it held {held} control or invisible characters: copied as JSON escapes" in said[1]
     assert "held" not in said[2]
+
+
+async def test_w_to_a_path_naming_a_directory_is_refused(tmp_path):
+    import json
+
+    source = tmp_path / "in.json"
+    source.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]))
+    app = CtxviewApp(str(source), Settings())
+    said: list[str] = []
+    show = app.notify
+    app.notify = lambda message, *a, **k: (said.append(message), show(message, *a, **k))  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        app.screen.query_one(Input).value = str(tmp_path / "newdir") + "/"
+        await pilot.press("enter")
+        await settle(pilot)
+    assert not os.path.lexists(tmp_path / "newdir") and app.last_written is None
+    assert any("names a directory" in s for s in said), said
