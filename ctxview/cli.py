@@ -181,6 +181,7 @@ def _run_open(argv: Sequence[str]) -> int:
 
 def _run_sessions(argv: Sequence[str]) -> int:
     args = _sessions_parser().parse_args(argv)
+    _stdout()
     if args.dir is not None and not os.path.isdir(args.dir):
         raise InputError(f"{args.dir}: {'not a directory' if os.path.exists(args.dir) else 'no such directory'}")
     from .sessions import build_index
@@ -205,6 +206,7 @@ def _run_sessions(argv: Sequence[str]) -> int:
 
 def _run_report(argv: Sequence[str]) -> int:
     args = _report_parser().parse_args(argv)
+    _stdout()  # closed (`>&-`): one line now, not after the work (sys.stdout is None then)
     session = _load(args)
     trace = _load_trace(args.trace)
     from .report import build_report
@@ -316,7 +318,7 @@ def _run_prepare(argv: Sequence[str]) -> int:
         _write_stdout(text)
         return EXIT_OK
     try:
-        write_atomic(target, text)
+        write_atomic(target, text, keep=() if args.file == "-" else (args.file,))
     except OSError as exc:
         raise InputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     print(sanitize(f"ctxview: wrote {len(view.prepared):,} prepared messages of {conv.name!r} to {args.output}"),

@@ -36,8 +36,8 @@ from .sanitize import UNSAFE
 from .view import PreparedView, row_columns
 
 __all__ = ["DEFAULT_MAX_TOKENS", "SHAPES", "LeftOut", "arguments_json", "body_for", "body_messages", "default_shape",
-           "dumps", "export_stats", "images_as_text", "paired", "recorded_images", "recorded_max_tokens", "stats_text",
-           "to_anthropic", "to_openai", "to_shape", "write_atomic"]
+           "dumps", "escape_unsafe", "export_stats", "images_as_text", "paired", "recorded_images", "recorded_max_tokens",
+           "stats_text", "to_anthropic", "to_openai", "to_shape", "write_atomic"]
 
 SHAPES = ("openai", "anthropic")
 DEFAULT_MAX_TOKENS = 8192   # Anthropic requires max_tokens; used when the source recorded none
@@ -463,6 +463,12 @@ def _json(data: Any, **options: Any) -> str:
         return json.dumps(_finite(data), ensure_ascii=False, default=str, allow_nan=False, **options)
 
 
+def escape_unsafe(json_text: str) -> str:
+    """JSON text with its terminal-active and invisible characters as JSON escapes, as dumps writes
+    them (the same value to a JSON reader; a lone surrogate becomes U+FFFD)."""
+    return _ESCAPED.sub(_escape, json_text)
+
+
 def arguments_json(arguments: Any) -> str:
     """A tool call's arguments as the JSON string OpenAI's `function.arguments` holds (strict, like dumps)."""
     return _json(arguments)
@@ -472,4 +478,4 @@ def dumps(data: Any) -> str:
     """Indented strict JSON (RFC 8259: no NaN or Infinity, no lone surrogates), UTF-8 text kept readable,
     terminal-active and invisible characters escaped."""
     text = _json(data, indent=2)
-    return _ESCAPED.sub(_escape, text) + "\n"
+    return escape_unsafe(text) + "\n"

@@ -24,12 +24,16 @@ from typing import Any, Mapping
 from .model import Usage
 from .price_modifiers import modifier, modifier_note
 
-__all__ = ["PRICES_AS_OF", "PRICES_VERSION", "CostTotal", "Price", "PriceTable", "cost_of", "parse_price_override"]
+__all__ = ["MAX_PRICE", "PRICES_AS_OF", "PRICES_VERSION", "CostTotal", "Price", "PriceTable", "cost_of", "dollars",
+           "parse_price_override"]
 
 PRICES_VERSION = "0.2.3"       # the genai-prices release pinned in pyproject.toml
 PRICES_AS_OF = "2026-11-10"    # its release date on PyPI: the newest prices the table can know
 _AS_OF = datetime(2026, 11, 10, tzinfo=timezone.utc)
 _MILLION = Decimal(1_000_000)
+# The largest --price: with the most tokens a file can record (counts are 64-bit), any cost stays a
+# finite float; a price this size is a typo, not a model.
+MAX_PRICE = 10**15
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +70,21 @@ def parse_price_override(text: str) -> tuple[str, Price]:
         raise ValueError(f"--price {text!r}: prices must be numbers") from None
     if any(not n.is_finite() or n < 0 for n in numbers):
         raise ValueError(f"--price {text!r}: prices must be finite and ≥ 0")
+    if any(n > MAX_PRICE for n in numbers):
+        raise ValueError(f"--price {text!r}: prices must be at most {MAX_PRICE:,} dollars per million tokens")
     return model.strip(), Price(*numbers)
+
+
+def dollars(value: Decimal | None) -> float | None:
+    """A cost as the reports give it: a float rounded to a millionth of a dollar. round() needs the
+    Decimal context's 28 digits for the whole figure and six decimals (InvalidOperation past 10^22
+    dollars); past that the float cannot hold the decimals anyway, and is the figure."""
+    if value is None:
+        return None
+    try:
+        return float(round(value, 6))
+    except InvalidOperation:
+        return float(value)
 
 
 def _when(timestamp: str | None) -> datetime:
@@ -243,7 +261,7 @@ class CostTotal:
                          self.recorded_requests + other.recorded_requests)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"usd": None if self.usd is None else float(round(self.usd, 6)), "priced": self.priced,
+        out: dict[str, Any] = {"usd": dollars(self.usd), "priced": self.priced,
                                "prices_as_of": PRICES_AS_OF}
         if self.unpriced_requests:
             out["unpriced_models"] = list(self.unpriced)

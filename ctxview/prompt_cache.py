@@ -31,6 +31,7 @@ from typing import Iterable, Sequence
 
 from .model import Conversation, Message, request_indices
 from .pipeline import PipelineCache, prepare
+from .prices import dollars
 from .settings import Settings
 from .stepwise_replay import NotStepwise, StepwiseReplay, scaled, seconds
 from .usage import timestamp_of
@@ -190,7 +191,7 @@ class Outcome:
     def to_dict(self) -> dict:
         return {"requests": self.requests, "tokens": self.tokens, "cache_read": self.read, "cache_write": self.write,
                 "input": self.input, "read_share": None if self.read_share is None else round(self.read_share, 4),
-                "usd": None if self.usd is None else float(round(self.usd, 6))}
+                "usd": dollars(self.usd)}
 
 
 def outcome(conversation: Conversation, prompts: Sequence[Prompt], simulated: Sequence[CachedRequest],

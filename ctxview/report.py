@@ -16,7 +16,7 @@ from .model import Conversation, Session, request_indices
 from .harness import rewrite_events, sent_tokens
 from .pipeline import PipelineCache, prepare
 from .pipeline.sent_history import truncations
-from .prices import CostTotal, PriceTable, cost_of
+from .prices import CostTotal, PriceTable, cost_of, dollars
 from .cache_losses import cache_events, loss_summary
 from .request_table import request_rows
 from .prompt_cache import TTL_SECONDS, CacheRules, min_cacheable_tokens, outcome, replay, simulate
@@ -216,7 +216,7 @@ def session_usage_and_cost(session: Session, prices: PriceTable, memo: dict | No
 
 
 def _usd(value: Any) -> float | None:
-    return None if value is None else float(round(value, 6))
+    return dollars(value)
 
 
 def context_series(conversation: Conversation, settings: Settings, cache: PipelineCache) -> dict[str, Any]:

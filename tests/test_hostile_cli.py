@@ -28,7 +28,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "hostile"))
 
-from make_corpus import EVIL_NAME, MARKERS, Case, write_corpus  # noqa: E402
+from make_corpus import EVIL_NAME, LONG_NAME, MARKERS, Case, write_corpus  # noqa: E402
 
 from ctxview.sanitize import UNSAFE  # noqa: E402
 
@@ -97,6 +97,15 @@ def run_case(folder: Path, case: Case) -> tuple[int, bytes, str]:
             with open("/dev/full", "wb") as full:
                 proc = subprocess.run(CTXVIEW + case.args, cwd=folder, stdin=stdin, stdout=full,
                                       stderr=subprocess.PIPE, env=env, timeout=HANG_GUARD)
+            return proc.returncode, b"", proc.stderr.decode("utf-8", "replace")
+        if case.stdout == "broken pipe":
+            read_end, write_end = os.pipe()
+            os.close(read_end)  # as `| head -0` leaves it: every write is EPIPE
+            try:
+                proc = subprocess.run(CTXVIEW + case.args, cwd=folder, stdin=stdin, stdout=write_end,
+                                      stderr=subprocess.PIPE, env=env, timeout=HANG_GUARD)
+            finally:
+                os.close(write_end)
             return proc.returncode, b"", proc.stderr.decode("utf-8", "replace")
         if case.stdout == "closed":
             # fd 1 closed in the child before exec, as `ctxview ... >&-` does
@@ -180,7 +189,24 @@ def _stale_temp_removed(folder, out, err):
     assert orjson.loads((folder / "stale-target.json").read_bytes())["messages"]
 
 
+def _no_newdir(folder, out, err):
+    assert not os.path.lexists(folder / "newdir")
+
+
+def _long_name_written(folder, out, err):
+    assert orjson.loads((folder / LONG_NAME).read_bytes())["messages"]
+    assert [p.name for p in folder.iterdir() if p.name.startswith(".n")] == []  # no temporary left
+
+
+def _cost_of_10_27(folder, out, err):
+    doc = orjson.loads(out)
+    assert doc["cost"]["usd"] == 1e27 and doc["usage"]["input"] == 10**18, (doc["usage"], doc["cost"])
+
+
 AFTER = {
+    "cost of 10^27": _cost_of_10_27,
+    "no newdir": _no_newdir,
+    "long name written": _long_name_written,
     "replacement char": _replacement_char,
     "nan as null": _nan_as_null,
     "wrote evil name": _wrote_evil_name,
@@ -202,13 +228,24 @@ def test_every_class_of_the_issue_has_cases(corpus):
 
 # --- signals during -o: the temporary file goes ------------------------------------------------
 
+# Deterministic: the child takes Ctrl+C as an interactive Python does even when it was started with
+# SIGINT ignored (a background job, `nohup`, some test runners: Python then installs no handler and the
+# signal did nothing, the write went through); the signal goes to the main thread itself
+# (pthread_kill), and the call after it runs its handler before fsync returns.
 _KILL_DURING_WRITE = """
-import os, signal, sys
+import os, signal, sys, threading
 import ctxview.atomic as atomic
 from ctxview.cli import main
 
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
+def handled():  # a call into Python code: the interpreter runs a pending handler here
+    pass
+
 def fsync(fd):  # the moment the temporary file is written and not yet renamed
-    os.kill(os.getpid(), signal.{sig})
+    signal.pthread_kill(threading.main_thread().ident, signal.{sig})
+    handled()
+    raise AssertionError("the signal was not handled")  # a handled signal never lets it get here
 
 atomic.os.fsync = fsync
 sys.exit(main(["prepare", sys.argv[1], "-o", sys.argv[2]]))
@@ -223,7 +260,7 @@ def test_a_signal_during_prepare_o(tmp_path, sig, status):
     target.write_text("old")
     code = _KILL_DURING_WRITE.replace("{sig}", sig)
     proc = subprocess.run([sys.executable, "-c", code, str(source), str(target)], capture_output=True,
-                          timeout=HANG_GUARD)
+                          timeout=HANG_GUARD, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     assert proc.returncode == status, proc.stderr
     assert b"Traceback" not in proc.stderr
     assert target.read_text() == "old"  # the old file whole

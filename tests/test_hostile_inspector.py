@@ -168,3 +168,80 @@ async def test_the_tier_editor_refuses_a_huge_spec_in_one_short_line(corpus):
         assert isinstance(app.screen, TierEditor)  # refused
         shown = str(app.screen.query_one("#tier-preview").render())
     assert "too long" in shown and len(shown) < 300
+
+
+async def test_w_never_removes_an_input_named_like_a_dead_writers_leftover(tmp_path):
+    import json
+
+    from make_corpus import dead_pid
+
+    source = tmp_path / f".out.json.abc.{dead_pid()}.ctxview-tmp"  # the temporary-file pattern of out.json
+    source.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]))
+    before = source.read_bytes()
+    app = CtxviewApp(str(source), Settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        assert isinstance(app.screen, WriteScreen)
+        app.screen.query_one(Input).value = str(tmp_path / "out.json")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.last_written == str(tmp_path / "out.json")
+    assert json.loads((tmp_path / "out.json").read_text())["messages"]
+    assert source.read_bytes() == before
+
+
+async def test_y_copies_no_control_character_and_says_it_held_some(corpus, monkeypatch):
+    import json
+
+    from ctxview.model import Conversation, Message, Session, ToolCall
+    from make_corpus import PAYLOAD
+
+    msgs = (Message("user", PAYLOAD + "\ttab\r\nline"),
+            Message("assistant", "", tool_calls=(ToolCall(id="c", name="Bash", arguments={"command": PAYLOAD}),)),
+            Message("tool", "plain", tool_call_id="c"))
+    app = CtxviewApp("t.json", Settings(), session=Session("test", "t.json", (Conversation("main", msgs),)))
+    copied: list[str] = []
+    monkeypatch.setattr(app, "copy_to_clipboard", copied.append)
+    said: list[str] = []
+    show = app.notify
+    monkeypatch.setattr(app, "notify", lambda message, *a, **k: (said.append(message), show(message, *a, **k)))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for _ in range(3):
+            await pilot.press("down", "y")
+            await pilot.pause()
+    text, call, plain = copied
+    for copy in (text, call):
+        assert UNSAFE.search(copy) is None, repr(copy)
+        for marker in MARKERS:
+            assert marker not in copy, repr(marker)
+    # what the screen shows: visible stand-ins; tabs and lines kept
+    assert "␛]0;PWNED␇" in text and "<U+202E>evil" in text and "<U+E0041>" in text and text.endswith("\ttab\nline")
+    assert json.loads(call) == {"command": PAYLOAD}  # JSON escapes: the same value to a JSON reader
+    assert plain == "plain"
+    held = len(UNSAFE.findall(PAYLOAD))
+    assert f"it held {held} control or invisible characters: copied as visible stand-ins" in said[0]
+    assert f"it held {held} control or invisible characters: copied as JSON escapes" in said[1]
+    assert "held" not in said[2]
+
+
+async def test_w_to_a_path_naming_a_directory_is_refused(tmp_path):
+    import json
+
+    source = tmp_path / "in.json"
+    source.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]))
+    app = CtxviewApp(str(source), Settings())
+    said: list[str] = []
+    show = app.notify
+    app.notify = lambda message, *a, **k: (said.append(message), show(message, *a, **k))  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        app.screen.query_one(Input).value = str(tmp_path / "newdir") + "/"
+        await pilot.press("enter")
+        await settle(pilot)
+    assert not os.path.lexists(tmp_path / "newdir") and app.last_written is None
+    assert any("names a directory" in s for s in said), said

@@ -204,3 +204,37 @@ def test_a_document_is_read_for_its_layout_once(monkeypatch) -> None:
     session = GrowingSession(sample).load()
     assert len(calls) == 1
     assert session.conversations == load_session(sample).conversations
+
+
+def test_a_read_that_fails_as_the_file_outgrows_it_is_picked_up_by_the_next(tmp_path, monkeypatch):
+    # More than the growth allowance appended while a refresh reads: that read fails, and must not
+    # count the new bytes as read (else poll says SAME and the view stays stale until the next write).
+    from ctxview.formats import growing as growing_module
+    from ctxview.formats import inputs
+
+    lines = SAMPLE_CC.read_bytes().splitlines(keepends=True)
+    path, grow = growing(tmp_path, b"".join(lines[:20]))
+    monkeypatch.setattr(inputs, "GROWTH_ALLOWANCE", 4096)
+    rest = b"".join(lines[21:])
+    assert len(rest) > 4096
+    real_open = growing_module.open_input
+    grown = []
+
+    def open_then_grow(p):  # the writer appends between the stat and the read, once
+        inp = real_open(p)
+        if not grown:
+            grown.append(True)
+            with path.open("ab") as f:
+                f.write(rest)
+        return inp
+
+    with path.open("ab") as f:
+        f.write(lines[20])  # a first append, for the poll to see
+    monkeypatch.setattr(growing_module, "open_input", open_then_grow)
+    with pytest.raises(LoadError, match="grew by more than"):
+        grow.refresh(grow.poll())
+    monkeypatch.setattr(growing_module, "open_input", real_open)
+    assert grow.poll() != SAME  # the bytes appended meanwhile are still to be read
+    r = grow.refresh(grow.poll())
+    same_as_whole(r.session, path)
+    assert grow.poll() == SAME

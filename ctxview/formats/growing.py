@@ -121,11 +121,17 @@ class GrowingSession:
 
     def refresh(self, change: str) -> Refresh:
         """Read what `change` (poll's, or RELOAD) calls for. A LoadError leaves `session` as it was,
-        and the file is not read again until it changes again (then whole)."""
+        and the file is not read again until it changes from what it was when this read began (then
+        whole): what was appended while the read failed (one that grew past the allowance, say)
+        is read by the next refresh."""
         name = self.path
         if change == GONE:
             self.gone = True
             return Refresh(self.session, GONE, False, f"{name} is gone: showing what was read")  # type: ignore[arg-type]
+        try:
+            before: os.stat_result | None = os.stat(self.path)  # never more than the read below saw
+        except OSError:
+            before = None
         try:
             if change == APPENDED and self._resumable is not None:
                 st = check_path(self.path)
@@ -139,8 +145,11 @@ class GrowingSession:
         except LoadError:
             self._resumable = None
             try:
-                st = os.stat(self.path)
-                self._remember(st, st.st_size)  # a bad file is not read again until it changes
+                if before is None:
+                    raise FileNotFoundError(self.path)
+                # A bad file is not read again until it changes; the size remembered is the one from
+                # before the read (a stat now could count bytes appended since that were never read)
+                self._remember(before, before.st_size)
             except (OSError, LoadError):
                 self.gone = True
             raise

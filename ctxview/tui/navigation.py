@@ -6,7 +6,8 @@ count, and copying a message (`y`) or the request body (`Y`) to the clipboard.
 state.py (goto_position, tool_partner, subagents_of, InspectorState.enter_subagent / back); this
 turns keys into those calls and shows the result. The clipboard is the terminal's, through
 Textual's `App.copy_to_clipboard` (OSC 52): the text goes base64-encoded, so nothing in it reaches
-the terminal raw.
+the terminal raw as it is copied; what is copied is made safe too (made_safe), since a paste into a
+terminal would run a message's escape sequences.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..model import Message
-from ..sanitize import sanitize
+from ..sanitize import UNSAFE, make_visible, sanitize
 from ..view import row_columns
 from .dialogs import GotoScreen
 from .messages import Copied, SearchCounted
@@ -28,7 +29,7 @@ from .workers import copy_body_job
 if TYPE_CHECKING:  # (the app this is mixed into)
     from .app import CtxviewApp
 
-__all__ = ["NavigationActions", "clipboard_text", "copy_of", "row_name"]
+__all__ = ["NavigationActions", "clipboard_text", "copy_of", "made_safe", "row_name"]
 
 
 class _Either(Sequence):
@@ -64,6 +65,36 @@ def copy_of(message: Message) -> tuple[str, str]:
         return (arguments_json([{"name": c.name, "input": dict(c.arguments)} for c in calls]),
                 f"the inputs of its {len(calls)} tool calls as JSON")
     return message.text, f"the text of the {message.role} message"
+
+
+def made_safe(text: str, is_json: bool) -> tuple[str, int]:
+    """What `y` puts in the clipboard for `text`, and how many control or invisible characters it held.
+    A paste into a terminal would run an ESC or C1 sequence, and a bidi override or a zero-width
+    character hides what is pasted; so the copy is what the screen shows: text with the visible
+    stand-ins of sanitize (ESC as ␛, U+202E as <U+202E>), JSON with those characters as JSON escapes
+    (\\u001b: the same value to a JSON reader). Tabs and newlines are kept."""
+    from ..export import escape_unsafe
+
+    if is_json:  # (counted in the values: JSON escapes C0 controls itself, not C1 or format characters)
+        import json
+
+        held = sum(len(UNSAFE.findall(s)) for s in _strings(json.loads(text)))
+        return escape_unsafe(text), held
+    held = len(UNSAFE.findall(text.replace("\r\n", "\n")))
+    return (make_visible(text) if held else text), held
+
+
+def _strings(value: object):
+    """Every string in a JSON value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -202,7 +233,9 @@ class NavigationActions:
             self.bell()
             return
         text, what = copy_of(message)
-        self._to_clipboard(text, f"{row_name(r.index, self.cursor)} ({side}): {what}")
+        safe, held = made_safe(text, is_json=bool(message.tool_calls))
+        self._to_clipboard(safe, f"{row_name(r.index, self.cursor)} ({side}): {what}", held,
+                           "JSON escapes" if message.tool_calls else "visible stand-ins as shown (␛ for ESC)")
 
     def action_copy_body(self: CtxviewApp) -> None:
         """The request body of the request shown, as prepared, in the export's default shape."""
@@ -219,12 +252,16 @@ class NavigationActions:
     def on_copied(self: CtxviewApp, event: Copied) -> None:
         self._to_clipboard(event.text, event.what)
 
-    def _to_clipboard(self: CtxviewApp, text: str, what: str) -> None:
+    def _to_clipboard(self: CtxviewApp, text: str, what: str, held: int = 0, how: str = "") -> None:
         text = clipboard_text(text)
         self.copy_to_clipboard(text)
         size = len(text.encode("utf-8"))
+        # (the request body `Y` copies is JSON from export.dumps, escaped already)
+        unsafe = (f" · it held {held:,} control or invisible character{'s' if held != 1 else ''}: copied as {how}"
+                  if held else "")
         self.notify(sanitize(f"copied {what} · {len(text):,} characters, {_bytes(size)} (OSC 52: the terminal "
-                             "must allow it)"), title="clipboard", markup=False)
+                             f"must allow it){unsafe}"), title="clipboard", markup=False,
+                    severity="warning" if held else "information")
 
 
 def _bytes(n: int) -> str:

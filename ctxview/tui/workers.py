@@ -323,7 +323,8 @@ def request_body(view: PreparedView, shape: str, model: str | None, max_tokens: 
 def write_job(post: Post, target: str, shape: str, view: PreparedView, model: str | None,
               max_tokens: int | None = None, source: str | None = None,
               conversation: Conversation | None = None) -> None:
-    """The prepared messages as an OpenAI or Anthropic request body (`w`), written atomically."""
+    """The prepared messages as an OpenAI or Anthropic request body (`w`), written atomically;
+    `source`, the file the session was read from, is never removed as a leftover of a write."""
     try:
         from ..export import (DEFAULT_MAX_TOKENS, body_for, body_messages, dumps, images_as_text, recorded_images,
                               to_shape, write_atomic)
@@ -337,7 +338,7 @@ def write_job(post: Post, target: str, shape: str, view: PreparedView, model: st
         if not body_messages(body, shape):  # as `prepare`: the APIs refuse it, so nothing is written
             post(WorkFailed("nothing written", f"the {shape} body would hold no messages"))
             return
-        write_atomic(target, dumps(body))
+        write_atomic(target, dumps(body), keep=() if source is None or source == "-" else (source,))
         images = len(images_as_text(view.prepared, found, shape))
     except Exception as exc:  # noqa: BLE001
         post(WorkFailed("write failed", one_line(exc)))

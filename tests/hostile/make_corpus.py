@@ -42,7 +42,8 @@ class Case:
     exit: int = 0
     error: str | None = None         # a substring of the one `ctxview: error:` line (None: success)
     stdin: str | None = None         # a file (in the folder) or a device given as standard input
-    stdout: str = "any"              # "json": strict JSON; "closed": fd 1 closed; "full": /dev/full; "tty"
+    stdout: str = "any"              # "json": strict JSON; "closed": fd 1 closed; "full": /dev/full; "tty";
+                                     # "broken pipe": a pipe whose reader is gone (`| head -0`)
     unchanged: tuple[str, ...] = ()  # files whose bytes (and kind) must not change
     after: str | None = None         # a named extra check in the test (see test_hostile_cli)
     notes: dict = field(default_factory=dict)
@@ -191,6 +192,15 @@ def write_corpus(folder: str | os.PathLike) -> list[Case]:
     add(Case("65 tiers on the command line", "limits",
              ["report", good, "--tiers", ",".join(f"{i}:{i + 1}" for i in range(65))], exit=2, error="at most 64"))
 
+    priced = put("priced.json", _chat({"role": "assistant", "content": "ok", "model": "m1",
+                                       "usage": {"input_tokens": 10**18, "output_tokens": 10}}))
+    add(Case("--price of 10^27 dollars per million", "limits", ["report", priced, "--price", "m1=1e27,1,1,1"],
+             exit=2, error="at most"))
+    add(Case("the largest --price times 10^18 tokens, report --json", "limits",
+             ["report", priced, "--price", "m1=1e15,0,0,0", "--json"], stdout="json", after="cost of 10^27"))
+    add(Case("the largest --price times 10^18 tokens, report tables", "limits",
+             ["report", priced, "--price", "m1=1e15,0,0,0", "--compare", "default"]))
+
     # --- crash: what gave a traceback -----------------------------------------------------------
     sur = put("surrogate.json", '[{"role":"user","content":"a\\ud800b \\udfff"},{"role":"assistant","content":"ok"}]')
     add(Case("lone surrogates, prepare", "crash", ["prepare", sur], stdout="json", after="replacement char"))
@@ -215,6 +225,14 @@ def write_corpus(folder: str | os.PathLike) -> list[Case]:
              stdout="full"))
     add(Case("stdout closed, report --json", "crash", ["report", good, "--json"], exit=1,
              error="standard output is closed", stdout="closed"))
+    add(Case("stdout closed, report tables", "crash", ["report", good], exit=1,
+             error="standard output is closed", stdout="closed"))
+    add(Case("stdout closed, sessions", "crash", ["sessions", "adir"], exit=1, error="standard output is closed",
+             stdout="closed"))
+    add(Case("stdout a pipe closed by its reader, report tables", "crash", ["report", good, "--messages"],
+             stdout="broken pipe"))
+    add(Case("stdout a pipe closed by its reader, report --json", "crash", ["report", good, "--json"],
+             stdout="broken pipe"))
     add(Case("stdout closed, prepare", "crash", ["prepare", good], exit=1, error="standard output is closed",
              stdout="closed", unchanged=(good,)))
     doc = json.dumps(_native(_chat()))
@@ -281,12 +299,53 @@ def write_corpus(folder: str | os.PathLike) -> list[Case]:
              ["prepare", "-", "-o", "link-to-input.json", "--follow-symlink"], exit=2, error="standard input",
              stdin=good, unchanged=(good,)))
     put("stale-target.json", "old")
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()  # its PID is no longer running: the temp file below is a leftover of a killed write
-    put(f".stale-target.json.k1ll3d.{dead.pid}.ctxview-tmp", "half a file")
+    kill_mid_write(d / "stale-target.json")  # a real leftover: the folder of a write killed before its rename
     add(Case("a temporary file left by a killed write is removed", "write",
              ["prepare", good, "-o", "stale-target.json"], after="stale temp removed"))
+    # Named like a leftover of a dead writer, but no folder of ctxview's: the input, never removed.
+    look_alike = put(f".out-b.json.k1ll3d.{dead_pid()}.ctxview-tmp", _chat())
+    add(Case("the input named like a dead writer's temporary file", "write",
+             ["prepare", look_alike, "-o", "out-b.json"], unchanged=(look_alike,)))
+    # A real leftover whose half-written file is given as the input: kept, being the input.
+    kill_mid_write(d / "out-c.json", _chat())
+    (left,) = d.glob(".out-c.json.*.ctxview-tmp")
+    half = str((left / "data" if left.is_dir() else left).relative_to(d))  # (a file alone: before the folders)
+    add(Case("the input is the half-written file of a killed write", "write",
+             ["prepare", half, "-o", "out-c.json"], unchanged=(half,)))
+    add(Case("-o a folder that does not exist, with a trailing slash", "write",
+             ["prepare", good, "-o", "newdir/"], exit=2, error="newdir/", after="no newdir"))
+    add(Case("-o a 245-character file name", "write", ["prepare", good, "-o", LONG_NAME], after="long name written"))
     return cases
+
+
+LONG_NAME = "n" * 240 + ".json"  # NAME_MAX is 255 bytes: the name fits, a temporary name built on it must too
+
+
+def dead_pid() -> int:
+    """The PID of a process that has ended (its number not yet reused, as near as can be had)."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    return dead.pid
+
+
+_KILLED_WRITE = """
+import os, signal, sys
+import ctxview.atomic as atomic
+
+def fsync(fd):  # the moment the temporary file is written and not yet renamed
+    os.kill(os.getpid(), signal.SIGKILL)
+
+atomic.os.fsync = fsync
+atomic.write_atomic(sys.argv[1], sys.argv[2])
+"""
+
+
+def kill_mid_write(target: Path, data=None) -> None:
+    """Leave what a ctxview write killed outright (SIGKILL) leaves next to `target`."""
+    text = json.dumps(data if data is not None else {"half": "a file"})
+    proc = subprocess.run([sys.executable, "-c", _KILLED_WRITE, str(target), text], capture_output=True)
+    if proc.returncode != -9:
+        raise RuntimeError(f"the write to be killed ended otherwise: {proc.returncode} {proc.stderr[-500:]!r}")
 
 
 def corpus_size(folder: str | os.PathLike) -> int:

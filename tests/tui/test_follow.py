@@ -160,3 +160,28 @@ def test_a_run_for_the_session_before_a_reload_is_not_wanted():
     assert state.wanted.conversation == 1 and state.settings.request == 3
     state.reloaded(0, 1, found=False)  # gone: the first conversation, as for its next request
     assert state.wanted.conversation == 0 and state.settings.request is None
+
+
+async def test_a_refresh_that_fails_as_the_file_outgrows_it_is_caught_up_by_the_next(tmp_path, monkeypatch):
+    # More than the growth allowance appended while a refresh reads: that read fails (a notice), and
+    # the next poll reads the rest, without another write to the file.
+    from ctxview.formats import growing, inputs
+
+    real_open = growing.open_input
+    grown: list[bool] = []
+    async with following(tmp_path, b"".join(LINES[:40])) as (app, pilot, path):
+        monkeypatch.setattr(inputs, "GROWTH_ALLOWANCE", 4096)
+
+        def open_then_grow(p):  # the writer appends more than the allowance between the stat and the read
+            inp = real_open(p)
+            if not grown:
+                grown.append(True)
+                append(path, LINES[41:])
+            return inp
+
+        monkeypatch.setattr(growing, "open_input", open_then_grow)
+        append(path, LINES[40:41])
+        await wait_until(pilot, lambda: any("grew by more than" in n for n in notices(app)), "the failed read")
+        full = main_count(path)
+        await wait_until(pilot, lambda: len(app.conversation.messages) == full, "the rest of the file")
+        assert len(app.view.rows) == full
