@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Sequence
 
+from .sanitize import excerpt
 from .model import Message, request_indices
 from .settings import ClearSettings, CompactSettings, Settings, ThinkingClearSettings
 
@@ -56,7 +57,7 @@ _KEYS = {
 def _number(key: str, text: str) -> int:
     digits = text.replace("_", "").replace(",", "")
     if not digits.isascii() or not digits.isdigit() or len(digits) > 16:
-        raise ValueError(f"{key} must be a whole number, not {text!r}")
+        raise ValueError(f"{key} must be a whole number, not {excerpt(text)}")
     return int(digits)
 
 
@@ -69,7 +70,7 @@ def parse_api_edit(text: str) -> tuple[str, Any]:
     name, _, rest = text.strip().partition(":")
     name = _ALIASES.get(name.strip(), name.strip())
     if name not in PRESETS:
-        raise ValueError(f"unknown API edit {name!r} (choices: {', '.join(PRESETS)})")
+        raise ValueError(f"unknown API edit {excerpt(name)} (choices: {', '.join(PRESETS)})")
     field, value = PRESETS[name]
     changes: dict[str, Any] = {}
     rest = rest.strip()
@@ -81,7 +82,7 @@ def parse_api_edit(text: str) -> tuple[str, Any]:
             raw = (raw + ("," + rest if rest else "")).strip()
             rest = ""
         if not sep or key not in _KEYS[name]:
-            raise ValueError(f"{name}: {piece.strip()!r} is not key=value with a key of "
+            raise ValueError(f"{name}: {excerpt(piece.strip())} is not key=value with a key of "
                              f"{', '.join(_KEYS[name])}")
         target = _KEYS[name][key]
         if key == "keep" and name == "clear_thinking_20251015" and raw == "all":

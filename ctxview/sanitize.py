@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["UNSAFE", "is_clean", "make_visible", "safe_file_name", "sanitize", "visible_char"]
+__all__ = ["UNSAFE", "excerpt", "is_clean", "make_visible", "safe_file_name", "sanitize", "visible_char"]
 
 # Format (Cf) characters and the Zl/Zp separators, as ranges. Covers Unicode
 # 14 (Python 3.11) plus the later additions in the same blocks; a test checks
@@ -127,3 +127,11 @@ def safe_file_name(text: str) -> str:
     box that draws what it holds as it is, so an OSC sequence in the input's name would reach the
     terminal; and a name made visible with control pictures would be a strange file to create."""
     return _NAME_UNSAFE.sub("_", text)
+
+
+def excerpt(text: str, limit: int = 60) -> str:
+    """`text` as an error line quotes it: repr'd, at most `limit` characters of it, and its length
+    when cut (a 10 MB value given by mistake must not become a 10 MB line)."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text):,} chars)"

@@ -421,3 +421,11 @@ def test_the_settings_dialog_keeps_the_api_edits():
     got, errors = read_settings(base, {**shown, "clear_keep": "5"})
     assert not errors
     assert got == dataclasses.replace(base, clear=dataclasses.replace(base.clear, keep=5))
+
+
+@pytest.mark.parametrize("given", ["x" * 100_000, "clear_tool_uses_20250919:" + "k" * 100_000,
+                                   "clear_tool_uses_20250919:keep=" + "9" * 100_000])
+def test_a_huge_api_edit_is_quoted_short(given):
+    with pytest.raises(ValueError) as err:
+        parse_api_edit(given)
+    assert len(str(err.value)) < 400 and "100,0" in str(err.value)
