@@ -37,8 +37,8 @@ import make_session  # noqa: E402
 from ctxview import load_session  # noqa: E402
 from ctxview.model import Conversation, request_indices  # noqa: E402
 from ctxview.pipeline import PipelineCache  # noqa: E402
-from ctxview.prices import PriceTable  # noqa: E402
-from ctxview.prompt_cache import CacheRules, outcome, replay, replay_naive, simulate  # noqa: E402
+from ctxview.analysis.prices import PriceTable  # noqa: E402
+from ctxview.analysis.prompt_cache import CacheRules, outcome, replay, replay_naive, simulate  # noqa: E402
 from ctxview.settings import ClearSettings, Settings  # noqa: E402
 
 SETTINGS = ("default", "light", "aggressive", "swarm-auto", "off")

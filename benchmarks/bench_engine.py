@@ -19,8 +19,8 @@ import sys
 import time
 
 from ctxview import ContextManager, Message, ToolCall
-from ctxview import compression as comp
-from ctxview.compression import CompressionPolicy
+from ctxview.engine import compression as comp
+from ctxview.engine.compression import CompressionPolicy
 
 
 def _read(rng: random.Random, size: int) -> str:

@@ -27,7 +27,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import bench_engine  # noqa: E402
-from ctxview import compression as comp  # noqa: E402
+from ctxview.engine import compression as comp  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

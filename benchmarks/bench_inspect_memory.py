@@ -22,7 +22,7 @@ import orjson
 CHILD = r"""
 import sys, tracemalloc
 from ctxview.formats import inspect_ai
-from ctxview.formats.jsonio import load_document, open_input
+from ctxview.formats.parsing.jsonio import load_document, open_input
 path, mode = sys.argv[1], sys.argv[2]
 tracemalloc.start()
 inp = open_input(path)

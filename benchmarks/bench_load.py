@@ -44,7 +44,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import make_session  # noqa: E402
-from ctxview.formats.jsonio import READ_BUFFER  # noqa: E402
+from ctxview.formats.parsing.jsonio import READ_BUFFER  # noqa: E402
 
 # the time targets, as multiples of the read + orjson.loads floor (2x elsewhere)
 TIME_TARGET = {"claude-code": 2.5, "codex": 3.0}
@@ -119,7 +119,7 @@ def keep_texts(path: Path) -> list:
 def bare_messages(path: Path) -> list:
     """Reference: read + orjson.loads per line, one Message per message line holding its first
     block's text: no checks, no merging of streamed lines, no linking, no chain."""
-    from ctxview.formats.linking import new_message
+    from ctxview.formats.parsing.linking import new_message
     from ctxview.gcpause import paused_gc
 
     loads = orjson.loads
@@ -144,7 +144,7 @@ def linear_reader(path: Path) -> list:
     (texts, calls, thinking, the last usage), tool results named after their calls. No parent links,
     side chains, checks, metadata or events: what is left between this and the loader is what
     those cost, and the entries the chain is walked over."""
-    from ctxview.formats.builders import anthropic_usage, message, tool_call
+    from ctxview.formats.parsing.builders import anthropic_usage, message, tool_call
     from ctxview.gcpause import paused_gc
 
     loads = orjson.loads

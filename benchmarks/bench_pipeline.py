@@ -40,12 +40,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ctxview import compression  # noqa: E402
+from ctxview.engine import compression  # noqa: E402
 from ctxview.gcpause import paused_gc  # noqa: E402
 from ctxview.identity_table import IdentityTable  # noqa: E402
 from ctxview.model import Conversation, Message, ToolCall, Usage  # noqa: E402
 from ctxview.pipeline import PipelineCache, prepare  # noqa: E402
-from ctxview.view import ClearSettings, Settings  # noqa: E402
+from ctxview.engine.view import ClearSettings, Settings  # noqa: E402
 
 
 def DefaultTiers(**changes):  # noqa: N802 - the settings these figures were always taken with
@@ -228,7 +228,7 @@ def main() -> None:
           f"{held:,.0f} MB RSS "
           f"({', '.join(f'{k} {v:,}' for k, v in sizes.items())})")
     del view
-    from ctxview.tokens import exact_available
+    from ctxview.engine.tokens import exact_available
 
     if exact_available() and "--exact" in sys.argv:
         exact = PipelineCache()

@@ -71,7 +71,7 @@ def _cli(main, argv: list[str]) -> None:
 def _bloat_call(path: Path):
     """The inspector's `b` on `path`: a function running the bloat worker's engine call, and a reset
     that forgets what an earlier press computed (the session, its pipeline cache and view stay)."""
-    from ctxview import compression
+    from ctxview.engine import compression
     from ctxview.formats import load_session
     from ctxview.pipeline import PipelineCache, prepare
     from ctxview.settings import settings_for
@@ -82,9 +82,9 @@ def _bloat_call(path: Path):
     cache = PipelineCache()
     view = prepare(conversation, settings, cache=cache)
     try:
-        from ctxview.report import conversation_bloat
+        from ctxview.analysis.report import conversation_bloat
     except ImportError:  # a checkout from before conversation_bloat: the worker's own call
-        from ctxview.bloat import analyze_context_bloat
+        from ctxview.engine.bloat import analyze_context_bloat
 
         def conversation_bloat(conversation, settings, context_window, cache):
             return analyze_context_bloat(
@@ -113,7 +113,7 @@ def _bloat_call(path: Path):
 def main(argv: list[str] | None = None) -> int:
     args = _args(argv)
     sys.path.insert(0, str(Path(args.ctxview_root).resolve()))
-    from ctxview.cli import main as cli_main
+    from ctxview.cli.commands import main as cli_main
     from ctxview.formats import load_session
 
     path = Path(args.dir) / f"{args.format}-{args.messages}.{'json' if args.format in ('ctxview', 'swarm-snapshot', 'openai', 'anthropic', 'openai-responses') else 'jsonl'}"
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ctxview from {Path(ctxview.__file__).parent.parent}")
     print(f"file: {path.name}, {path.stat().st_size / 1e6:.1f} MB")
 
-    from ctxview import compression
+    from ctxview.engine import compression
 
     press, reset, n = _bloat_call(path)
     fresh = compression.clear_caches  # a command starts in a new process: no cuts from an earlier run

@@ -22,7 +22,7 @@ sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 from ctxview.model import Conversation  # noqa: E402
 from ctxview.pipeline import PipelineCache  # noqa: E402
-from ctxview.tokens import BpeCounter, CharsCounter, SwarmEstimate, exact_available  # noqa: E402
+from ctxview.engine.tokens import BpeCounter, CharsCounter, SwarmEstimate, exact_available  # noqa: E402
 
 
 def conversation(n: int) -> Conversation:

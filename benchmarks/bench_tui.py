@@ -100,7 +100,7 @@ async def keys_while_opening(app, pilot, every: float = 0.3) -> list[float]:
 
 async def run(path: Path, presses: int, keys: bool = False) -> dict:
     from ctxview.tui.app import CtxviewApp
-    from ctxview.view import Settings
+    from ctxview.engine.view import Settings
 
     class TimedApp(CtxviewApp):
         """Records when each frame is written: "repainted" means the frame is out."""

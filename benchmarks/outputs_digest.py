@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ctxview.cli import main  # noqa: E402
+from ctxview.cli.commands import main  # noqa: E402
 
 GRID = [
     [],

@@ -17,11 +17,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .model import request_indices
-from .tiers import get_policy
+from ctxview.model import request_indices
+from ctxview.tiers import get_policy
 
 if TYPE_CHECKING:
-    from .model import Conversation
+    from ctxview.model import Conversation
 
 __all__ = ["AS_SENT", "COMPACT_MIN_TRIGGER", "ClearSettings", "CompactSettings", "OLD_MESSAGE_STRATEGIES", "Settings",
            "TOOL_NAME_SOURCES", "ThinkingClearSettings", "keep_recent_note", "request_index", "settings_for",

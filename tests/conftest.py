@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-# The inspector reads the user's config.toml (ctxview/user_config.py): the tests read an empty one
+# The inspector reads the user's config.toml (ctxview/cli/user_config.py): the tests read an empty one
 # instead, whatever the machine's user has configured. A test that wants another sets its own.
 os.environ["CTXVIEW_CONFIG"] = str(Path(__file__).parent / "config" / "empty.toml")  # (not under fixtures/: no session)
 

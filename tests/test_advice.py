@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from ctxview import load_session
-from ctxview.advice import rank_advice, setting_overrides, verdict
+from ctxview.analysis.advice import rank_advice, setting_overrides, verdict
 from ctxview.model import Conversation, Message, Session, ToolCall, Usage
 from ctxview.pipeline import PipelineCache, prepare
-from ctxview.report import build_report
-from ctxview.report_render import render_report
+from ctxview.analysis.report import build_report
+from ctxview.analysis.report_render import render_report
 from ctxview.settings import ClearSettings, Settings, keep_recent_note
 
 SPOTTER = (Path(__file__).parent / "fixtures" / "samples" / "claude-code" / "spotter-258c7280"
@@ -147,7 +147,7 @@ def test_the_note_is_true_on_a_real_session():
 
 
 def test_the_status_bar_marks_a_keep_recent_that_changes_nothing():
-    from ctxview.tui.chrome import StatusParts, status_line
+    from ctxview.tui.widgets.chrome import StatusParts, status_line
 
     def line(settings: Settings) -> str:
         return status_line(StatusParts(settings, (1, 1), request="1/2", rows=4, cursor=1), 200).plain
@@ -158,7 +158,7 @@ def test_the_status_bar_marks_a_keep_recent_that_changes_nothing():
 
 
 def test_the_report_says_why_keep_recent_changes_nothing(capsys):
-    from ctxview import cli
+    from ctxview.cli import commands as cli
 
     assert cli.main(["report", str(SPOTTER), "--agent", "main", "--tiers", "default", "--keep-recent", "5"]) == 0
     assert "keep_recent 5 changes nothing: the tiers keep ages 0-10 whole already" in capsys.readouterr().out

@@ -14,16 +14,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview import cli
-from ctxview.api_edits import (beta_headers, compaction_point, context_management, parse_api_edit,
-                               plan_thinking_clearing)
-from ctxview.clearing import plan_clearing
-from ctxview.export import body_for
+from ctxview.cli import commands as cli
+from ctxview.engine.api_edits import (
+    beta_headers,
+    compaction_point,
+    context_management,
+    parse_api_edit,
+    plan_thinking_clearing,
+)
+from ctxview.engine.clearing import plan_clearing
+from ctxview.export.bodies import body_for
 from ctxview.formats import load_session
 from ctxview.model import Conversation, Message, ToolCall
 from ctxview.pipeline import PipelineCache, prepare, prepare_reference
 from ctxview.settings import ClearSettings, CompactSettings, Settings, ThinkingClearSettings, settings_from
-from ctxview.tokens import CharsCounter, SwarmEstimate
+from ctxview.engine.tokens import CharsCounter, SwarmEstimate
 
 from test_pipeline_reference import assert_same_view, conversations
 
@@ -367,7 +372,7 @@ def test_the_validator_refuses_a_block_the_sdk_does_not_take(edit):
 
 
 def test_the_prepared_pane_title_names_the_api_edit():
-    from ctxview.tui.widgets import prepared_title
+    from ctxview.tui.widgets.basic import prepared_title
 
     s = Settings(clear=parse_api_edit("clear_tool_uses_20250919:keep=2")[1])
     conv = load_session(ANTHROPIC_SAMPLE).conversations[0]
@@ -387,7 +392,7 @@ def test_the_inspector_body_asks_the_api_too():
 
 
 def test_the_status_bar_names_the_api_edits():
-    from ctxview.tui.chrome import what_if_pieces
+    from ctxview.tui.widgets.chrome import what_if_pieces
 
     s = Settings(clear=parse_api_edit("clear_tool_uses_20250919")[1], clear_thinking=ThinkingClearSettings(2),
                  compact=CompactSettings(80_000))
@@ -400,7 +405,7 @@ def test_the_status_bar_names_the_api_edits():
 
 
 def test_the_config_file_takes_the_api_edits(tmp_path):
-    from ctxview.user_config import ConfigError, load_user_config
+    from ctxview.cli.user_config import ConfigError, load_user_config
 
     path = tmp_path / "config.toml"
     path.write_text('[settings]\nclear_thinking = true\n[settings.compact]\ntrigger = 80000\n')
@@ -412,7 +417,7 @@ def test_the_config_file_takes_the_api_edits(tmp_path):
 
 
 def test_the_settings_dialog_keeps_the_api_edits():
-    from ctxview.tui.settings_dialog import _shown, read_settings
+    from ctxview.tui.screens.settings import _shown, read_settings
 
     base = Settings(clear=parse_api_edit("clear_tool_uses_20250919:clear_tool_inputs=Bash|Edit")[1],
                     clear_thinking=ThinkingClearSettings(2), compact=CompactSettings(90_000))

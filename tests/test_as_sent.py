@@ -7,14 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ctxview.compression import compress_tool_results
+from ctxview.engine.compression import compress_tool_results
 from ctxview.formats import load_session
-from ctxview.harness import MICROCOMPACT_PLACEHOLDER, history_as_sent, swarm_auto_event
+from ctxview.engine.harness import MICROCOMPACT_PLACEHOLDER, history_as_sent, swarm_auto_event
 from ctxview.model import ContextEvent, Conversation, Message, ToolCall
 from ctxview.pipeline import prepare, request_indices
-from ctxview.report import build_report
+from ctxview.analysis.report import build_report
 from ctxview.settings import ClearSettings, Settings
-from ctxview.tokens import CharsCounter
+from ctxview.engine.tokens import CharsCounter
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAUDE = ROOT / "sample_sessions/claude-code/7b1f3c52-9a4e-4d1b-8f57-3e2c9d0a6b18.jsonl"
@@ -140,7 +140,7 @@ def test_cli_request_option_is_one_based_and_checked():
 
 
 def test_codex_outputs_are_sent_cut_to_their_turns_truncation_policy():
-    from ctxview.codex_truncation import truncate_output
+    from ctxview.engine.codex_truncation import truncate_output
 
     policy = {"mode": "bytes", "limit": 400}
     msgs = [Message("user", "go"), Message("assistant", "", tool_calls=(ToolCall("c1", "shell", {}),)),

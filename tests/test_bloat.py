@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ctxview.bloat import analyze_context_bloat
-from ctxview.compression import DEFAULT_POLICY, compress_tool_results
+from ctxview.engine.bloat import analyze_context_bloat
+from ctxview.engine.compression import DEFAULT_POLICY, compress_tool_results
 from ctxview.model import Message, ToolCall
-from ctxview.tokens import CharsCounter
+from ctxview.engine.tokens import CharsCounter
 
 C4 = CharsCounter()
 
@@ -123,7 +123,7 @@ def test_empty_and_bad_threshold():
 
 
 def test_summary_recommendation_matches_what_the_setting_does():
-    from ctxview.budget import summarize_old_messages
+    from ctxview.engine.budget import summarize_old_messages
 
     msgs = conversation()
     report = analyze_context_bloat(msgs, counter=C4, keep_recent=10)

@@ -8,7 +8,7 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview.bloat import _args_key, args_groups, args_keys
+from ctxview.engine.bloat import _args_key, args_groups, args_keys
 
 # what the loaders give: JSON values (orjson parses no NaN, no big ints past 64 bits as floats, ...)
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1),
@@ -104,12 +104,12 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 from ctxview import load_session  # noqa: E402
-from ctxview.bloat import tiers_saving, tiers_saving_built  # noqa: E402
-from ctxview.clearing import clearing_saving, plan_clearing  # noqa: E402
-from ctxview.compression import PRESETS, CompressionPolicy, get_policy  # noqa: E402
+from ctxview.engine.bloat import tiers_saving, tiers_saving_built  # noqa: E402
+from ctxview.engine.clearing import clearing_saving, plan_clearing  # noqa: E402
+from ctxview.engine.compression import PRESETS, CompressionPolicy, get_policy  # noqa: E402
 from ctxview.model import Content, Message, ToolCall  # noqa: E402
 from ctxview.settings import ClearSettings  # noqa: E402
-from ctxview.tokens import CharsCounter, SwarmEstimate  # noqa: E402
+from ctxview.engine.tokens import CharsCounter, SwarmEstimate  # noqa: E402
 
 _ROOT = Path(__file__).parents[1]
 _SESSIONS = sorted(p for d in ("sample_sessions", "tests/fixtures/samples", "ctxview/samples")
@@ -136,7 +136,7 @@ def _tool_indices(messages):
 
 def _by_text(messages, per):
     """The tally's tool results by text, as the bloat analysis passes them to tiers_saving."""
-    from ctxview.bloat import _scan, _Tally
+    from ctxview.engine.bloat import _scan, _Tally
 
     return _Tally(messages, per, SwarmEstimate(), 20, 1000, None, _scan(messages, per)).same_text
 
@@ -213,7 +213,7 @@ def test_clearing_saving_equals_clearing_and_counting(messages, clear, keep):
 
 
 def test_the_bloat_analysis_with_the_pipelines_rows_equals_it_without():
-    from ctxview.bloat import analyze_context_bloat
+    from ctxview.engine.bloat import analyze_context_bloat
     from ctxview.pipeline import PipelineCache, prepare
     from ctxview.settings import settings_for
 
@@ -234,7 +234,7 @@ def test_the_bloat_analysis_with_the_pipelines_rows_equals_it_without():
 
 @pytest.mark.parametrize("largest", [0, 1, 3, 5, -2])
 def test_the_largest_messages_are_the_sorts_first_ones(largest):
-    from ctxview.bloat import analyze_context_bloat
+    from ctxview.engine.bloat import analyze_context_bloat
 
     msgs = [Message("user", "x" * k) for k in (40, 8, 40, 12, 8, 40, 0, 12)]
     per = [SwarmEstimate().count_message(m) for m in msgs]
@@ -244,8 +244,8 @@ def test_the_largest_messages_are_the_sorts_first_ones(largest):
 
 def _summary_as_bloat_sees_it(messages, before):
     """The bloat analysis's view of plan_summary(messages, before, "llm"): span and checkpoint only."""
-    from ctxview.budget import checkpoint_message, extractive_summary, summary_span
-    from ctxview.grouping import unit_runs
+    from ctxview.engine.budget import checkpoint_message, extractive_summary, summary_span
+    from ctxview.engine.grouping import unit_runs
 
     boundary, removed = summary_span(messages, before, unit_runs(messages))
     inserted = checkpoint_message(len(removed), extractive_summary([messages[i] for i in removed])) if removed else None
@@ -253,7 +253,7 @@ def _summary_as_bloat_sees_it(messages, before):
 
 
 def _summary_planned(messages, before):
-    from ctxview.budget import plan_summary
+    from ctxview.engine.budget import plan_summary
 
     result = plan_summary(messages, before, "llm")
     return result.boundary, result.removed, result.inserted
@@ -281,13 +281,13 @@ def test_the_summary_span_and_checkpoint_are_plan_summarys(messages, before):
 
 def _stored_reminders_simple(messages, counter):
     """Every message's reminder blocks counted, one message at a time."""
-    from ctxview import reminders
+    from ctxview.engine import reminders
 
     return sum(counter.count(block) for m in messages for block in reminders.extract(m.text))
 
 
 def _stored_reminders_of(messages, counter, rows=None):
-    from ctxview.bloat import _scan, _Tally
+    from ctxview.engine.bloat import _scan, _Tally
 
     per = [counter.count_message(m) for m in messages]
     return _Tally(messages, per, counter, 20, 1000, rows, _scan(messages, per)).stored_reminders
@@ -316,8 +316,8 @@ def test_the_stored_reminders_are_every_messages(messages):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(_message, _reminder_message), max_size=25))
 def test_a_results_tool_is_tool_name_of_with_the_calls_names(messages):
-    from ctxview.bloat import _result_tool, _scan, _Tally
-    from ctxview.clearing import tool_name_of
+    from ctxview.engine.bloat import _result_tool, _scan, _Tally
+    from ctxview.engine.clearing import tool_name_of
 
     calls = {c.id: c for m in messages for c in m.tool_calls if c.id}
     names = {key: call.name for key, call in calls.items()}
@@ -343,7 +343,7 @@ def _assert_same_scan(fast, general, where=""):
 
 
 def test_the_linear_scan_is_the_scan_by_id_on_the_samples():
-    from ctxview.bloat import _scan_by_id, _scan_linear
+    from ctxview.engine.bloat import _scan_by_id, _scan_linear
 
     taken = 0
     for name, msgs in _conversations():
@@ -386,7 +386,7 @@ def _turns(draw):
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_turns())
 def test_the_linear_scan_is_the_scan_by_id(messages):
-    from ctxview.bloat import _scan_by_id, _scan_linear
+    from ctxview.engine.bloat import _scan_by_id, _scan_linear
 
     per = list(range(len(messages)))
     fast = _scan_linear(messages, per)

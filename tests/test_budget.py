@@ -9,17 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxview import ContextManager
-from ctxview.budget import (
+from ctxview.engine.budget import (
     extractive_summary,
     fit_to_budget,
     plan_summary,
     summarize_old_messages,
     truncate_to_fit,
 )
-from ctxview.clearing import clear_tool_uses, plan_clearing
+from ctxview.engine.clearing import clear_tool_uses, plan_clearing
 from ctxview.model import Content, Message, ToolCall
-from ctxview.tokens import CharsCounter
-from ctxview.view import ClearSettings
+from ctxview.engine.tokens import CharsCounter
+from ctxview.engine.view import ClearSettings
 
 C4 = CharsCounter()
 

@@ -7,9 +7,15 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview.budget import _ERROR_RE, _PATH_KEYS, _first_line, extractive_summary, summary_text
+from ctxview.engine.budget import (
+    _ERROR_RE,
+    _PATH_KEYS,
+    _first_line,
+    extractive_summary,
+    summary_text,
+)
 from ctxview.model import Message, ToolCall
-from ctxview.reminders import strip as strip_reminders
+from ctxview.engine.reminders import strip as strip_reminders
 
 
 def simple_summary(messages, *, max_requests: int = 10, max_errors: int = 5) -> str:

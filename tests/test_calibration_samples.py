@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ctxview.formats import load_session
-from ctxview.report import build_report
+from ctxview.analysis.report import build_report
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "samples"

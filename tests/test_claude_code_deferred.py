@@ -20,8 +20,8 @@ import orjson
 import ctxview.formats.claude_code as claude_code
 from ctxview.formats import load_session
 from ctxview.pipeline import PipelineCache
-from ctxview.system_block import deferred_note, deferred_tools, loaded_definition_tokens
-from ctxview.tokens import CharsCounter
+from ctxview.engine.system_block import deferred_note, deferred_tools, loaded_definition_tokens
+from ctxview.engine.tokens import CharsCounter
 
 C4 = CharsCounter()
 

@@ -17,7 +17,7 @@ import pytest
 import ctxview.formats.claude_code as claude_code
 from ctxview.formats import LoadError, detect_format, load_session
 from ctxview.formats.claude_code.linear import read_linear
-from ctxview.formats.jsonio import open_input
+from ctxview.formats.parsing.jsonio import open_input
 
 ROOT = Path(__file__).resolve().parent.parent
 INTERLEAVED = ROOT / "tests" / "fixtures" / "samples" / "claude-code" / "spotter-fa812bfe" / "agent-aa84377-head.jsonl"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import ctxview.formats.claude_code as claude_code
 from ctxview.formats import LoadError, detect_format, load_session
 from ctxview.formats.claude_code.linear import read_linear
-from ctxview.formats.jsonio import open_input
+from ctxview.formats.parsing.jsonio import open_input
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = [p for p in (*sorted((ROOT / "sample_sessions").rglob("*.jsonl")), *sorted((ROOT / "tests").rglob("*.jsonl")))

@@ -16,10 +16,10 @@ import pytest
 
 import ctxview.formats.claude_code as claude_code
 from ctxview.formats import load_session
-from ctxview.harness import history_as_sent
+from ctxview.engine.harness import history_as_sent
 from ctxview.pipeline import prepare, prepare_reference
 from ctxview.settings import Settings
-from ctxview.tokens import CharsCounter
+from ctxview.engine.tokens import CharsCounter
 
 SESSION = "3c1d9a7e-5b20-4f6e-9d41-2a8c7e0f5b13"
 RESULTS = f"/home/dev/.claude/projects/-home-dev-proj/{SESSION}/tool-results"

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxview import cli, report_render
+from ctxview.cli import commands as cli
+from ctxview.analysis import report_render
 from ctxview.formats import DEMO_PATH
-from ctxview.view import Settings
+from ctxview.engine.view import Settings
 
 READ_BODY = "\n".join(f"{n:6d}→line {n} of the file" for n in range(1, 200))
 
@@ -98,7 +99,7 @@ def test_report_on_the_bundled_demo_has_every_conversation():
 
 def test_report_rich_tables_keep_hostile_text_inert(tmp_path):
     from ctxview.formats import load_session
-    from ctxview.report import build_report
+    from ctxview.analysis.report import build_report
 
     session = load_session(chat(tmp_path, hostile=True))
     data = build_report(session)
@@ -210,7 +211,7 @@ def test_report_and_prepare_do_not_load_textual(tmp_path):
     path = chat(tmp_path)
     code = (
         "import sys, io, contextlib\n"
-        "from ctxview.cli import main\n"
+        "from ctxview.cli.commands import main\n"
         "buf = io.StringIO()\n"
         "with contextlib.redirect_stdout(buf):\n"
         f"    assert main(['report', {str(path)!r}, '--json']) == 0\n"
@@ -310,7 +311,7 @@ def test_old_messages_and_clearing_options(tmp_path):
 def test_write_atomic_keeps_mode_and_leaves_nothing_on_failure(tmp_path):
     import os
 
-    from ctxview.export import write_atomic
+    from ctxview.export.bodies import write_atomic
 
     target = tmp_path / "out.json"
     target.write_text("old")
@@ -323,7 +324,7 @@ def test_write_atomic_keeps_mode_and_leaves_nothing_on_failure(tmp_path):
 
 
 def test_json_output_escapes_terminal_active_characters():
-    from ctxview.export import dumps
+    from ctxview.export.bodies import dumps
 
     data = {"text": "a\x1b]0;title\x07 b\x9b2J c\u202egnp.exe d\u2066 é 日本 \x7f"}
     out = dumps(data)

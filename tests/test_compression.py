@@ -3,8 +3,8 @@
 import pytest
 
 from ctxview import Content, Message, ToolCall, Usage
-from ctxview import compression as comp
-from ctxview.compression import (
+from ctxview.engine import compression as comp
+from ctxview.engine.compression import (
     DEFAULT_POLICY,
     PRESETS,
     CompressionPolicy,

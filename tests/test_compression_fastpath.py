@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_engine_properties import SETTINGS, message_lists, texts
 
-from ctxview import compression as comp
-from ctxview.compression import CompressionPolicy, Tier
+from ctxview.engine import compression as comp
+from ctxview.engine.compression import CompressionPolicy, Tier
 from ctxview.formats import load_session
 from ctxview.model import Message
-from ctxview.tool_names import _NAMES
+from ctxview.engine.tool_names import _NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted(p for d in (ROOT / "sample_sessions", ROOT / "tests" / "fixtures" / "samples")
@@ -166,7 +166,7 @@ def test_a_range_after_a_full_run_holds_its_very_objects(keep_recent, repeat):
 def test_a_short_run_detects_again_what_a_long_run_has_not_stored_yet():
     # the long run's detections wait (IdentityTable.put_later); a short run does not store them
     # all (a keep_recent step would pay for a whole session's names), and its results are the same
-    from ctxview.tool_names import _NAMES
+    from ctxview.engine.tool_names import _NAMES
 
     msgs = _session(300)
     aggressive = comp.get_policy("aggressive")

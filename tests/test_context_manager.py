@@ -3,8 +3,8 @@
 import pytest
 
 from ctxview import CompressionPolicy, Content, ContextManager, Message, ToolCall, Usage
-from ctxview.compression import PRESETS, Tier
-from ctxview.context_manager import embed_ephemeral
+from ctxview.engine.compression import PRESETS, Tier
+from ctxview.engine.context_manager import embed_ephemeral
 
 MARK = "\n...[{} chars truncated for context management]"
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from ctxview.cache_losses import LOSS_MIN, cache_events, cache_ttl_of
-from ctxview.context_tokens import ContextTokens
+from ctxview.analysis.cache_losses import LOSS_MIN, cache_events, cache_ttl_of
+from ctxview.engine.context_tokens import ContextTokens
 from ctxview.formats import load_session
 from ctxview.pipeline import PipelineCache, prepare
-from ctxview.prices import PriceTable
-from ctxview.report import build_report
-from ctxview.request_table import CATEGORIES, request_rows
+from ctxview.analysis.prices import PriceTable
+from ctxview.analysis.report import build_report
+from ctxview.analysis.request_table import CATEGORIES, request_rows
 from ctxview.settings import Settings
 
 SAMPLES = Path(__file__).parent / "fixtures" / "samples" / "claude-code"
@@ -259,7 +259,7 @@ def test_contexttokens_without_any_record_is_counted():
 def test_the_recommended_budget_brings_the_request_under_the_threshold(spotter):
     """The verdict is in the model's tokens; the budget the pipeline applies is in the counter's:
     the recommended --budget is the counted room, and applying it gives the saving it promised."""
-    from ctxview.report import conversation_bloat
+    from ctxview.analysis.report import conversation_bloat
 
     cache = PipelineCache()
     report = conversation_bloat(spotter, Settings(context_window=100_000), 100_000, cache)

@@ -12,9 +12,9 @@ import pytest
 
 from ctxview import load_session
 from ctxview.model import Conversation, Message, Session, Usage
-from ctxview.prices import PRICES_VERSION, Price, PriceTable, parse_price_override
-from ctxview.report import build_report
-from ctxview.usage import recorded_requests
+from ctxview.analysis.prices import PRICES_VERSION, Price, PriceTable, parse_price_override
+from ctxview.analysis.report import build_report
+from ctxview.analysis.usage import recorded_requests
 
 ROOT = Path(__file__).parent.parent
 SAMPLES = sorted(p for p in (ROOT / "sample_sessions").rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
@@ -96,7 +96,7 @@ def test_costs_never_touch_the_network(monkeypatch):
 
 
 def test_pydantic_is_not_imported_by_the_inspector_or_a_report_module_import():
-    probe = ("import ctxview.tui.app, ctxview.report, ctxview.prices, ctxview.cli, sys\n"
+    probe = ("import ctxview.tui.app, ctxview.analysis.report, ctxview.analysis.prices, ctxview.cli.commands, sys\n"
              "print(' '.join(m for m in ('pydantic', 'genai_prices') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

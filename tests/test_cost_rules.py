@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from ctxview import load_session
-from ctxview.formats.builders import anthropic_usage
+from ctxview.formats.parsing.builders import anthropic_usage
 from ctxview.model import Usage
-from ctxview.prices import Price, PriceTable, parse_price_override
-from ctxview.report import build_report
-from ctxview.report_render import render_report
+from ctxview.analysis.prices import Price, PriceTable, parse_price_override
+from ctxview.analysis.report import build_report
+from ctxview.analysis.report_render import render_report
 
 SPOTTER = (Path(__file__).parent / "fixtures" / "samples" / "claude-code" / "spotter-258c7280"
            / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
@@ -219,7 +219,7 @@ def test_ctxviews_own_format_keeps_what_sets_the_price(tmp_path):
 def test_the_usage_screen_shows_costUSD_beside(tmp_path):
     from ctxview.pipeline import PipelineCache
     from ctxview.settings import Settings
-    from ctxview.tui.usage_screen import usage_figures, usage_text
+    from ctxview.tui.screens.usage import usage_figures, usage_text
 
     path = tmp_path / "old.jsonl"
     path.write_text(_line(costUSD=0.0123))

@@ -8,9 +8,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxview import Content, ContextManager, Message
-from ctxview import compression as comp
-from ctxview import reminders
-from ctxview.compression import CompressionPolicy, Tier, format_tiers, get_policy, tier_for_age
+from ctxview.engine import compression as comp
+from ctxview.engine import reminders
+from ctxview.engine.compression import (
+    CompressionPolicy,
+    Tier,
+    format_tiers,
+    get_policy,
+    tier_for_age,
+)
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

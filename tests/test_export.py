@@ -1,4 +1,4 @@
-"""Request bodies (ctxview.export) and `ctxview prepare`: the shapes, what they carry and leave out."""
+"""Request bodies (ctxview.export.bodies) and `ctxview prepare`: the shapes, what they carry and leave out."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxview.export import (
+from ctxview.export.bodies import (
     DEFAULT_MAX_TOKENS,
     dumps,
     export_stats,
@@ -21,7 +21,7 @@ from ctxview.export import (
 )
 from ctxview.model import Content, Conversation, Message, ToolCall
 from ctxview.pipeline import prepare
-from ctxview.view import Settings
+from ctxview.engine.view import Settings
 
 SAMPLES = Path(__file__).parents[1] / "sample_sessions"
 THINKING = {"type": "thinking", "thinking": "Check the throttle first.", "signature": "EqQBCgIYAhIM"}

@@ -11,10 +11,17 @@ from pathlib import Path
 import pytest
 
 from ctxview import load_session
-from ctxview.export import LeftOut, body_messages, export_stats, images_as_text, recorded_images, to_shape
+from ctxview.export.bodies import (
+    LeftOut,
+    body_messages,
+    export_stats,
+    images_as_text,
+    recorded_images,
+    to_shape,
+)
 from ctxview.model import Conversation, Message, ToolCall
 from ctxview.pipeline import prepare
-from ctxview.view import Settings
+from ctxview.engine.view import Settings
 
 IMAGE = Path(__file__).parent / "fixtures" / "export" / "claude-code-image.jsonl"
 

@@ -29,11 +29,11 @@ from anthropic.types.message_create_params import MessageCreateParamsNonStreamin
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming  # noqa: E402
 from pydantic_core import SchemaValidator, ValidationError  # noqa: E402
 
-from ctxview.export import DEFAULT_MAX_TOKENS, recorded_max_tokens, to_shape  # noqa: E402
+from ctxview.export.bodies import DEFAULT_MAX_TOKENS, recorded_max_tokens, to_shape  # noqa: E402
 from ctxview.formats import LoadError, load_session  # noqa: E402
 from ctxview.model import Content, Conversation, Message, ToolCall  # noqa: E402
 from ctxview.pipeline import PipelineCache, prepare  # noqa: E402
-from ctxview.view import ClearSettings, Settings  # noqa: E402
+from ctxview.engine.view import ClearSettings, Settings  # noqa: E402
 
 ROOT = Path(__file__).parents[1]
 SAMPLE_DIRS = (ROOT / "sample_sessions", ROOT / "ctxview" / "samples", ROOT / "tests" / "fixtures")

@@ -16,9 +16,18 @@ from hypothesis import strategies as st
 
 from ctxview._slots import slot_builder
 from ctxview.formats import load_session
-from ctxview.formats.builders import (anthropic_usage, arguments_from, message, openai_usage, swarm_message_usage,
-                                      swarm_usage, tool_call, tool_call_from, usage)
-from ctxview.formats.linking import new_message
+from ctxview.formats.parsing.builders import (
+    anthropic_usage,
+    arguments_from,
+    message,
+    openai_usage,
+    swarm_message_usage,
+    swarm_usage,
+    tool_call,
+    tool_call_from,
+    usage,
+)
+from ctxview.formats.parsing.linking import new_message
 from ctxview.model import Content, Message, ToolCall, Usage
 
 FIX = Path(__file__).parent / "fixtures" / "samples" / "claude-code"
@@ -194,7 +203,7 @@ one_block = st.one_of(
 @given(block=one_block)
 def test_claude_code_one_block_lines_read_as_the_general_path_reads_them(block):
     # records.assistant_data reads the usual line (one block) itself; anthropic_assistant reads any content
-    from ctxview.formats.blocks import anthropic_assistant
+    from ctxview.formats.parsing.blocks import anthropic_assistant
     from ctxview.formats.claude_code.records import assistant_data
 
     data = assistant_data({}, {"content": [block]}, None)

@@ -19,7 +19,7 @@ from ctxview.formats.sent_requests import message_key
 from ctxview.model import request_indices
 from ctxview.pipeline import prepare
 from ctxview.settings import Settings
-from ctxview.trace_compare import compare
+from ctxview.analysis.trace_compare import compare
 
 HERE = Path(__file__).parent / "fixtures"
 CAPTURES = HERE / "captures"

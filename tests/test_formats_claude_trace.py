@@ -12,7 +12,7 @@ import pytest
 
 from ctxview.formats import LoadError, detect_format, load_session
 from ctxview.formats.claude_trace import COMPACTION_OPENING, message_from_events, message_key, trace_requests
-from ctxview.harness import MICROCOMPACT_PLACEHOLDER
+from ctxview.engine.harness import MICROCOMPACT_PLACEHOLDER
 from ctxview.model import request_indices
 from ctxview.pipeline import prepare
 from ctxview.settings import Settings

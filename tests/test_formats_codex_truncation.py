@@ -1,4 +1,4 @@
-"""ctxview.codex_truncation against the cases of Codex's own unit tests.
+"""ctxview.engine.codex_truncation against the cases of Codex's own unit tests.
 
 The expected strings are those of openai/codex codex-rs/utils/output-truncation/src/truncate_tests.rs
 (formatted_truncate_text's cases without the "Total output lines: N" header it adds, which is
@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from ctxview.codex_truncation import (approx_token_count, history_policy, split_at, truncate_output,
-                                      truncate_text)
+from ctxview.engine.codex_truncation import (
+    approx_token_count,
+    history_policy,
+    split_at,
+    truncate_output,
+    truncate_text,
+)
 
 
 def B(n):

@@ -78,7 +78,7 @@ def test_a_module_format_calls_its_functions():
 
 def test_only_the_native_format_reads_in_pieces(tmp_path):
     from ctxview.formats import DEMO_PATH, native
-    from ctxview.formats.jsonio import open_input
+    from ctxview.formats.parsing.jsonio import open_input
 
     big = tmp_path / "big.json"
     big.write_bytes(DEMO_PATH.read_bytes() + b" " * native.PIECES_ABOVE)  # past the size that reads in pieces

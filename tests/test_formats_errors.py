@@ -194,7 +194,7 @@ def test_a_single_100mb_line_loads(tmp_path):
 
 
 def test_overlong_broken_line_is_refused_even_when_lenient(tmp_path, monkeypatch):
-    from ctxview.formats import json_lines
+    from ctxview.formats.parsing import json_lines
 
     monkeypatch.setattr(json_lines, "MAX_LINE_BYTES", 1000)
     p = write(tmp_path, "s.jsonl", GOOD_USER + b'{"type":"user","message":"' + b"y" * 5000 + b'\n' + GOOD_ASSISTANT)
@@ -203,7 +203,7 @@ def test_overlong_broken_line_is_refused_even_when_lenient(tmp_path, monkeypatch
 
 
 def test_a_huge_document_is_refused_before_reading(tmp_path, monkeypatch):
-    from ctxview.formats import json_decode
+    from ctxview.formats.parsing import json_decode
 
     monkeypatch.setattr(json_decode, "MAX_DOCUMENT_BYTES", 100)
     p = write(tmp_path, "big.json", orjson.dumps([{"role": "user", "content": "z" * 500}]))
@@ -294,7 +294,7 @@ def test_messages_built_from_content_stay_on_one_line():
 
 
 def test_big_files_read_long_lines_in_pieces(tmp_path, monkeypatch):
-    from ctxview.formats import json_lines
+    from ctxview.formats.parsing import json_lines
 
     monkeypatch.setattr(json_lines, "STREAM_ABOVE", 0)
     monkeypatch.setattr(json_lines, "CHUNK_BYTES", 64)
@@ -320,7 +320,7 @@ def test_a_broken_first_line_is_reported_rather_than_a_format_guess(tmp_path):
 
 
 def test_layout_of_long_first_lines(tmp_path, monkeypatch):
-    from ctxview.formats import json_lines, jsonio
+    from ctxview.formats.parsing import json_lines, jsonio
 
     monkeypatch.setattr(json_lines, "LAYOUT_PROBE", 16)
     doc = orjson.dumps([{"role": "user", "content": "a" * 100}, {"role": "assistant", "content": "b"}])

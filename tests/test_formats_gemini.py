@@ -9,7 +9,7 @@ import pytest
 
 from ctxview.formats import LoadError, detect_format, load_session
 from ctxview.formats.gemini import gemini_usage
-from ctxview.usage import conversation_usage
+from ctxview.analysis.usage import conversation_usage
 
 FIX = Path(__file__).parent / "fixtures" / "gemini"
 JSONL = FIX / "session-2026-08-20T10-00-5a1c9e0b.jsonl"

@@ -12,8 +12,8 @@ import orjson
 import pytest
 
 from ctxview.formats import LoadError, detect_format, inspect_ai, inspect_eval_zip, load_session
-from ctxview.formats.jsonio import open_input
-from ctxview.usage import conversation_usage
+from ctxview.formats.parsing.jsonio import open_input
+from ctxview.analysis.usage import conversation_usage
 
 FIX = Path(__file__).parent / "fixtures" / "inspect_ai"
 OURS = FIX / "ctxview-agent-log.json"  # written for these tests from inspect_ai's types
@@ -191,7 +191,7 @@ def test_a_big_log_read_in_pieces_is_the_whole_parse(tmp_path, monkeypatch):
     p = tmp_path / "big.json"
     p.write_bytes(orjson.dumps(log))
     monkeypatch.setattr(inspect_ai, "PIECES_ABOVE", 1)
-    monkeypatch.setattr("ctxview.formats.json_pieces.PIECE_BYTES", 1 << 14)  # many pieces
+    monkeypatch.setattr("ctxview.formats.parsing.json_pieces.PIECE_BYTES", 1 << 14)  # many pieces
     pieces = inspect_ai.load_in_pieces(open_input(p))
     assert pieces is not None
     whole = inspect_ai.load(open_input(p), "json")
@@ -345,7 +345,7 @@ def test_the_command_line_says_one_line_and_exits_1(tmp_path, content):
     assert p.read_bytes() == before
 
 
-from ctxview.formats import json_pieces  # noqa: E402
+from ctxview.formats.parsing import json_pieces  # noqa: E402
 
 
 def test_samples_bigger_than_a_piece_are_read_in_pieces(tmp_path, monkeypatch):

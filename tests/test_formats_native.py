@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from ctxview.formats import LoadError, load_session
 from ctxview.formats.native import SCHEMA_PATH, dump_session, settings_keys, write_session
 from ctxview.model import Content, ContextEvent, Conversation, Message, Session, ToolCall, Usage
-from ctxview.view import Settings
+from ctxview.engine.view import Settings
 
 DOC = {
     "format": "ctxview", "version": 1, "title": "t",
@@ -208,8 +208,9 @@ def test_schema_ships_inside_the_package():
 
 # --- big files, read a piece at a time (native.load_in_pieces, jsonio.parse_in_pieces) ---
 
-from ctxview.formats import DEMO_PATH, json_pieces, jsonio, native  # noqa: E402
-from ctxview.formats.jsonio import Input, open_input, parse_in_pieces  # noqa: E402
+from ctxview.formats import DEMO_PATH, native  # noqa: E402
+from ctxview.formats.parsing import json_pieces, jsonio  # noqa: E402
+from ctxview.formats.parsing.jsonio import Input, open_input, parse_in_pieces  # noqa: E402
 
 
 @pytest.fixture
@@ -515,7 +516,7 @@ _LINKING = {"format": "ctxview", "conversations": [{"name": "a", "messages": [
 @pytest.mark.parametrize("source", ["linking", "demo", "hostile", *_SAMPLES], ids=str)
 def test_results_are_linked_as_read_as_link_tool_results_links_them(tmp_path, source):
     from ctxview.formats import DEMO_PATH, native
-    from ctxview.formats.linking import link_tool_results, unlinked_warning
+    from ctxview.formats.parsing.linking import link_tool_results, unlinked_warning
 
     if source == "linking":
         path = dump(tmp_path, _LINKING)
@@ -538,7 +539,7 @@ def test_results_are_linked_as_read_as_link_tool_results_links_them(tmp_path, so
 # Tool-call arguments nested past MAX_ARGUMENT_DEPTH: the loader's own walk (the one that shares
 # their strings) answers argument_depth.deeper_than, so the load needs no second walk, and it
 # stops at the limit: a file nested to the parser's limit (1024) used to be a RecursionError.
-from ctxview.formats.argument_depth import MAX_ARGUMENT_DEPTH, deeper_than  # noqa: E402
+from ctxview.formats.parsing.argument_depth import MAX_ARGUMENT_DEPTH, deeper_than  # noqa: E402
 
 
 def _nested(depth: int, shape: list[int]) -> object:

@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxview.formats import load_session
-from ctxview.formats.blocks import openai_parts_text
-from ctxview.formats.builders import arguments_from, openai_usage
-from ctxview.formats.linking import link_tool_results
+from ctxview.formats.parsing.blocks import openai_parts_text
+from ctxview.formats.parsing.builders import arguments_from, openai_usage
+from ctxview.formats.parsing.linking import link_tool_results
 from ctxview.formats.responses import ResponsesBuilder, output_text
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -150,7 +150,7 @@ def test_loaded_messages_are_plain_values():
 
 import shop_api  # noqa: E402  (benchmarks/, on sys.path above)
 
-from ctxview.compression import detect_tool_name  # noqa: E402
+from ctxview.engine.compression import detect_tool_name  # noqa: E402
 
 _REMINDER = re.compile(r"\n*<system-reminder>.*?</system-reminder>", re.S)
 

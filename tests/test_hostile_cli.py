@@ -235,7 +235,7 @@ def test_every_class_of_the_issue_has_cases(corpus):
 _KILL_DURING_WRITE = """
 import os, signal, sys, threading
 import ctxview.atomic as atomic
-from ctxview.cli import main
+from ctxview.cli.commands import main
 
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
@@ -307,7 +307,7 @@ class _Stdin:
 
 
 def test_endless_stdin_is_cut_off_at_the_cap(monkeypatch, capsys):
-    from ctxview import cli
+    from ctxview.cli import commands as cli
     from ctxview.formats import inputs
 
     monkeypatch.setattr(inputs, "MAX_STDIN_BYTES", 3 << 20)
@@ -321,7 +321,7 @@ def test_endless_stdin_is_cut_off_at_the_cap(monkeypatch, capsys):
 
 def test_nul_on_stdin_names_its_line_and_column():
     from ctxview.formats import LoadError
-    from ctxview.formats.jsonio import READ_BUFFER, read_stdin
+    from ctxview.formats.parsing.jsonio import READ_BUFFER, read_stdin
 
     import io
 

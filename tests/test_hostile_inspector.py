@@ -26,8 +26,8 @@ from make_corpus import EVIL_NAME, MARKERS, write_corpus  # noqa: E402
 from ctxview.formats import load_session  # noqa: E402
 from ctxview.sanitize import UNSAFE  # noqa: E402
 from ctxview.tui.app import CtxviewApp  # noqa: E402
-from ctxview.tui.screens import TierEditor, WriteScreen  # noqa: E402
-from ctxview.view import Settings  # noqa: E402
+from ctxview.tui.screens.modals import TierEditor, WriteScreen  # noqa: E402
+from ctxview.engine.view import Settings  # noqa: E402
 
 SIZE = (140, 40)
 

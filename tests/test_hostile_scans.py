@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from ctxview import reminders
-from ctxview.compression import detect_tool_name
-from ctxview.export import dumps
-from ctxview.formats.blocks import is_reminder_only
+from ctxview.engine import reminders
+from ctxview.engine.compression import detect_tool_name
+from ctxview.export.bodies import dumps
+from ctxview.formats.parsing.blocks import is_reminder_only
 from ctxview.sanitize import make_visible, sanitize
 
 LINEAR_RATIO = 30
@@ -122,7 +122,7 @@ def test_the_read_pattern_finds_what_the_seeds_pattern_finds():
     import re
 
     seed = re.compile(r"^[ \t\r\n\f\v]*[0-9]+→", re.MULTILINE)  # /^\s*\d+→/ as the seed wrote it
-    from ctxview.tool_names import _READ_RE
+    from ctxview.engine.tool_names import _READ_RE
 
     rng = random.Random(7)
     bits = ["\n", " ", "\t", "\r", "\f", "1", "42", "→", "x", "memory://"]

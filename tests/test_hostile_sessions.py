@@ -18,7 +18,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ctxview.export import dumps
+from ctxview.export.bodies import dumps
 from ctxview.formats.registry import load_session
 from ctxview.sessions import build_index, cache_path, index_cache, index_file
 from ctxview.sessions.columns import cells, table

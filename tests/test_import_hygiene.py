@@ -14,7 +14,7 @@ def engine_modules() -> list[str]:
     names = []
     for info in pkgutil.walk_packages(ctxview.__path__, "ctxview."):
         name = info.name
-        if name in ("ctxview.cli", "ctxview.__main__") or name == "ctxview.tui" or name.startswith("ctxview.tui."):
+        if name in ("ctxview.cli.commands", "ctxview.__main__") or name == "ctxview.tui" or name.startswith("ctxview.tui."):
             continue
         names.append(name)
     return names
@@ -29,8 +29,8 @@ def imported_after(code: str) -> set[str]:
 
 def test_the_walk_finds_the_engine_and_the_loaders():
     names = engine_modules()
-    for expected in ("ctxview.pipeline", "ctxview.tokens", "ctxview.budget", "ctxview.bloat", "ctxview.report",
-                     "ctxview.export", "ctxview.compression", "ctxview.formats"):
+    for expected in ("ctxview.pipeline", "ctxview.engine.tokens", "ctxview.engine.budget", "ctxview.engine.bloat", "ctxview.analysis.report",
+                     "ctxview.export.bodies", "ctxview.engine.compression", "ctxview.formats"):
         assert expected in names
 
 
@@ -43,7 +43,7 @@ def test_engine_and_loaders_import_neither_textual_nor_rich():
 
 
 def test_importing_the_cli_loads_no_terminal_library():
-    assert imported_after("import ctxview.cli") == set()
+    assert imported_after("import ctxview.cli.commands") == set()
 
 
 def test_the_inspector_state_imports_neither_textual_nor_rich():

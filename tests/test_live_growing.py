@@ -190,7 +190,8 @@ def test_line_by_line_and_the_messages_already_read_are_kept(tmp_path, src):
 def test_a_document_is_read_for_its_layout_once(monkeypatch) -> None:
     """GrowingSession.load detects a document's layout once and the loader takes its answer (a one-line
     document is read to its end to tell): the session is the one load_session reads."""
-    from ctxview.formats import growing, json_lines, registry
+    from ctxview.formats import growing, registry
+    from ctxview.formats.parsing import json_lines
 
     calls = []
 

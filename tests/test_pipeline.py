@@ -9,11 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxview.compression import compress_tool_results, describe_tier, get_policy, tier_for_age
+from ctxview.engine.compression import (
+    compress_tool_results,
+    describe_tier,
+    get_policy,
+    tier_for_age,
+)
 from ctxview.model import Content, Conversation, Message, ToolCall, Usage
 from ctxview.pipeline import PipelineCache, prepare, request_indices
-from ctxview.tokens import CharsCounter, SwarmEstimate
-from ctxview.view import ClearSettings, Row, Rows, Settings, row_columns
+from ctxview.engine.tokens import CharsCounter, SwarmEstimate
+from ctxview.engine.view import ClearSettings, Row, Rows, Settings, row_columns
 
 C4 = CharsCounter()
 REMINDER = "<system-reminder>Keep the todo list current.</system-reminder>"
@@ -398,7 +403,7 @@ def test_tool_results_sharing_a_text_are_counted_once_per_text(monkeypatch):
 
 
 def test_compression_is_remembered_for_other_settings_and_its_tokens_for_other_requests(monkeypatch):
-    from ctxview import compression
+    from ctxview.engine import compression
 
     runs = []
     real_compress = compression.compress_tool_results

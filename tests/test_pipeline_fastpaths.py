@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxview.budget import plan_summary
-from ctxview.compression import _plan, compress_text, detect_tool_name, get_policy
-from ctxview.grouping import unit_of, unit_runs, units
+from ctxview.engine.budget import plan_summary
+from ctxview.engine.compression import _plan, compress_text, detect_tool_name, get_policy
+from ctxview.engine.grouping import unit_of, unit_runs, units
 from ctxview.model import Message, ToolCall
 from ctxview.pipeline import PipelineCache, prepare
 from ctxview.pipeline.embedding import embedded
@@ -15,7 +15,7 @@ from ctxview.pipeline.row_keys import SHARED_CHANGES as _SHARED_CHANGES
 from ctxview.pipeline.row_keys import change_of as _change
 from ctxview.pipeline.row_keys import shared_change as _shared_change
 from ctxview.pipeline.row_keys import shared_changes as _shared_changes
-from ctxview.view import ClearSettings, Settings
+from ctxview.engine.view import ClearSettings, Settings
 
 
 def _units_by_definition(messages):
@@ -48,7 +48,7 @@ def test_unit_runs_are_the_units(messages):
     runs = unit_runs(messages)
     assert [list(u) for u in runs] == units(messages)
     # with the owners and the tool results given, as the bloat analysis passes them
-    from ctxview.grouping import call_owner
+    from ctxview.engine.grouping import call_owner
     assert unit_runs(messages, call_owner(messages), [i for i, m in enumerate(messages) if m.role == "tool"]) == runs
     if all(type(u) is range for u in runs):  # ranges only when every unit is a run
         assert all(list(u) == list(range(u[0], u[-1] + 1)) for u in units(messages))
@@ -100,7 +100,7 @@ def test_plan_cut_matches_compress_text(text, limit, tool, tiers):
 @given(st.lists(st.sampled_from(["Found 3 files matching *.py\na\nb\nc" * 9, "1→x = 1\n" * 40, "ok", "y" * 300]),
                 max_size=25), st.integers(0, 5), st.sampled_from(["default", "aggressive", "5:full,15:300,*:50"]))
 def test_compression_told_which_texts_are_shared_gives_the_same_results(texts, keep_recent, tiers):
-    from ctxview.compression import clear_caches, compress_tool_results, shared_text_ids
+    from ctxview.engine.compression import clear_caches, compress_tool_results, shared_text_ids
 
     msgs = tuple(Message("tool", t) for t in texts)  # equal texts here are one string object
     policy = get_policy(tiers)
@@ -222,11 +222,11 @@ def test_rows_compression_alone_changed_are_reused_after_a_request_switch():
 
 
 def test_slot_builders_equal_the_constructors():
-    from ctxview.compression import _as_tool_result  # built by model.slot_builder
+    from ctxview.engine.compression import _as_tool_result  # built by model.slot_builder
     from ctxview.pipeline.builders import make_row as _row
     from ctxview.pipeline.builders import with_content as _with_content
     from ctxview.pipeline.changes import new_change as _new_change
-    from ctxview.view import Change, Row
+    from ctxview.engine.view import Change, Row
 
     msg = Message("assistant", "text", tool_call_id="c", tool_calls=(ToolCall("c", "Read", {"p": 1}),),
                   model_id="m", tool_name="Read", thinking="t", injected=True, origin="line 3", id="i",
@@ -254,7 +254,7 @@ PIECE = st.lists(st.sampled_from(["<system-reminder>", "</system-reminder>", "a"
 @settings(max_examples=400, deadline=None)
 @given(st.lists(PIECE, min_size=1, max_size=4))
 def test_joined_reminder_spans_match_a_scan_of_the_joined_text(parts):
-    from ctxview import reminders
+    from ctxview.engine import reminders
     from ctxview.pipeline.embedding import _joined_spans
 
     found = _joined_spans(parts, lambda t: tuple(reminders.spans(t)))
@@ -274,8 +274,8 @@ def test_joined_reminder_spans_fall_back_when_a_block_runs_across_parts():
 def test_embedded_matches_joining_and_counting_the_whole(base, texts, role, counter_name):
     # embedded() builds the joined text from a per-texts suffix and counts it from the parts'
     # statistics; the general definition joins, scans and counts the whole text.
-    from ctxview import reminders
-    from ctxview.tokens import get_counter
+    from ctxview.engine import reminders
+    from ctxview.engine.tokens import get_counter
 
     counter = get_counter(counter_name)
     body = Message(role, base + " {[x]}")
@@ -395,7 +395,7 @@ from test_pipeline_reference import assert_same_view, conversations  # noqa: E40
 from ctxview.pipeline import prepare_reference  # noqa: E402
 from ctxview.pipeline.delta import rows_changed  # noqa: E402
 from ctxview.spliced import Spliced, spliced  # noqa: E402
-from ctxview.tokens import CharsCounter, SwarmEstimate  # noqa: E402
+from ctxview.engine.tokens import CharsCounter, SwarmEstimate  # noqa: E402
 
 STEP_BASES = [Settings(), Settings(tiers="default"), Settings(tiers="aggressive"), Settings(tiers="5:full,15:300,*:50"),
               Settings(tiers="default", embed_ephemeral=False), Settings(tiers="light", tool_name_from="tool_call"),

@@ -19,7 +19,7 @@ from ctxview.formats import load_session
 from ctxview.model import ContextEvent, Conversation, Message, ToolCall, Usage
 from ctxview.pipeline import PipelineCache, prepare, prepare_reference
 from ctxview.settings import ClearSettings, Settings
-from ctxview.tokens import CharsCounter, SwarmEstimate
+from ctxview.engine.tokens import CharsCounter, SwarmEstimate
 
 ROOT = Path(__file__).resolve().parents[1]
 REMINDER = "<system-reminder>Keep the todo list current.</system-reminder>"

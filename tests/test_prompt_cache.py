@@ -13,15 +13,23 @@ from pathlib import Path
 import pytest
 
 from ctxview import load_session
-from ctxview.compression import compress_tool_message, get_policy
+from ctxview.engine.compression import compress_tool_message, get_policy
 from ctxview.model import Conversation, Message, Session, Usage
-from ctxview.prices import PriceTable
-from ctxview.stepwise_replay import Fenwick as _Fenwick
-from ctxview.prompt_cache import (CacheRules, CachedRequest, Prompt, min_cacheable_tokens, outcome, replay,
-                                  replay_naive, simulate)
-from ctxview.report import build_report
+from ctxview.analysis.prices import PriceTable
+from ctxview.analysis.stepwise_replay import Fenwick as _Fenwick
+from ctxview.analysis.prompt_cache import (
+    CacheRules,
+    CachedRequest,
+    Prompt,
+    min_cacheable_tokens,
+    outcome,
+    replay,
+    replay_naive,
+    simulate,
+)
+from ctxview.analysis.report import build_report
 from ctxview.settings import ClearSettings, Settings
-from ctxview.tokens import get_counter
+from ctxview.engine.tokens import get_counter
 
 ROOT = Path(__file__).parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "samples"
@@ -272,7 +280,7 @@ def test_recorded_tool_definitions_are_not_counted_twice():
 
 def test_budgets_are_stepped_not_replayed_request_by_request():
     from ctxview.pipeline import PipelineCache
-    from ctxview.stepwise_replay import NotStepwise, StepwiseReplay
+    from ctxview.analysis.stepwise_replay import NotStepwise, StepwiseReplay
 
     conv = load_session(ROOT / "sample_sessions" / "swarm-demo.ctxview.json").conversations[0]
     s = Settings(budget=3_000)
@@ -291,7 +299,7 @@ def test_budgets_are_stepped_not_replayed_request_by_request():
 def test_a_broken_link_between_call_and_result_falls_back_to_request_by_request(order):
     from ctxview.model import ToolCall
     from ctxview.pipeline import PipelineCache
-    from ctxview.stepwise_replay import NotStepwise, StepwiseReplay
+    from ctxview.analysis.stepwise_replay import NotStepwise, StepwiseReplay
 
     call = Message(role="assistant", content="a" * 400, tool_calls=(ToolCall("c1", "Read", {"p": 1}),))
     result = Message(role="tool", content="r" * 8000, tool_call_id="c1")

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from ctxview import reminders
-from ctxview.context_manager import ContextManager
+from ctxview.engine import reminders
+from ctxview.engine.context_manager import ContextManager
 
 R = "<system-reminder>{}</system-reminder>"
 

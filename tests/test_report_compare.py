@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxview import compression
-from ctxview.cli_args import _compare
+from ctxview.engine import compression
+from ctxview.cli.arguments import _compare
 from ctxview.formats import load_session
-from ctxview.report import build_report
+from ctxview.analysis.report import build_report
 
 HERE = Path(__file__).parent
 SPECS = "default,aggressive,light,10:full,*:500,default+clear=3,budget=50000,default+keep=5"

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from ctxview import load_session
-from ctxview.harness import sent_tokens
+from ctxview.engine.harness import sent_tokens
 from ctxview.pipeline import PipelineCache, prepare
-from ctxview.report import as_sent_calibration
+from ctxview.analysis.report import as_sent_calibration
 from ctxview.settings import settings_for
-from ctxview.tokens import calibrate
+from ctxview.engine.tokens import calibrate
 
 ROOT = Path(__file__).parents[1]
 CORPUS = sorted(glob.glob(str(ROOT / "tests" / "fixtures" / "samples" / "**" / "*.jsonl"), recursive=True)
@@ -21,7 +21,7 @@ CORPUS = sorted(glob.glob(str(ROOT / "tests" / "fixtures" / "samples" / "**" / "
 
 
 def test_the_corpus_holds_rewritten_and_plain_histories():
-    from ctxview.harness import rewrite_events, truncated_outputs
+    from ctxview.engine.harness import rewrite_events, truncated_outputs
 
     convs = [c for p in CORPUS for c in load_session(p).conversations]
     assert any(rewrite_events(c) for c in convs) and any(truncated_outputs(c) for c in convs)

@@ -8,11 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from ctxview import cli
-from ctxview.bloat import analyze_context_bloat
+from ctxview.cli import commands as cli
+from ctxview.engine.bloat import analyze_context_bloat
 from ctxview.formats import load_session
-from ctxview.report import (MIN_CALIBRATION_REQUESTS, build_report, recommendation_applied,
-                            split_recommendations)
+from ctxview.analysis.report import (
+    MIN_CALIBRATION_REQUESTS,
+    build_report,
+    recommendation_applied,
+    split_recommendations,
+)
 from ctxview.settings import ClearSettings, Settings
 
 ROOT = Path(__file__).parents[1]

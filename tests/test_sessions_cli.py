@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from ctxview import cli
+from ctxview.cli import commands as cli
 from test_sessions_index import write_claude, write_codex, write_gemini
 
 KEYS = {"path", "format", "project", "title", "started", "updated", "messages", "size_bytes", "model"}
@@ -128,7 +128,7 @@ def test_a_directory_opens_the_browser_on_it(tmp_path, launches, capsys):
 
 
 def test_the_inspector_path_does_not_import_the_index():
-    code = ("import sys, ctxview.cli, ctxview.tui.app, ctxview.tui.launch\n"
+    code = ("import sys, ctxview.cli.commands, ctxview.tui.app, ctxview.tui.launch\n"
             "print(sorted(m for m in sys.modules if m.startswith('ctxview.sessions')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview.formats import LoadError, json_pieces, load_session, swarm_snapshot
-from ctxview.formats.jsonio import open_input
+from ctxview.formats import LoadError, load_session, swarm_snapshot
+from ctxview.formats.parsing import json_pieces
+from ctxview.formats.parsing.jsonio import open_input
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_sessions" / "swarm-demo.snapshot.json"
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from ctxview.export import to_shape
+from ctxview.export.bodies import to_shape
 from ctxview.model import Conversation, Message, ToolCall
 from ctxview.pipeline import prepare, prepare_reference
 from ctxview.settings import Settings
-from ctxview.system_block import system_block_tokens, tool_definitions, tools_text
-from ctxview.tokens import CharsCounter
+from ctxview.engine.system_block import system_block_tokens, tool_definitions, tools_text
+from ctxview.engine.tokens import CharsCounter
 from ctxview.tui.layout import system_row
 
 from test_export_sdk import anthropic_problems, openai_problems, validator

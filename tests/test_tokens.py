@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxview.model import Content, Conversation, Message, ToolCall, Usage
-from ctxview.tokens import (
+from ctxview.engine.tokens import (
     TOOL_MESSAGE_OVERHEAD,
     BpeCounter,
     CharsCounter,
@@ -23,7 +23,7 @@ from ctxview.tokens import (
     exact_encoding_for_model,
     get_counter,
 )
-from ctxview.windows import context_window_for, gauge_level, resolve_context_window
+from ctxview.engine.windows import context_window_for, gauge_level, resolve_context_window
 
 # --- SwarmSDK's estimate ---------------------------------------------------------
 
@@ -300,7 +300,7 @@ def test_swarm_count_message_is_count_of_the_text_plus_the_tool_overhead(text, r
 @given(st.text(max_size=60), st.text(max_size=60), st.sampled_from(["tool", "user", "assistant"]))
 def test_swarm_counts_from_added_text_stats_match_count_message(a, b, role):
     from ctxview.model import Message
-    from ctxview.tokens import SwarmEstimate
+    from ctxview.engine.tokens import SwarmEstimate
 
     (n1, c1), (n2, c2) = SwarmEstimate.text_stats(a), SwarmEstimate.text_stats(b)
     assert SwarmEstimate.count_stats(role, n1 + n2, c1 + c2) == SwarmEstimate().count_message(Message(role, a + b))
@@ -324,7 +324,7 @@ def test_count_messages_equals_count_message(picks):
     # shared text objects (the same str in several messages, of several roles) and Content ones
     texts = list(_TEXTS)
     msgs = [Message(role, Content(texts[k], ("a.png",)) if boxed else texts[k]) for role, k, boxed in picks]
-    from ctxview.tokens import count_messages
+    from ctxview.engine.tokens import count_messages
 
     for counter in (SwarmEstimate(), CharsCounter()):
         assert count_messages(counter, msgs) == [counter.count_message(m) for m in msgs]
@@ -332,7 +332,7 @@ def test_count_messages_equals_count_message(picks):
 
 def test_count_messages_on_the_samples():
     from ctxview.formats import load_session
-    from ctxview.tokens import count_messages
+    from ctxview.engine.tokens import count_messages
 
     root = Path(__file__).resolve().parent.parent / "sample_sessions"
     for path in [*sorted(root.glob("*.json*")), *sorted(root.glob("*/*.jsonl"))]:

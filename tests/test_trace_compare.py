@@ -1,5 +1,5 @@
 """A transcript's as-sent reconstruction against a claude-trace log of the same session
-(ctxview/trace_compare.py), in the report (text and --json)."""
+(ctxview/analysis/trace_compare.py), in the report (text and --json)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from ctxview.formats import load_session
 from ctxview.formats.claude_trace import message_key, trace_requests
 from ctxview.model import Message, request_indices
-from ctxview.report import build_report
-from ctxview.trace_compare import compare, differences, match, short_diff
+from ctxview.analysis.report import build_report
+from ctxview.analysis.trace_compare import compare, differences, match, short_diff
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude_trace"
 TRACE = FIXTURES / "trace.jsonl"
@@ -162,7 +162,7 @@ def test_the_inspector_refuses_a_bad_trace_before_it_takes_the_screen(tmp_path):
 
 def test_the_inspector_gets_the_trace_requests(monkeypatch):
     import ctxview.tui.app as app_module
-    from ctxview import cli
+    from ctxview.cli import commands as cli
 
     seen = {}
 

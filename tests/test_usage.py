@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ctxview import load_session
 from ctxview.model import Conversation, Message, Session, Usage
-from ctxview.report import build_report
-from ctxview.usage import UsageTotals, conversation_usage, recorded_requests, session_usage
+from ctxview.analysis.report import build_report
+from ctxview.analysis.usage import UsageTotals, conversation_usage, recorded_requests, session_usage
 
 FIXTURES = Path(__file__).parent / "fixtures" / "samples"
 SPOTTER = FIXTURES / "claude-code" / "spotter-258c7280" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"

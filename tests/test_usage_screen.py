@@ -10,8 +10,8 @@ from pathlib import Path
 
 from ctxview import load_session
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.usage_screen import UsageScreen, context_chart
-from ctxview.view import Settings
+from ctxview.tui.screens.usage import UsageScreen, context_chart
+from ctxview.engine.view import Settings
 
 FIXTURE = (Path(__file__).parent / "fixtures" / "samples" / "claude-code" / "spotter-258c7280"
            / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
@@ -43,7 +43,7 @@ def test_chart_marks_the_window_lines_and_the_compaction():
 
 
 def test_plot_data_numbers_requests_from_one_and_marks_the_window():
-    from ctxview.tui.usage_plot import plot_data
+    from ctxview.tui.widgets.usage_plot import plot_data
 
     series = {"points": [{"index": i, "estimate": e, "recorded": r} for i, (e, r) in
                          enumerate([(100, 150), (200, None), (300, 350), (50, 80)])],
@@ -57,7 +57,7 @@ def test_plot_data_numbers_requests_from_one_and_marks_the_window():
 
 
 def test_nice_ticks_are_round_and_reach_the_top():
-    from ctxview.tui.usage_plot import nice_ticks
+    from ctxview.tui.widgets.usage_plot import nice_ticks
 
     assert nice_ticks(180_000) == [0, 50_000, 100_000, 150_000, 200_000]
     assert nice_ticks(152, 6) == [0, 50, 100, 150, 200]
@@ -90,7 +90,7 @@ async def test_usage_screen_shows_totals_cache_and_chart():
         assert "156 requests" in text                     # the session: both sub-agents too
         assert "prompt cache (simulated" in text and "recorded 98%" in text
         assert "what-if: tiers=default:" in text and "cache reads 99% →" in text
-        from ctxview.tui.usage_plot import ContextPlot
+        from ctxview.tui.widgets.usage_plot import ContextPlot
 
         plot = app.screen.query_one("#usage-plot", ContextPlot)
         await pilot.pause()
@@ -106,7 +106,7 @@ def test_the_inspector_starts_without_pydantic():
     probe = textwrap.dedent(f"""
         import asyncio, sys
         from ctxview.tui.app import CtxviewApp
-        from ctxview.view import Settings
+        from ctxview.engine.view import Settings
 
         async def main():
             app = CtxviewApp({str(FIXTURE)!r}, Settings())
@@ -131,8 +131,8 @@ class _Terminal(io.StringIO):
 
 
 def test_report_draws_the_chart_on_a_terminal_only():
-    from ctxview.report_render import render_report
-    from ctxview.report import build_report
+    from ctxview.analysis.report_render import render_report
+    from ctxview.analysis.report import build_report
 
     session = load_session(FIXTURE)
     data = build_report(session, agent="main", series=True)

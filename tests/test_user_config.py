@@ -9,11 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from ctxview import cli
+from ctxview.cli import commands as cli
 from ctxview.settings import ClearSettings, Settings
 from ctxview.tui import app as app_module
 from ctxview.tui.keys import binding_ids, theme_names
-from ctxview.user_config import ConfigError, UserConfig, config_path, load_user_config, shown_path
+from ctxview.cli.user_config import (
+    ConfigError,
+    UserConfig,
+    config_path,
+    load_user_config,
+    shown_path,
+)
 
 GOOD = """
 theme = "gruvbox"
@@ -133,7 +139,7 @@ def test_nesting_up_to_the_limit_is_read(tmp_path):
 
 
 def test_a_file_over_the_size_limit_is_refused_unread(tmp_path):
-    from ctxview.user_config import MAX_CONFIG_BYTES
+    from ctxview.cli.user_config import MAX_CONFIG_BYTES
 
     path = write(tmp_path, "# " + "x" * MAX_CONFIG_BYTES + "\n")
     with pytest.raises(ConfigError, match=r"larger than 1 MiB, the limit for a config file$"):

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import LoadError
-from .registry import DESCRIPTIONS, FORMATS, detect_format, load_session
+from ctxview.formats.errors import LoadError
+from ctxview.formats.registry import DESCRIPTIONS, FORMATS, detect_format, load_session
 
 __all__ = ["DEMO_PATH", "DESCRIPTIONS", "FORMATS", "LoadError", "detect_format", "load_session"]
 

@@ -12,13 +12,20 @@ from typing import Any, Mapping
 
 import orjson
 
-from ..model import Conversation, Message, Session
-from .builders import message, recorded_tools
-from .blocks import anthropic_assistant, anthropic_user, is_reminder_only, join_texts, result_text, thinking_text
-from .contract import ModuleFormat
-from .errors import LoadError
-from .jsonio import Input, document_only
-from .linking import last_model, link_tool_results, unlinked_warning
+from ctxview.model import Conversation, Message, Session
+from ctxview.formats.parsing.builders import message, recorded_tools
+from ctxview.formats.parsing.blocks import (
+    anthropic_assistant,
+    anthropic_user,
+    is_reminder_only,
+    join_texts,
+    result_text,
+    thinking_text,
+)
+from ctxview.formats.contract import ModuleFormat
+from ctxview.formats.errors import LoadError
+from ctxview.formats.parsing.jsonio import Input, document_only
+from ctxview.formats.parsing.linking import last_model, link_tool_results, unlinked_warning
 
 FORMAT = "anthropic"
 EXPECTED = "Anthropic Messages request"

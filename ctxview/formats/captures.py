@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 
-from . import claude_tap, claude_trace, context_lens, har
-from .errors import LoadError
-from .registry import DESCRIPTIONS, detect_format
-from .sent_requests import TraceRequest
+from ctxview.formats import claude_tap, claude_trace, context_lens, har
+from ctxview.formats.errors import LoadError
+from ctxview.formats.registry import DESCRIPTIONS, detect_format
+from ctxview.formats.sent_requests import TraceRequest
 
 __all__ = ["CAPTURE_FORMATS", "EXPECTED", "capture_requests"]
 

@@ -15,14 +15,14 @@ from typing import Any
 
 import orjson
 
-from ..model import Conversation, Message, Session
-from .argument_depth import check_arguments
-from .contract import ModuleFormat
-from .errors import LoadError
-from .jsonio import SKIP, Input, LineReader, load_document
-from .linking import compaction_events, unlinked_warning, usage_only_warning
-from .builders import message, openai_usage
-from .responses import ITEMS, ResponsesBuilder
+from ctxview.model import Conversation, Message, Session
+from ctxview.formats.parsing.argument_depth import check_arguments
+from ctxview.formats.contract import ModuleFormat
+from ctxview.formats.errors import LoadError
+from ctxview.formats.parsing.jsonio import SKIP, Input, LineReader, load_document
+from ctxview.formats.parsing.linking import compaction_events, unlinked_warning, usage_only_warning
+from ctxview.formats.parsing.builders import message, openai_usage
+from ctxview.formats.responses import ITEMS, ResponsesBuilder
 
 FORMAT = "codex"
 EXPECTED = "Codex CLI rollout"

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..model import Session
-from .contract import ModuleFormat
-from .errors import LoadError
-from .capture_reading import read_log, requests_of_file
-from .jsonio import Input
-from .request_threads import requests_session
-from .sent_requests import Seen, TraceRequest, body_object, build_request, iso_text, message_from_events, \
+from ctxview.model import Session
+from ctxview.formats.contract import ModuleFormat
+from ctxview.formats.errors import LoadError
+from ctxview.formats.parsing.capture_reading import read_log, requests_of_file
+from ctxview.formats.parsing.jsonio import Input
+from ctxview.formats.parsing.request_threads import requests_session
+from ctxview.formats.sent_requests import Seen, TraceRequest, body_object, build_request, iso_text, message_from_events, \
     skip_reason, sse_events
 
 __all__ = ["FORMAT", "read_requests", "trace_requests"]

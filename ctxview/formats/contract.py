@@ -36,8 +36,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Callable, ClassVar
 
-from ..model import Session
-from .inputs import Input
+from ctxview.model import Session
+from ctxview.formats.inputs import Input
 
 __all__ = ["ModuleFormat", "SessionFormat"]
 

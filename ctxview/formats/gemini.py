@@ -28,13 +28,13 @@ from typing import Any, Iterable, Mapping
 
 import orjson
 
-from ..model import ContextEvent, Conversation, Message, Session, Usage
-from .blocks import _base64_size, binary_placeholder, join_texts
-from .builders import message, tool_call_from, usage
-from .contract import ModuleFormat
-from .errors import LoadError
-from .jsonio import Input, LineReader, load_document
-from .linking import last_model, link_tool_results, unlinked_warning
+from ctxview.model import ContextEvent, Conversation, Message, Session, Usage
+from ctxview.formats.parsing.blocks import _base64_size, binary_placeholder, join_texts
+from ctxview.formats.parsing.builders import message, tool_call_from, usage
+from ctxview.formats.contract import ModuleFormat
+from ctxview.formats.errors import LoadError
+from ctxview.formats.parsing.jsonio import Input, LineReader, load_document
+from ctxview.formats.parsing.linking import last_model, link_tool_results, unlinked_warning
 
 FORMAT = "gemini"
 EXPECTED = "Gemini CLI session or checkpoint"

@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..gcpause import paused_gc
-from ..model import Session
-from . import claude_code
-from .errors import LoadError
-from .inputs import check_path, open_input, read_at
-from .json_lines import detect_layout
-from .registry import _within_limits, detect_format, load_input, load_own_in_pieces
+from ctxview.gcpause import paused_gc
+from ctxview.model import Session
+from ctxview.formats import claude_code
+from ctxview.formats.errors import LoadError
+from ctxview.formats.inputs import check_path, open_input, read_at
+from ctxview.formats.parsing.json_lines import detect_layout
+from ctxview.formats.registry import _within_limits, detect_format, load_input, load_own_in_pieces
 
 __all__ = ["APPENDED", "CHANGED", "GONE", "GrowingSession", "RELOAD", "Refresh", "REWRITTEN", "SAME"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import LoadError
+from ctxview.formats.errors import LoadError
 
 __all__ = ["GROWTH_ALLOWANCE", "Input", "MAX_STDIN_BYTES", "READ_BUFFER", "check_path", "open_input", "read_at",
            "read_stdin"]

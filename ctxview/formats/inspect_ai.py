@@ -25,13 +25,13 @@ from typing import Any, Mapping
 
 import orjson
 
-from ..model import Conversation, Message, Session, Usage
-from .blocks import _data_url_placeholder, binary_placeholder, join_texts
-from .builders import message, tool_call_from, usage
-from .contract import ModuleFormat
-from .errors import LoadError
-from .jsonio import Input, document_only, parse_in_pieces
-from .linking import last_model, link_tool_results, unlinked_warning
+from ctxview.model import Conversation, Message, Session, Usage
+from ctxview.formats.parsing.blocks import _data_url_placeholder, binary_placeholder, join_texts
+from ctxview.formats.parsing.builders import message, tool_call_from, usage
+from ctxview.formats.contract import ModuleFormat
+from ctxview.formats.errors import LoadError
+from ctxview.formats.parsing.jsonio import Input, document_only, parse_in_pieces
+from ctxview.formats.parsing.linking import last_model, link_tool_results, unlinked_warning
 
 __all__ = ["EXPECTED", "FORMAT", "LogBuilder", "SESSION_FORMAT", "inspect_usage", "load", "load_in_pieces",
            "sample_conversation", "sniff_document"]

@@ -20,11 +20,11 @@ import struct
 import zipfile
 from typing import Any, BinaryIO
 
-from ..model import Session
-from .errors import LoadError
-from .inputs import Input
-from .inspect_ai import EXPECTED, LogBuilder
-from .json_decode import decode_json
+from ctxview.model import Session
+from ctxview.formats.errors import LoadError
+from ctxview.formats.inputs import Input
+from ctxview.formats.inspect_ai import EXPECTED, LogBuilder
+from ctxview.formats.parsing.json_decode import decode_json
 
 __all__ = ["MAX_MEMBERS", "MAX_MEMBER_BYTES", "ZIP_MAGIC", "is_zip", "load_eval"]
 
@@ -124,7 +124,7 @@ def load_eval(inp: Input) -> Session:
             b = LogBuilder(inp.name)
             b.spec(header)
             names = sorted((n for n in members if n.startswith("samples/") and n.endswith(".json")), key=_sample_key)
-            from .registry import MAX_CONVERSATIONS  # (the registry imports this module)
+            from ctxview.formats.registry import MAX_CONVERSATIONS  # (the registry imports this module)
 
             if len(names) > MAX_CONVERSATIONS:  # refused before any is read, as the registry would after
                 raise _bad(inp, f"{len(names):,} samples (a conversation each); ctxview reads at most "

@@ -2,7 +2,7 @@
 
     {"format": "ctxview", "version": 1, "title": ..., "metadata": {...},
      "conversations": [{"name", "model", "context_window", "system_prompt",
-        "compression_applied", "settings": {<ctxview.view.Settings fields>},
+        "compression_applied", "settings": {<ctxview.engine.view.Settings fields>},
         "ephemeral": {"<message index>": ["<reminder text>", ...]},
         "messages": [{"role", "content", "tool_calls", "tool_call_id", "tool_name",
                       "model_id", "usage", "thinking", "injected", "id", "meta"}],
@@ -23,14 +23,14 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from ..model import Content, ContextEvent, Conversation, Message, Session
-from .argument_depth import MAX_ARGUMENT_DEPTH, check_arguments
-from .builders import message, tool_call, usage as new_usage
-from .contract import ModuleFormat
-from .errors import LoadError
-from .jsonio import Input, document_only, parse_in_pieces
-from .linking import unlinked_warning
-from .native_write import FORMAT, VERSION, dump_session, write_session
+from ctxview.model import Content, ContextEvent, Conversation, Message, Session
+from ctxview.formats.parsing.argument_depth import MAX_ARGUMENT_DEPTH, check_arguments
+from ctxview.formats.parsing.builders import message, tool_call, usage as new_usage
+from ctxview.formats.contract import ModuleFormat
+from ctxview.formats.errors import LoadError
+from ctxview.formats.parsing.jsonio import Input, document_only, parse_in_pieces
+from ctxview.formats.parsing.linking import unlinked_warning
+from ctxview.formats.native_write import FORMAT, VERSION, dump_session, write_session
 
 EXPECTED = "ctxview session"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "ctxview-session.schema.json"
@@ -40,7 +40,7 @@ __all__ = ["SCHEMA_PATH", "VERSION", "dump_session", "load", "load_in_pieces", "
 
 
 def settings_keys() -> frozenset[str]:
-    from ..view import Settings  # engine value type; no terminal imports
+    from ctxview.engine.view import Settings  # engine value type; no terminal imports
 
     return frozenset(f.name for f in fields(Settings))
 

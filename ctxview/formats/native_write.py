@@ -8,8 +8,8 @@ from typing import Any, Mapping
 
 import orjson
 
-from ..atomic import write_atomic
-from ..model import Content, Message, Session
+from ctxview.atomic import write_atomic
+from ctxview.model import Content, Message, Session
 
 __all__ = ["FORMAT", "VERSION", "dump_session", "write_session"]
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from ..model import Conversation, Message, Session
-from .blocks import openai_parts_text
-from .builders import message, openai_usage, recorded_tools, tool_call_from
-from .contract import ModuleFormat
-from .errors import LoadError
-from .jsonio import Input, LineReader, load_document
-from .linking import last_model, link_tool_results, unlinked_warning
-from .responses import ResponsesBuilder
+from ctxview.model import Conversation, Message, Session
+from ctxview.formats.parsing.blocks import openai_parts_text
+from ctxview.formats.parsing.builders import message, openai_usage, recorded_tools, tool_call_from
+from ctxview.formats.contract import ModuleFormat
+from ctxview.formats.errors import LoadError
+from ctxview.formats.parsing.jsonio import Input, LineReader, load_document
+from ctxview.formats.parsing.linking import last_model, link_tool_results, unlinked_warning
+from ctxview.formats.responses import ResponsesBuilder
 
 FORMAT = "openai"
 EXPECTED = "OpenAI chat messages or Responses items"

@@ -11,14 +11,20 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..gcpause import paused_gc
-from ..model import Session
-from . import (anthropic, claude_code, claude_tap, claude_trace, codex, context_lens, gemini, har, inspect_ai,
+from ctxview.gcpause import paused_gc
+from ctxview.model import Session
+from ctxview.formats import (anthropic, claude_code, claude_tap, claude_trace, codex, context_lens, gemini, har, inspect_ai,
                inspect_eval_zip, native, openai, swarm_events, swarm_snapshot)
-from .argument_depth import MAX_ARGUMENT_DEPTH, check_arguments  # noqa: F401 (MAX_ARGUMENT_DEPTH: read here too)
-from .contract import SessionFormat
-from .errors import LoadError
-from .jsonio import Input, LineReader, detect_layout, load_document, open_input
+from ctxview.formats.parsing.argument_depth import MAX_ARGUMENT_DEPTH, check_arguments  # noqa: F401 (MAX_ARGUMENT_DEPTH: read here too)
+from ctxview.formats.contract import SessionFormat
+from ctxview.formats.errors import LoadError
+from ctxview.formats.parsing.jsonio import (
+    Input,
+    LineReader,
+    detect_layout,
+    load_document,
+    open_input,
+)
 
 __all__ = ["FORMATS", "DESCRIPTIONS", "REGISTERED", "detect_format", "load_input", "load_session"]
 

@@ -12,10 +12,10 @@ from typing import Any, Mapping
 
 import orjson
 
-from ..model import Message, ToolCall, Usage
-from .argument_depth import MAX_ARGUMENT_DEPTH, deeper_than
-from .blocks import openai_parts_text
-from .builders import message, openai_usage, tool_call_from
+from ctxview.model import Message, ToolCall, Usage
+from ctxview.formats.parsing.argument_depth import MAX_ARGUMENT_DEPTH, deeper_than
+from ctxview.formats.parsing.blocks import openai_parts_text
+from ctxview.formats.parsing.builders import message, openai_usage, tool_call_from
 
 __all__ = ["ITEMS", "ResponsesBuilder", "output_text", "openai_usage", "INJECTED_PREFIXES"]
 

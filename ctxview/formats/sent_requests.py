@@ -16,11 +16,16 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import orjson
 
-from ..model import Message
-from .anthropic import request_messages
-from .blocks import anthropic_assistant, join_texts, result_text, thinking_text
-from .builders import anthropic_usage, message, recorded_tools
-from .errors import LoadError
+from ctxview.model import Message
+from ctxview.formats.anthropic import request_messages
+from ctxview.formats.parsing.blocks import (
+    anthropic_assistant,
+    join_texts,
+    result_text,
+    thinking_text,
+)
+from ctxview.formats.parsing.builders import anthropic_usage, message, recorded_tools
+from ctxview.formats.errors import LoadError
 
 __all__ = ["Seen", "TraceRequest", "body_object", "build_request", "header", "iso_seconds", "iso_text",
            "message_from_events", "message_key", "reply_message", "skip_reason", "sse_events"]

@@ -15,12 +15,12 @@ from typing import Any, Iterable, Mapping
 
 import orjson
 
-from ..model import ContextEvent, Conversation, Message, Session
-from .builders import message, swarm_usage, tool_call_from
-from .contract import ModuleFormat
-from .errors import LoadError
-from .jsonio import Input, LineReader, load_document
-from .linking import link_tool_results, unlinked_warning
+from ctxview.model import ContextEvent, Conversation, Message, Session
+from ctxview.formats.parsing.builders import message, swarm_usage, tool_call_from
+from ctxview.formats.contract import ModuleFormat
+from ctxview.formats.errors import LoadError
+from ctxview.formats.parsing.jsonio import Input, LineReader, load_document
+from ctxview.formats.parsing.linking import link_tool_results, unlinked_warning
 
 FORMAT = "swarm-events"
 EXPECTED = "SwarmSDK event log"

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..model import Content, Conversation, Message, Session
-from .blocks import binary_placeholder
-from .builders import message, swarm_message_usage, tool_call_from
-from .contract import ModuleFormat
-from .errors import LoadError
-from .jsonio import Input, document_only, parse_in_pieces
-from .linking import last_model, link_tool_results, unlinked_warning
+from ctxview.model import Content, Conversation, Message, Session
+from ctxview.formats.parsing.blocks import binary_placeholder
+from ctxview.formats.parsing.builders import message, swarm_message_usage, tool_call_from
+from ctxview.formats.contract import ModuleFormat
+from ctxview.formats.errors import LoadError
+from ctxview.formats.parsing.jsonio import Input, document_only, parse_in_pieces
+from ctxview.formats.parsing.linking import last_model, link_tool_results, unlinked_warning
 
 FORMAT = "swarm-snapshot"
 EXPECTED = "SwarmSDK snapshot"

@@ -35,9 +35,9 @@ What it computes is `reference.prepare_reference`, in stage order:
 tests hold it equal to the reference, row by row, cold, warm and reused.
 """
 
-from .builders import make_row
-from .cache import PipelineCache
-from .cached import prepare, request_indices
-from .reference import prepare_reference
+from ctxview.pipeline.builders import make_row
+from ctxview.pipeline.cache import PipelineCache
+from ctxview.pipeline.cached import prepare, request_indices
+from ctxview.pipeline.reference import prepare_reference
 
 __all__ = ["PipelineCache", "make_row", "prepare", "prepare_reference", "request_indices"]

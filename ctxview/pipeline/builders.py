@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from .._slots import slot_builder
-from ..model import Content, Message
-from ..view import Change, Row
+from ctxview._slots import slot_builder
+from ctxview.model import Content, Message
+from ctxview.engine.view import Change, Row
 
 __all__ = ["make_row", "with_content", "with_text"]
 

@@ -14,20 +14,27 @@ import itertools
 import threading
 from typing import Any, Mapping, NamedTuple, Sequence
 
-from .. import compression, reminders
-from ..grouping import unit_runs
-from ..identity_table import IdentityTable
-from ..model import Conversation, Message
-from ..settings import Settings
-from ..tokens import BpeCounter, CharsCounter, SwarmEstimate, TokenCounter, count_messages, counter_for
-from ..view import PreparedView, Row
-from . import limits
-from . import changes as made
-from .builders import make_row as _row, with_content as _with_content
-from .embedding import embed_ephemeral_into
-from ..model import request_indices
-from .row_keys import SHARED_CHANGES, SHARED_ONES, Specs
-from ..system_block import system_block_tokens
+from ctxview.engine import compression, reminders
+from ctxview.engine.grouping import unit_runs
+from ctxview.identity_table import IdentityTable
+from ctxview.model import Conversation, Message
+from ctxview.settings import Settings
+from ctxview.engine.tokens import (
+    BpeCounter,
+    CharsCounter,
+    SwarmEstimate,
+    TokenCounter,
+    count_messages,
+    counter_for,
+)
+from ctxview.engine.view import PreparedView, Row
+from ctxview.pipeline import limits
+from ctxview.pipeline import changes as made
+from ctxview.pipeline.builders import make_row as _row, with_content as _with_content
+from ctxview.pipeline.embedding import embed_ephemeral_into
+from ctxview.model import request_indices
+from ctxview.pipeline.row_keys import SHARED_CHANGES, SHARED_ONES, Specs
+from ctxview.engine.system_block import system_block_tokens
 
 __all__ = ["BaseRows", "PipelineCache", "StageResult", "base_row"]
 

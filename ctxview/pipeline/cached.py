@@ -26,26 +26,26 @@ from __future__ import annotations
 import bisect
 from typing import Callable, Sequence
 
-from ..api_edits import compaction_point, plan_thinking_clearing
-from ..budget import EXCERPT_CHARS, fit_to_budget, plan_summary
-from ..clearing import plan_clearing
-from ..gcpause import paused_gc
-from ..model import Conversation, Message
-from ..settings import AS_SENT, Settings
-from ..system_block import tool_definitions
-from ..tokens import TokenCounter
-from ..view import PreparedView, Row, Rows
-from ..windows import resolve_context_window
-from . import limits
-from . import changes as made
-from . import sent_history
-from .context import context_fit
-from .cache import _TEXT_ONLY_COUNTERS, PipelineCache
-from .delta import note_recalled_step, prepare_keep_recent_delta
-from .embedding import embed_ephemeral_into
-from ..model import request_indices
-from .row_keys import Specs
-from .rows import RowMaker
+from ctxview.engine.api_edits import compaction_point, plan_thinking_clearing
+from ctxview.engine.budget import EXCERPT_CHARS, fit_to_budget, plan_summary
+from ctxview.engine.clearing import plan_clearing
+from ctxview.gcpause import paused_gc
+from ctxview.model import Conversation, Message
+from ctxview.settings import AS_SENT, Settings
+from ctxview.engine.system_block import tool_definitions
+from ctxview.engine.tokens import TokenCounter
+from ctxview.engine.view import PreparedView, Row, Rows
+from ctxview.engine.windows import resolve_context_window
+from ctxview.pipeline import limits
+from ctxview.pipeline import changes as made
+from ctxview.pipeline import sent_history
+from ctxview.pipeline.context import context_fit
+from ctxview.pipeline.cache import _TEXT_ONLY_COUNTERS, PipelineCache
+from ctxview.pipeline.delta import note_recalled_step, prepare_keep_recent_delta
+from ctxview.pipeline.embedding import embed_ephemeral_into
+from ctxview.model import request_indices
+from ctxview.pipeline.row_keys import Specs
+from ctxview.pipeline.rows import RowMaker
 
 __all__ = ["PipelineCache", "prepare", "request_indices"]
 

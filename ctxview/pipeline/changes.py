@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import compression
-from ..budget import EXCERPT_CHARS
-from .._slots import slot_builder
-from ..model import ContextEvent
-from ..view import Change
-from . import limits
+from ctxview.engine import compression
+from ctxview.engine.budget import EXCERPT_CHARS
+from ctxview._slots import slot_builder
+from ctxview.model import ContextEvent
+from ctxview.engine.view import Change
+from ctxview.pipeline import limits
 
 __all__ = ["compacted", "compressed", "cleared", "thinking_cleared", "dropped", "ephemeral", "excerpted", "inserted", "removed",
            "rewritten"]

@@ -3,11 +3,11 @@ made once per conversation and counter from the pipeline cache's counts."""
 
 from __future__ import annotations
 
-from ..context_tokens import ContextFit, ContextTokens
-from ..harness import sent_tokens
-from ..model import Conversation
-from ..tokens import TokenCounter
-from .cache import PipelineCache
+from ctxview.engine.context_tokens import ContextFit, ContextTokens
+from ctxview.engine.harness import sent_tokens
+from ctxview.model import Conversation
+from ctxview.engine.tokens import TokenCounter
+from ctxview.pipeline.cache import PipelineCache
 
 __all__ = ["context_fit", "context_tokens"]
 

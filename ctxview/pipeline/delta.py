@@ -7,21 +7,21 @@ from typing import TYPE_CHECKING
 import bisect
 import dataclasses
 
-from .. import compression
-from ..clearing import tool_name_of
-from ..model import Conversation, Message
-from ..settings import Settings
-from ..tokens import TokenCounter
-from ..view import PreparedView, Row, Rows
-from . import limits
-from .embedding import embedded
-from .reference import whole_context_stages
-from .row_keys import by_index
-from ..spliced import spliced
-from .rows import new_row
+from ctxview.engine import compression
+from ctxview.engine.clearing import tool_name_of
+from ctxview.model import Conversation, Message
+from ctxview.settings import Settings
+from ctxview.engine.tokens import TokenCounter
+from ctxview.engine.view import PreparedView, Row, Rows
+from ctxview.pipeline import limits
+from ctxview.pipeline.embedding import embedded
+from ctxview.pipeline.reference import whole_context_stages
+from ctxview.pipeline.row_keys import by_index
+from ctxview.spliced import spliced
+from ctxview.pipeline.rows import new_row
 
 if TYPE_CHECKING:
-    from .cache import PipelineCache
+    from ctxview.pipeline.cache import PipelineCache
 
 
 def prepare_keep_recent_delta(

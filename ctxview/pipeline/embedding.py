@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..model import Message
-from ..tokens import SwarmEstimate, TokenCounter
-from .builders import with_text
-from . import limits
+from ctxview.model import Message
+from ctxview.engine.tokens import SwarmEstimate, TokenCounter
+from ctxview.pipeline.builders import with_text
+from ctxview.pipeline import limits
 
 if TYPE_CHECKING:
-    from .cache import PipelineCache
-    from .row_keys import Specs
+    from ctxview.pipeline.cache import PipelineCache
+    from ctxview.pipeline.row_keys import Specs
 
 
 

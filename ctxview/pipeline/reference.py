@@ -11,20 +11,25 @@ import dataclasses
 import itertools
 from typing import Callable, Mapping, Sequence
 
-from .. import harness, reminders
-from ..context_tokens import ContextTokens
-from ..api_edits import compaction_point, plan_thinking_clearing
-from ..budget import EXCERPT_CHARS, fit_to_budget, plan_summary
-from ..clearing import plan_clearing
-from ..compression import compress_tool_results, detect_tool_name, get_policy, tool_names_by_call_id
-from ..context_manager import embed_ephemeral
-from ..model import Conversation, Message, request_indices
-from ..settings import AS_SENT, Settings
-from ..system_block import system_block_tokens, tool_definitions
-from ..tokens import TokenCounter, counter_for
-from ..view import PreparedView, Row
-from ..windows import resolve_context_window
-from . import changes as made
+from ctxview.engine import harness, reminders
+from ctxview.engine.context_tokens import ContextTokens
+from ctxview.engine.api_edits import compaction_point, plan_thinking_clearing
+from ctxview.engine.budget import EXCERPT_CHARS, fit_to_budget, plan_summary
+from ctxview.engine.clearing import plan_clearing
+from ctxview.engine.compression import (
+    compress_tool_results,
+    detect_tool_name,
+    get_policy,
+    tool_names_by_call_id,
+)
+from ctxview.engine.context_manager import embed_ephemeral
+from ctxview.model import Conversation, Message, request_indices
+from ctxview.settings import AS_SENT, Settings
+from ctxview.engine.system_block import system_block_tokens, tool_definitions
+from ctxview.engine.tokens import TokenCounter, counter_for
+from ctxview.engine.view import PreparedView, Row
+from ctxview.engine.windows import resolve_context_window
+from ctxview.pipeline import changes as made
 
 __all__ = ["STAGES", "Stage", "prepare_reference", "request_indices", "harness_events", "whole_context_stages"]
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Sequence
 
-from .. import compression
-from ..compression import DEFAULT_POLICY
-from ..model import Message
-from ..view import Change
-from . import changes as made
-from . import limits
+from ctxview.engine import compression
+from ctxview.engine.compression import DEFAULT_POLICY
+from ctxview.model import Message
+from ctxview.engine.view import Change
+from ctxview.pipeline import changes as made
+from ctxview.pipeline import limits
 
 class Specs:
     """What changed, per stored index: the key of each changed message's row, (index, *specs)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from .. import compression
-from ..model import Message
-from ..tokens import TokenCounter
-from ..view import Row
-from .builders import make_row as _row
-from .row_keys import AFTER_COMPRESSED, SPEC_LENGTHS, Specs, by_index, changes_of, cleared_by_index, gone_by_index, shared_change, shared_changes
-from . import limits
+from ctxview.engine import compression
+from ctxview.model import Message
+from ctxview.engine.tokens import TokenCounter
+from ctxview.engine.view import Row
+from ctxview.pipeline.builders import make_row as _row
+from ctxview.pipeline.row_keys import AFTER_COMPRESSED, SPEC_LENGTHS, Specs, by_index, changes_of, cleared_by_index, gone_by_index, shared_change, shared_changes
+from ctxview.pipeline import limits
 
 if TYPE_CHECKING:
-    from .cache import PipelineCache
+    from ctxview.pipeline.cache import PipelineCache
 
 
 

@@ -14,18 +14,18 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .. import harness
-from ..model import ContextEvent, Conversation
-from ..settings import Settings
-from ..tokens import TokenCounter
-from ..view import PreparedView, Row, Rows, row_columns
-from . import changes as made
-from .delta import note_step
-from .reference import harness_events
-from . import limits
+from ctxview.engine import harness
+from ctxview.model import ContextEvent, Conversation
+from ctxview.settings import Settings
+from ctxview.engine.tokens import TokenCounter
+from ctxview.engine.view import PreparedView, Row, Rows, row_columns
+from ctxview.pipeline import changes as made
+from ctxview.pipeline.delta import note_step
+from ctxview.pipeline.reference import harness_events
+from ctxview.pipeline import limits
 
 if TYPE_CHECKING:
-    from .cache import PipelineCache
+    from ctxview.pipeline.cache import PipelineCache
 
 
 

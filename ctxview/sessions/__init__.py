@@ -9,8 +9,8 @@ No terminal libraries here: the browser (tui/browser.py) and `ctxview sessions` 
 
 from __future__ import annotations
 
-from .index import SessionRow, index_file
-from .index_cache import build_index, cache_path
-from .places import find_files, known_places
+from ctxview.sessions.index import SessionRow, index_file
+from ctxview.sessions.index_cache import build_index, cache_path
+from ctxview.sessions.places import find_files, known_places
 
 __all__ = ["SessionRow", "build_index", "cache_path", "find_files", "index_file", "known_places"]

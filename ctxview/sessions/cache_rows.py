@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from .index import ROW_FIELDS, SessionRow
+from ctxview.sessions.index import ROW_FIELDS, SessionRow
 
 __all__ = ["CACHE_FIELDS", "checked_row", "entry_of"]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 
-from ..sanitize import sanitize
-from .index import SessionRow
+from ctxview.sanitize import sanitize
+from ctxview.sessions.index import SessionRow
 
 __all__ = ["COLUMNS", "RowFilter", "cells", "filtered", "human_size", "matches", "table"]
 

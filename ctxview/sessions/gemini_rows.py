@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .row_values import iso as _iso
-from .row_values import one_line as _one_line
-from .row_values import prompt as _prompt
-from .row_values import text_of as _text_of
-from .sample import Sample, marker_count
-from .sample import records as _records
+from ctxview.sessions.row_values import iso as _iso
+from ctxview.sessions.row_values import one_line as _one_line
+from ctxview.sessions.row_values import prompt as _prompt
+from ctxview.sessions.row_values import text_of as _text_of
+from ctxview.sessions.sample import Sample, marker_count
+from ctxview.sessions.sample import records as _records
 
 if TYPE_CHECKING:
-    from .index import SessionRow
+    from ctxview.sessions.index import SessionRow
 
 __all__ = ["GEMINI_HEAD", "big_document", "gemini_document", "gemini_lines"]
 

@@ -22,15 +22,15 @@ from dataclasses import dataclass, fields
 from itertools import islice
 from typing import Any
 
-from .counts import SCAN_BYTES, ClaudeCodeCount, file_lines
-from .gemini_rows import GEMINI_HEAD, big_document, gemini_document, gemini_lines
-from .row_values import iso as _iso
-from .row_values import iso_from_ns
-from .row_values import one_line as _one_line
-from .row_values import prompt as _prompt
-from .row_values import text_of as _text_of
-from .sample import HEAD_BYTES, TAIL_BYTES, Sample, marker_count, open_regular, read_sample
-from .sample import records as _records
+from ctxview.sessions.counts import SCAN_BYTES, ClaudeCodeCount, file_lines
+from ctxview.sessions.gemini_rows import GEMINI_HEAD, big_document, gemini_document, gemini_lines
+from ctxview.sessions.row_values import iso as _iso
+from ctxview.sessions.row_values import iso_from_ns
+from ctxview.sessions.row_values import one_line as _one_line
+from ctxview.sessions.row_values import prompt as _prompt
+from ctxview.sessions.row_values import text_of as _text_of
+from ctxview.sessions.sample import HEAD_BYTES, TAIL_BYTES, Sample, marker_count, open_regular, read_sample
+from ctxview.sessions.sample import records as _records
 
 __all__ = ["HEAD_BYTES", "TAIL_BYTES", "SessionRow", "decode_claude_project", "index_file", "iso_from_ns"]
 
@@ -220,7 +220,7 @@ def _jsonl_format(records: list[dict]) -> str | None:
 
 def _other_format(records: list[Any], lines: bool) -> str | None:
     """The name another loader gives these records (or this document), by the loaders' own sniffers."""
-    from ..formats.registry import REGISTERED  # only for files none of the three agents wrote
+    from ctxview.formats.registry import REGISTERED  # only for files none of the three agents wrote
 
     best, votes = None, 0
     for fmt in sorted(REGISTERED, key=lambda f: -f.specificity):

@@ -18,11 +18,11 @@ from typing import Callable, Iterable, Mapping
 
 import orjson
 
-from ..atomic import write_atomic
-from .cache_rows import CACHE_FIELDS, checked_row, entry_of
-from .index import SessionRow, index_file
-from .places import find_files
-from .sample import file_kind
+from ctxview.atomic import write_atomic
+from ctxview.sessions.cache_rows import CACHE_FIELDS, checked_row, entry_of
+from ctxview.sessions.index import SessionRow, index_file
+from ctxview.sessions.places import find_files
+from ctxview.sessions.sample import file_kind
 
 __all__ = ["CACHE_ENV", "CACHE_VERSION", "MAX_CACHE_BYTES", "build_index", "cache_path", "load_cache"]
 

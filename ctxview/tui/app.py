@@ -31,28 +31,34 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from ..model import Conversation, Session
-from ..sanitize import make_visible, sanitize
-from ..settings import keep_recent_note
-from ..view import PreparedView, Settings
-from .controls import ControlsPanel
-from .follow import FOLLOW_INTERVAL, FileChanged, FileFollower, FollowFailed, follow_job, followable
-from .keys import APP_BINDINGS, help_rows, live_bindings, palette_commands, typed_actions
-from .launch import one_line, run_app
-from .dialogs import ConfirmScreen
-from .messages import (BloatReady, NoteReady, OpeningFailed, SearchDone, SessionLoaded, StoredPiece, ViewFailed,
+from ctxview.model import Conversation, Session
+from ctxview.sanitize import make_visible, sanitize
+from ctxview.settings import keep_recent_note
+from ctxview.engine.view import PreparedView, Settings
+from ctxview.tui.widgets.controls import ControlsPanel
+from ctxview.tui.follow import FOLLOW_INTERVAL, FileChanged, FileFollower, FollowFailed, follow_job, followable
+from ctxview.tui.keys import APP_BINDINGS, help_rows, live_bindings, palette_commands, typed_actions
+from ctxview.tui.launch import one_line, run_app
+from ctxview.tui.screens.dialogs import ConfirmScreen
+from ctxview.tui.messages import (BloatReady, NoteReady, OpeningFailed, SearchDone, SessionLoaded, StoredPiece, ViewFailed,
                        ViewReady, WorkFailed, Written)
-from .pane import MessagePane
-from .navigation import NavigationActions
-from .pane_pair import PanePair
-from .screens import BloatScreen, ConversationPicker, HelpScreen, TierEditor, WriteScreen
-from .settings_dialog import SettingsDialog
-from .state import (InspectorState, conversation_title, editable_tiers, export_name, loading_note, messages_match,
+from ctxview.tui.widgets.pane import MessagePane
+from ctxview.tui.navigation import NavigationActions
+from ctxview.tui.widgets.pane_pair import PanePair
+from ctxview.tui.screens.modals import (
+    BloatScreen,
+    ConversationPicker,
+    HelpScreen,
+    TierEditor,
+    WriteScreen,
+)
+from ctxview.tui.screens.settings import SettingsDialog
+from ctxview.tui.state import (InspectorState, conversation_title, editable_tiers, export_name, loading_note, messages_match,
                     request_label, same_file, saved_settings_note, term_pattern, tier_lines)
-from .threads import DaemonThreads
-from .chrome import HeaderBar, StatusBar, StatusParts
-from .widgets import Meters, SearchBox, prepared_title
-from .workers import Layouts, Opening, bloat_job, compute_job, load_job, write_job
+from ctxview.tui.threads import DaemonThreads
+from ctxview.tui.widgets.chrome import HeaderBar, StatusBar, StatusParts
+from ctxview.tui.widgets.basic import Meters, SearchBox, prepared_title
+from ctxview.tui.workers import Layouts, Opening, bloat_job, compute_job, load_job, write_job
 
 __all__ = ["CtxviewApp", "run_app"]
 
@@ -115,7 +121,7 @@ class CtxviewApp(NavigationActions, App[int]):
     # -- layout -----------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        from ..compression import PRESETS
+        from ctxview.engine.compression import PRESETS
 
         yield HeaderBar(id="header")
         yield Meters(id="meters")
@@ -219,7 +225,7 @@ class CtxviewApp(NavigationActions, App[int]):
         """The session is loaded: show the stored side while the first view computes (bench_tui.py times it)."""
         self.session = session
         if self._trace_log is not None and self.trace is None:
-            from .trace_view import TraceCheck
+            from ctxview.tui.trace_view import TraceCheck
 
             self.trace = TraceCheck(self._trace_log[0], session, self._trace_log[1])
         self.state.opened(index, len(session.conversations), settings)
@@ -240,8 +246,8 @@ class CtxviewApp(NavigationActions, App[int]):
 
     @on(FileChanged)
     def _file_changed(self, event: FileChanged) -> None:
-        from ..formats.growing import GONE
-        from ..pipeline import PipelineCache
+        from ctxview.formats.growing import GONE
+        from ctxview.pipeline import PipelineCache
 
         if self.follower is not None:
             self.follower.done()
@@ -256,7 +262,7 @@ class CtxviewApp(NavigationActions, App[int]):
         found = shown is not None and shown.name in names
         self.session, self._cache = r.session, PipelineCache()
         if self._trace_log is not None:  # matched anew: the transcript's requests changed (the log is read once)
-            from .trace_view import TraceCheck
+            from ctxview.tui.trace_view import TraceCheck
 
             self.trace = TraceCheck(self._trace_log[0], r.session, self._trace_log[1])
         self.state.reloaded(names.index(shown.name) if found else 0, len(names), found)  # type: ignore[union-attr]
@@ -284,7 +290,7 @@ class CtxviewApp(NavigationActions, App[int]):
 
     def _prepare(self, conversation: Conversation, settings: Settings, cache: Any) -> PreparedView:
         """One pipeline run on the shared cache (InspectorState keeps them one at a time)."""
-        from ..pipeline import prepare
+        from ctxview.pipeline import prepare
 
         return prepare(conversation, settings, cache=cache)
 
@@ -489,7 +495,7 @@ class CtxviewApp(NavigationActions, App[int]):
 
     def action_usage(self) -> None:
         if self.conversation is not None and self._cache is not None:
-            from .usage_screen import UsageScreen  # (prices, and pydantic, only once the screen opens)
+            from ctxview.tui.screens.usage import UsageScreen  # (prices, and pydantic, only once the screen opens)
 
             self.push_screen(UsageScreen(self.session, self.conversation, self.settings, self._cache))
 
@@ -497,7 +503,7 @@ class CtxviewApp(NavigationActions, App[int]):
         """`L`: every request as a line; Enter opens that request."""
         if self.conversation is None or self._cache is None:
             return
-        from .requests_screen import RequestsScreen
+        from ctxview.tui.screens.requests import RequestsScreen
 
         def done(index: int | None) -> None:
             if index is not None and index != self.settings.request:
@@ -523,7 +529,7 @@ class CtxviewApp(NavigationActions, App[int]):
         self.notify(sanitize(event.error), title=event.title, severity="error", markup=False)
 
     def action_write(self) -> None:
-        from ..export import default_shape
+        from ctxview.export.bodies import default_shape
 
         if self.view is not None and self.session is not None:
             model = self.conversation.model if self.conversation is not None else None
@@ -549,7 +555,7 @@ class CtxviewApp(NavigationActions, App[int]):
         self._write(target, shape)
 
     def _write(self, target: str, shape: str) -> None:
-        from ..export import recorded_max_tokens
+        from ctxview.export.bodies import recorded_max_tokens
 
         conv, session = self.conversation, self.session
         if self.view is None or conv is None or session is None:

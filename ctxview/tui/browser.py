@@ -19,9 +19,9 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.widgets.data_table import RowDoesNotExist
 
-from ..sanitize import sanitize
-from ..sessions import SessionRow, build_index
-from ..sessions.columns import COLUMNS, RowFilter, cells
+from ctxview.sanitize import sanitize
+from ctxview.sessions import SessionRow, build_index
+from ctxview.sessions.columns import COLUMNS, RowFilter, cells
 
 __all__ = ["BrowserApp"]
 

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from textual.message import Message as TMessage
 
-from .launch import one_line
+from ctxview.tui.launch import one_line
 
 if TYPE_CHECKING:
-    from ..formats.growing import GrowingSession, Refresh
-    from ..model import Session
+    from ctxview.formats.growing import GrowingSession, Refresh
+    from ctxview.model import Session
 
 __all__ = ["FOLLOW_INTERVAL", "FileChanged", "FileFollower", "FollowFailed", "follow_job", "followable"]
 
@@ -73,13 +73,13 @@ class FileFollower:
         self.timer: Any = None
 
     def load(self) -> Session:
-        from ..formats.growing import GrowingSession
+        from ctxview.formats.growing import GrowingSession
 
         self.growing = GrowingSession(self.path, self.fmt, self.lenient)
         return self.growing.load()
 
     def poll(self) -> None:
-        from ..formats.growing import GONE, SAME
+        from ctxview.formats.growing import GONE, SAME
 
         growing = self.growing
         if self.reading or growing is None:
@@ -91,7 +91,7 @@ class FileFollower:
 
     def reload(self) -> None:
         """`R`: read the file whole."""
-        from ..formats.growing import RELOAD
+        from ctxview.formats.growing import RELOAD
 
         if not self.reading and self.growing is not None:
             self.read(RELOAD)

@@ -150,11 +150,18 @@ def live_bindings(app: App, groups: Iterable[tuple[Any, list[Binding]]]) -> list
 
 def binding_ids() -> set[str]:
     """Every binding id a keymap (config.toml's [keys]) may name: the app's, the panes', the dialogs'."""
-    from .app import CtxviewApp  # (the app and its dialogs import this module)
-    from .pane import MessagePane
-    from .pane_pair import PanePair
-    from .screens import BloatScreen, ConversationPicker, DetailScreen, HelpScreen, TierEditor, WriteScreen
-    from .settings_dialog import SettingsDialog
+    from ctxview.tui.app import CtxviewApp  # (the app and its dialogs import this module)
+    from ctxview.tui.widgets.pane import MessagePane
+    from ctxview.tui.widgets.pane_pair import PanePair
+    from ctxview.tui.screens.modals import (
+        BloatScreen,
+        ConversationPicker,
+        DetailScreen,
+        HelpScreen,
+        TierEditor,
+        WriteScreen,
+    )
+    from ctxview.tui.screens.settings import SettingsDialog
 
     groups = (CtxviewApp.BINDINGS, PanePair.BINDINGS, MessagePane.BINDINGS, HelpScreen.BINDINGS,
               DetailScreen.BINDINGS, TierEditor.BINDINGS, ConversationPicker.BINDINGS, WriteScreen.BINDINGS,

@@ -11,9 +11,9 @@ import os
 import sys
 from typing import Any, Mapping
 
-from ..model import Session
-from ..sanitize import sanitize
-from ..settings import Settings
+from ctxview.model import Session
+from ctxview.sanitize import sanitize
+from ctxview.settings import Settings
 
 __all__ = ["LoadFailed", "one_line", "run_app", "run_browser"]
 
@@ -31,7 +31,7 @@ def one_line(exc: BaseException) -> str:
 
 
 def _session_from_stdin(fmt: str | None, lenient: bool) -> Session:
-    from ..formats import load_session
+    from ctxview.formats import load_session
 
     session = load_session("-", format=fmt, lenient=lenient)
     try:
@@ -60,7 +60,7 @@ def run_app(
     file, even where they equal the defaults; without them, the fields of
     `settings` that differ from the defaults do. `config` (user_config.UserConfig): the user's
     keymap and theme, and a note when its settings make every view a what-if."""
-    from .app import CtxviewApp
+    from ctxview.tui.app import CtxviewApp
 
     session = None
     if path == "-":
@@ -98,8 +98,8 @@ def run_browser(
     comes back too, with its one line as a notification. The exit status. `config`
     (user_config.UserConfig): as for run_app, given to every inspector opened; its theme to the
     browser too."""
-    from .app import CtxviewApp
-    from .browser import BrowserApp
+    from ctxview.tui.app import CtxviewApp
+    from ctxview.tui.browser import BrowserApp
 
     rows, filter_text, selected, notice = None, "", None, None
     while True:

@@ -16,10 +16,10 @@ from operator import is_
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..model import ContextEvent, Message, content_text
-from ..system_block import tools_text
-from ..view import PreparedView, Row, Rows, row_columns
-from .row_heights import RowHeights, RowTops
+from ctxview.model import ContextEvent, Message, content_text
+from ctxview.engine.system_block import tools_text
+from ctxview.engine.view import PreparedView, Row, Rows, row_columns
+from ctxview.tui.widgets.row_heights import RowHeights, RowTops
 
 __all__ = ["NO_MARKS", "PREVIEW_LINES", "TOOL_CALL_PREVIEW", "HeadedRows", "Layout", "Marks", "SystemRow",
            "block_height", "collapsed_height", "tallest_collapsed", "display_text", "preview_start", "removed_runs", "stored_heights_of", "system_row"]
@@ -224,7 +224,7 @@ class _StoredOnly:
         self.messages = messages
 
     def make(self, position: int) -> Row:
-        from ..pipeline import make_row  # Row(index=i, stored=m, prepared=None), twice as fast
+        from ctxview.pipeline import make_row  # Row(index=i, stored=m, prepared=None), twice as fast
 
         return make_row(position, self.messages[position], None, (), 0, 0, None, (), (), ())
 
@@ -268,7 +268,7 @@ class Layout:
         """What `prepare` and `w` leave out of this view's body, message by message (export.LeftOut;
         `source`: the session file, where an image is read back from)."""
         if self.exported is None:
-            from ..export import LeftOut
+            from ctxview.export.bodies import LeftOut
 
             self.exported = LeftOut(self.view.prepared, source)
         return self.exported

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from textual.message import Message as TMessage
 
-from ..model import Conversation, Session
-from ..settings import Settings
-from ..view import PreparedView
-from .layout import Layout
-from .state import ViewKey
+from ctxview.model import Conversation, Session
+from ctxview.settings import Settings
+from ctxview.engine.view import PreparedView
+from ctxview.tui.layout import Layout
+from ctxview.tui.state import ViewKey
 
 __all__ = ["BloatReady", "Copied", "NoteReady", "SessionLoaded", "StoredPiece", "OpeningFailed", "SearchCounted", "SearchDone",
            "ViewFailed", "ViewReady", "WorkFailed", "Written"]

@@ -17,17 +17,17 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..model import Message
-from ..sanitize import UNSAFE, make_visible, sanitize
-from ..view import row_columns
-from .dialogs import GotoScreen
-from .messages import Copied, SearchCounted
-from .screens import ConversationPicker
-from .state import Place, conversation_title, goto_position, subagents_of, tool_partner
-from .workers import copy_body_job
+from ctxview.model import Message
+from ctxview.sanitize import UNSAFE, make_visible, sanitize
+from ctxview.engine.view import row_columns
+from ctxview.tui.screens.dialogs import GotoScreen
+from ctxview.tui.messages import Copied, SearchCounted
+from ctxview.tui.screens.modals import ConversationPicker
+from ctxview.tui.state import Place, conversation_title, goto_position, subagents_of, tool_partner
+from ctxview.tui.workers import copy_body_job
 
 if TYPE_CHECKING:  # (the app this is mixed into)
-    from .app import CtxviewApp
+    from ctxview.tui.app import CtxviewApp
 
 __all__ = ["NavigationActions", "clipboard_text", "copy_of", "made_safe", "row_name"]
 
@@ -56,7 +56,7 @@ def row_name(index: int | None, position: int) -> str:
 def copy_of(message: Message) -> tuple[str, str]:
     """What `y` copies of a message, and what to call it: a tool call's input as JSON (several
     calls: a JSON list of their names and inputs), otherwise its text."""
-    from ..export import arguments_json
+    from ctxview.export.bodies import arguments_json
 
     calls = message.tool_calls
     if len(calls) == 1:
@@ -73,7 +73,7 @@ def made_safe(text: str, is_json: bool) -> tuple[str, int]:
     character hides what is pasted; so the copy is what the screen shows: text with the visible
     stand-ins of sanitize (ESC as ␛, U+202E as <U+202E>), JSON with those characters as JSON escapes
     (\\u001b: the same value to a JSON reader). Tabs and newlines are kept."""
-    from ..export import escape_unsafe
+    from ctxview.export.bodies import escape_unsafe
 
     if is_json:  # (counted in the values: JSON escapes C0 controls itself, not C1 or format characters)
         import json
@@ -239,7 +239,7 @@ class NavigationActions:
 
     def action_copy_body(self: CtxviewApp) -> None:
         """The request body of the request shown, as prepared, in the export's default shape."""
-        from ..export import default_shape, recorded_max_tokens
+        from ctxview.export.bodies import default_shape, recorded_max_tokens
 
         conv, session, view = self.conversation, self.session, self.view
         if conv is None or session is None or view is None:

@@ -17,11 +17,11 @@ from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 
-from ..model import ContextEvent, Message
-from ..pipeline.changes import compaction_words
-from ..sanitize import make_visible
-from ..view import Change, Row
-from .layout import PREVIEW_LINES, TOOL_CALL_PREVIEW, SystemRow, display_text, preview_start
+from ctxview.model import ContextEvent, Message
+from ctxview.pipeline.changes import compaction_words
+from ctxview.sanitize import make_visible
+from ctxview.engine.view import Change, Row
+from ctxview.tui.layout import PREVIEW_LINES, TOOL_CALL_PREVIEW, SystemRow, display_text, preview_start
 
 __all__ = [
     "PaneStyles",

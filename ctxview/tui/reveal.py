@@ -14,7 +14,7 @@ from typing import Iterable, Literal, Sequence
 from rich.style import Style
 from rich.text import Text
 
-from .render import PaneStyles
+from ctxview.tui.render import PaneStyles
 
 __all__ = ["Kind", "first_styled_line", "reveal_scroll", "target_styles"]
 

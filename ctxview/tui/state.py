@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from ..compression import PRESETS, describe_tier, format_tiers, get_policy
-from ..model import Conversation, Message, Session
-from ..sanitize import make_visible, safe_file_name
-from ..settings import ClearSettings, Settings, settings_from
+from ctxview.engine.compression import PRESETS, describe_tier, format_tiers, get_policy
+from ctxview.model import Conversation, Message, Session
+from ctxview.sanitize import make_visible, safe_file_name
+from ctxview.settings import ClearSettings, Settings, settings_from
 
 __all__ = ["InspectorState", "Place", "Search", "ViewKey", "conversation_title", "editable_tiers", "export_name",
            "find_match", "goto_position", "loading_note", "match_positions", "messages_match", "next_row",

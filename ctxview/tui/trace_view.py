@@ -12,11 +12,11 @@ from typing import Sequence
 from rich.style import Style
 from rich.text import Text
 
-from ..formats.claude_trace import TraceRequest
-from ..model import Conversation, Session
-from ..pipeline import PipelineCache
-from ..sanitize import make_visible
-from ..trace_compare import RequestComparison, TraceMatch, compare_request, match
+from ctxview.formats.claude_trace import TraceRequest
+from ctxview.model import Conversation, Session
+from ctxview.pipeline import PipelineCache
+from ctxview.sanitize import make_visible
+from ctxview.analysis.trace_compare import RequestComparison, TraceMatch, compare_request, match
 
 __all__ = ["TraceCheck"]
 

@@ -32,17 +32,17 @@ from typing import Any, Callable, Iterator, Mapping
 
 from textual.message import Message as TMessage
 
-from ..gcpause import paused_gc
-from ..model import Conversation, Message, Session
-from ..settings import Settings
-from ..system_block import deferred_note, tool_definitions
-from ..view import PreparedView
-from .follow import FileFollower
-from .layout import Layout, Marks, collapsed_height, system_row, stored_heights_of
-from .launch import LoadFailed, one_line
-from .messages import (BloatReady, Copied, NoteReady, OpeningFailed, SessionLoaded, StoredPiece, ViewFailed, ViewReady,
+from ctxview.gcpause import paused_gc
+from ctxview.model import Conversation, Message, Session
+from ctxview.settings import Settings
+from ctxview.engine.system_block import deferred_note, tool_definitions
+from ctxview.engine.view import PreparedView
+from ctxview.tui.follow import FileFollower
+from ctxview.tui.layout import Layout, Marks, collapsed_height, system_row, stored_heights_of
+from ctxview.tui.launch import LoadFailed, one_line
+from ctxview.tui.messages import (BloatReady, Copied, NoteReady, OpeningFailed, SessionLoaded, StoredPiece, ViewFailed, ViewReady,
                        WorkFailed, Written)
-from .state import ViewKey, opening_settings
+from ctxview.tui.state import ViewKey, opening_settings
 
 __all__ = ["Layouts", "Opening", "bloat_job", "compute_job", "conversation_marks", "copy_body_job", "load_job",
            "open_session", "paused_then_frozen", "request_body", "system_note", "write_job"]
@@ -70,7 +70,7 @@ def open_session(path: str | None, label: str, fmt: str | None, lenient: bool, s
     if follower is not None:
         session = follower.load()
     if session is None:
-        from ..formats import DEMO_PATH, load_session
+        from ctxview.formats import DEMO_PATH, load_session
 
         session = load_session(str(DEMO_PATH) if path is None else path, format=fmt, lenient=lenient)
     if not session.conversations:
@@ -96,8 +96,8 @@ def system_note(conversation: Conversation, counter_name: str, cache: Any) -> tu
     """What the #sys row says where the file stores no system prompt, and the tokens it stands for:
     the overhead every request carried beyond the messages, fitted from the recorded usage
     (tokens.calibrate, as `report` does; 0 when there is none)."""
-    from ..harness import sent_tokens
-    from ..tokens import calibrate
+    from ctxview.engine.harness import sent_tokens
+    from ctxview.engine.tokens import calibrate
 
     counter = cache.counter(conversation, counter_name)
     counts, _ = cache.stored_counts(cache.data(conversation), counter)
@@ -177,7 +177,7 @@ class Layouts:
             head = system_row(None, tokens, note)
         changed = None
         if previous is not None and cache is not None and not previous.is_pending:
-            from ..pipeline.delta import rows_changed
+            from ctxview.pipeline.delta import rows_changed
 
             changed = rows_changed(cache, previous.view, view)
         return Layout.build(view, previous, self._heights, head, self._marks, changed)
@@ -236,7 +236,7 @@ class StoredPieces:
 def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare) -> None:
     """Load the session (showing what is read so far on the way, from a big file), post it (the
     stored side shows), compute and post the first view."""
-    from ..formats.native import pieces_told_to
+    from ctxview.formats.native import pieces_told_to
 
     try:
         # The collector stays paused from loading to the first view: the values are acyclic.
@@ -248,7 +248,7 @@ def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare) -
             else:
                 session, index = open_session(opening.path, opening.label, opening.fmt, opening.lenient,
                                               opening.session, opening.agent, opening.follower)
-            from ..pipeline import PipelineCache  # (after the reading: the first piece shows sooner)
+            from ctxview.pipeline import PipelineCache  # (after the reading: the first piece shows sooner)
 
             cache = PipelineCache()
             conversation = session.conversations[index]
@@ -288,8 +288,8 @@ def bloat_job(post: Post, conversation: Conversation, settings: Settings, contex
     """The bloat report (`b`), as text to show; under `lock` (Layouts.lock): it counts through the
     pipeline's cache."""
     try:
-        from ..report import conversation_bloat, split_recommendations
-        from .screens import bloat_text
+        from ctxview.analysis.report import conversation_bloat, split_recommendations
+        from ctxview.tui.screens.modals import bloat_text
 
         with lock:
             report = conversation_bloat(conversation, settings, context_window, cache)
@@ -298,8 +298,8 @@ def bloat_job(post: Post, conversation: Conversation, settings: Settings, contex
         report = dataclasses.replace(report, recommendations=tuple(todo))
         post(BloatReady(bloat_text(report, conversation.name)))  # the tokens first, then the dollars
         if todo:
-            from ..prices import PriceTable
-            from ..report import cache_replays
+            from ctxview.analysis.prices import PriceTable
+            from ctxview.analysis.report import cache_replays
 
             with lock:  # (the replays count through the pipeline's cache)
                 advice = cache_replays(conversation, settings, cache, PriceTable()).advise([r.to_dict() for r in todo])
@@ -312,7 +312,7 @@ def request_body(view: PreparedView, shape: str, model: str | None, max_tokens: 
                  conversation: Conversation | None = None) -> str:
     """The prepared messages as a request body in `shape`, as `ctxview prepare` writes it (with the
     conversation, an Anthropic body asks the API for its own edits in force: export.body_for)."""
-    from ..export import DEFAULT_MAX_TOKENS, body_for, dumps, to_shape
+    from ctxview.export.bodies import DEFAULT_MAX_TOKENS, body_for, dumps, to_shape
 
     max_tokens = max_tokens or DEFAULT_MAX_TOKENS
     if conversation is not None:
@@ -326,8 +326,16 @@ def write_job(post: Post, target: str, shape: str, view: PreparedView, model: st
     """The prepared messages as an OpenAI or Anthropic request body (`w`), written atomically;
     `source`, the file the session was read from, is never removed as a leftover of a write."""
     try:
-        from ..export import (DEFAULT_MAX_TOKENS, body_for, body_messages, dumps, images_as_text, recorded_images,
-                              to_shape, write_atomic)
+        from ctxview.export.bodies import (
+            DEFAULT_MAX_TOKENS,
+            body_for,
+            body_messages,
+            dumps,
+            images_as_text,
+            recorded_images,
+            to_shape,
+            write_atomic,
+        )
 
         if conversation is not None:  # (an Anthropic body asks the API for its own edits in force)
             body, _, found = body_for(conversation, view, shape, model,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxview.tui.chrome import HeaderBar, StatusBar
+from ctxview.tui.widgets.chrome import HeaderBar, StatusBar
 
 # The sizes every control must work at: narrow (no controls panel), medium, wide.
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40"),

@@ -14,9 +14,16 @@ from ctxview.model import Conversation, Message, Session
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.keys import KEYS
 from ctxview.tui.layout import Layout
-from ctxview.tui.screens import BloatScreen, ConversationPicker, DetailScreen, HelpScreen, TierEditor, WriteScreen
-from ctxview.tui.chrome import StatusBar
-from ctxview.view import Settings
+from ctxview.tui.screens.modals import (
+    BloatScreen,
+    ConversationPicker,
+    DetailScreen,
+    HelpScreen,
+    TierEditor,
+    WriteScreen,
+)
+from ctxview.tui.widgets.chrome import StatusBar
+from ctxview.engine.view import Settings
 
 SIZE = (140, 40)
 HOSTILE = Path(__file__).parents[1] / "fixtures" / "hostile.ctxview.json"

@@ -8,8 +8,8 @@ from pathlib import Path
 from test_app import settle
 
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.screens import BloatScreen
-from ctxview.view import Settings
+from ctxview.tui.screens.modals import BloatScreen
+from ctxview.engine.view import Settings
 
 SPOTTER = (Path(__file__).parents[1] / "fixtures" / "samples" / "claude-code" / "spotter-258c7280"
            / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")

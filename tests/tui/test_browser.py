@@ -228,7 +228,7 @@ async def test_many_rows_are_added_a_batch_at_a_time(tmp_path):
 
 async def test_escape_closes_the_search_and_dialogs_before_it_goes_back():
     from ctxview.formats import DEMO_PATH
-    from ctxview.tui.screens import HelpScreen
+    from ctxview.tui.screens.modals import HelpScreen
 
     app = CtxviewApp(str(DEMO_PATH), browsing=True)
     async with app.run_test(size=(140, 40)) as pilot:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from ctxview.formats import load_session
 from ctxview.pipeline import PipelineCache, prepare
-from ctxview.report import conversation_bloat
+from ctxview.analysis.report import conversation_bloat
 from ctxview.settings import Settings
-from ctxview.tui.chrome import StatusParts, status_line
-from ctxview.tui.screens import bloat_text
-from ctxview.tui.widgets import meters_text
+from ctxview.tui.widgets.chrome import StatusParts, status_line
+from ctxview.tui.screens.modals import bloat_text
+from ctxview.tui.widgets.basic import meters_text
 
 SPOTTER = (Path(__file__).parents[1] / "fixtures" / "samples" / "claude-code" / "spotter-258c7280"
            / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
@@ -62,8 +62,8 @@ async def test_L_lists_the_requests_and_enter_opens_one():
     from textual.widgets import OptionList
 
     from ctxview.tui.app import CtxviewApp
-    from ctxview.tui.requests_screen import RequestsScreen
-    from ctxview.tui.widgets import Meters
+    from ctxview.tui.screens.requests import RequestsScreen
+    from ctxview.tui.widgets.basic import Meters
 
     app = CtxviewApp(str(SPOTTER))
     async with app.run_test(size=(140, 40)) as pilot:

@@ -9,8 +9,8 @@ from sessions import make_session
 from textual.widgets import Input
 
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.settings_dialog import SettingsDialog
-from ctxview.user_config import load_user_config
+from ctxview.tui.screens.settings import SettingsDialog
+from ctxview.cli.user_config import load_user_config
 from ctxview.tui.keys import binding_ids, theme_names
 
 CONFIG = """
@@ -29,7 +29,7 @@ def configured_app(tmp_path) -> CtxviewApp:
     path = tmp_path / "config.toml"
     path.write_text(CONFIG, encoding="utf-8")
     config = load_user_config(path, binding_ids=binding_ids(), themes=theme_names())
-    from ctxview.view import Settings
+    from ctxview.engine.view import Settings
 
     app = CtxviewApp("test.json", Settings(**config.settings), session=make_session(1))
     app.configure(config.keys, config.theme, config.what_if_note())
@@ -77,7 +77,7 @@ def test_the_config_reaches_every_inspector_the_session_browser_opens(tmp_path, 
     import json
 
     import ctxview.tui.browser as browser_module
-    from ctxview import cli
+    from ctxview.cli import commands as cli
 
     folder = tmp_path / "saved"
     folder.mkdir()

@@ -10,8 +10,8 @@ from textual.widgets import Input, Select, Switch
 from textual.widgets._footer import FooterKey
 
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.pane import MessagePane
-from ctxview.view import Settings
+from ctxview.tui.widgets.pane import MessagePane
+from ctxview.engine.view import Settings
 
 
 def new_app() -> CtxviewApp:

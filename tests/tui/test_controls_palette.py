@@ -7,7 +7,7 @@ from pilot_sizes import SIZES, settle
 from sessions import make_session
 
 from ctxview.tui.app import CtxviewApp
-from ctxview.view import Settings
+from ctxview.engine.view import Settings
 
 
 @pytest.mark.parametrize("size", SIZES)

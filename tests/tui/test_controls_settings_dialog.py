@@ -9,8 +9,8 @@ from textual.command import CommandPalette
 
 from ctxview.settings import ClearSettings
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.settings_dialog import FIELDS, SettingsDialog, read_settings
-from ctxview.view import Settings
+from ctxview.tui.screens.settings import FIELDS, SettingsDialog, read_settings
+from ctxview.engine.view import Settings
 
 
 def new_app(**settings) -> CtxviewApp:

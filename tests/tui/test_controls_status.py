@@ -9,8 +9,8 @@ from sessions import make_session
 
 from ctxview.settings import ClearSettings
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.chrome import StatusParts, status_line
-from ctxview.view import Settings
+from ctxview.tui.widgets.chrome import StatusParts, status_line
+from ctxview.engine.view import Settings
 
 EVERYTHING = Settings(keep_recent=4, tiers="aggressive", budget=50_000, old_messages="truncate",
                       clear=ClearSettings(keep=3, trigger=10_000, exclude=("Read", "Grep"), clear_inputs=True))

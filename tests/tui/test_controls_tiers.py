@@ -8,8 +8,8 @@ from sessions import make_session
 from textual.widgets import Input
 
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.screens import TierEditor
-from ctxview.view import Settings
+from ctxview.tui.screens.modals import TierEditor
+from ctxview.engine.view import Settings
 
 
 def new_app() -> CtxviewApp:

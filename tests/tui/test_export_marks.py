@@ -7,7 +7,7 @@ from pathlib import Path
 from test_app import settle
 
 from ctxview.tui.app import CtxviewApp
-from ctxview.view import Settings
+from ctxview.engine.view import Settings
 
 IMAGE = Path(__file__).parents[1] / "fixtures" / "export" / "claude-code-image.jsonl"
 

@@ -10,7 +10,7 @@ from test_app import SIZE, settle
 
 from ctxview.model import Session
 from ctxview.tui.app import CtxviewApp
-from ctxview.view import Settings
+from ctxview.engine.view import Settings
 
 
 async def test_navigation_keys_work_while_the_first_view_computes():

@@ -9,14 +9,15 @@ from pilot_sizes import settle, status
 from sessions import tool_session
 from test_app import SIZE
 
-from ctxview.formats import json_pieces, load_session, native
+from ctxview.formats.parsing import json_pieces
+from ctxview.formats import load_session, native
 from ctxview.formats.native_write import write_session
 from ctxview.model import Session
 from ctxview.tui import workers
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.layout import Layout, stored_heights_of
 from ctxview.tui.workers import Layouts, StoredPieces
-from ctxview.view import Settings
+from ctxview.engine.view import Settings
 
 
 def big_file(tmp_path, monkeypatch, pairs: int = 60):

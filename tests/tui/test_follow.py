@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ctxview.formats import load_session
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.widgets import Meters
+from ctxview.tui.widgets.basic import Meters
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_sessions" / "claude-code" / "7b1f3c52-9a4e-4d1b-8f57-3e2c9d0a6b18.jsonl"
@@ -145,7 +145,7 @@ async def test_given_sessions_and_the_demo_are_not_followed(tmp_path):
 
 def test_a_run_for_the_session_before_a_reload_is_not_wanted():
     from ctxview.tui.state import InspectorState
-    from ctxview.view import Settings
+    from ctxview.engine.view import Settings
 
     state = InspectorState(Settings())
     first = state.opened(0, 2, Settings())

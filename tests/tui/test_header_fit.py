@@ -9,8 +9,8 @@ from rich.cells import cell_len
 from sessions import make_session
 
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.chrome import HeaderParts, end_ellipsis, header_line, middle_ellipsis
-from ctxview.view import Settings
+from ctxview.tui.widgets.chrome import HeaderParts, end_ellipsis, header_line, middle_ellipsis
+from ctxview.engine.view import Settings
 
 LONG = ("~/.claude/projects/-home-user-src-some-very-long-project-name/"
         "0b0f4c1e-3f2a-4b1c-9d8e-7a6b5c4d3e2f.jsonl")

@@ -11,7 +11,7 @@ from ctxview.pipeline import PipelineCache, prepare
 from ctxview.pipeline.delta import rows_changed
 from ctxview.tui.layout import Layout
 from ctxview.tui.workers import Layouts
-from ctxview.view import ClearSettings, Settings
+from ctxview.engine.view import ClearSettings, Settings
 
 CONV = tool_session(pairs=14)
 SETTINGS = (Settings(tiers="default"), Settings(tiers="aggressive"), Settings(),
@@ -150,7 +150,7 @@ def test_a_fresh_layout_measures_each_row_as_block_height_does():
     # (Layout.build's _all_heights takes block_height's unchanged-row case inline)
     from ctxview.formats import DEMO_PATH, load_session
     from ctxview.tui.layout import block_height, collapsed_height, head_height, removed_runs
-    from ctxview.view import row_columns
+    from ctxview.engine.view import row_columns
 
     budget = Settings(tiers="default", budget=3000, old_messages="remove", keep_recent=4)
     for conv in (CONV, *load_session(DEMO_PATH).conversations):

@@ -11,12 +11,12 @@ import pytest
 from pilot_sizes import SIZES
 from test_app import new_app, settle
 
-from ctxview.export import default_shape, dumps, to_shape
+from ctxview.export.bodies import default_shape, dumps, to_shape
 from ctxview.model import Conversation, Message, Session, ToolCall
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.navigation import copy_of
 from test_navigation_moves import record_notes
-from ctxview.view import Settings
+from ctxview.engine.view import Settings
 
 SPOTTER = (Path(__file__).parents[1] / "fixtures" / "samples" / "claude-code" / "spotter-258c7280"
            / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")

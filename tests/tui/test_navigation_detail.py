@@ -11,8 +11,8 @@ from test_app import new_app, settle
 
 from ctxview.model import Conversation, Message, Session
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.screens import BloatScreen, DetailScreen
-from ctxview.view import Settings
+from ctxview.tui.screens.modals import BloatScreen, DetailScreen
+from ctxview.engine.view import Settings
 
 
 

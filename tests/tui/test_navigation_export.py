@@ -11,11 +11,11 @@ from pilot_sizes import SIZES
 from test_app import new_app, settle
 from textual.widgets import Input, Select
 
-from ctxview.export import default_shape
+from ctxview.export.bodies import default_shape
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.dialogs import ConfirmScreen
-from ctxview.tui.screens import WriteScreen
-from ctxview.view import Settings
+from ctxview.tui.screens.dialogs import ConfirmScreen
+from ctxview.tui.screens.modals import WriteScreen
+from ctxview.engine.view import Settings
 
 ROOT = Path(__file__).parents[2]
 SAMPLES = ROOT / "sample_sessions"

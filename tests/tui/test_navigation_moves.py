@@ -11,9 +11,9 @@ from test_app import new_app, settle
 
 from ctxview.model import Conversation, Message, Session, ToolCall
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.dialogs import GotoScreen
-from ctxview.tui.screens import ConversationPicker
-from ctxview.view import Settings
+from ctxview.tui.screens.dialogs import GotoScreen
+from ctxview.tui.screens.modals import ConversationPicker
+from ctxview.engine.view import Settings
 
 SPOTTER = (Path(__file__).parents[1] / "fixtures" / "samples" / "claude-code" / "spotter-258c7280"
            / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")

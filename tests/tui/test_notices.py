@@ -9,8 +9,8 @@ from test_navigation_moves import record_notes
 
 from ctxview.model import Conversation, Message, Session
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.chrome import StatusBar
-from ctxview.view import Settings
+from ctxview.tui.widgets.chrome import StatusBar
+from ctxview.engine.view import Settings
 from textual.widgets import Footer
 from textual.widgets._toast import Toast
 

@@ -11,7 +11,7 @@ from rich.style import Style
 from ctxview.model import Message, ToolCall
 from ctxview.tui.layout import PREVIEW_LINES, Layout, collapsed_height, removed_runs
 from ctxview.tui.render import PaneStyles, block_lines, styled_line
-from ctxview.view import Change, PreparedView, Row, Settings
+from ctxview.engine.view import Change, PreparedView, Row, Settings
 
 STYLES = PaneStyles()
 CONSOLE = Console(width=200, color_system="truecolor", markup=False, emoji=False, highlight=False)

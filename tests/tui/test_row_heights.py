@@ -7,7 +7,7 @@ from itertools import accumulate
 
 from hypothesis import given, settings, strategies as st
 
-from ctxview.tui.row_heights import RowHeights
+from ctxview.tui.widgets.row_heights import RowHeights
 
 heights_lists = st.lists(st.integers(min_value=0, max_value=40), max_size=80)
 
@@ -54,7 +54,7 @@ def test_the_tree_built_a_level_at_a_time_is_the_one_by_definition(heights):
     from array import array
     from itertools import accumulate
 
-    from ctxview.tui.row_heights import fenwick_nodes
+    from ctxview.tui.widgets.row_heights import fenwick_nodes
 
     prefix = array("q", accumulate(heights, initial=0))
     assert fenwick_nodes(prefix) == array("q", [prefix[i] - prefix[i & (i - 1)] for i in range(len(heights) + 1)])

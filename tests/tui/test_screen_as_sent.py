@@ -12,10 +12,10 @@ from ctxview.model import ContextEvent, Conversation, Message, Session, ToolCall
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.layout import Layout, SystemRow, collapsed_height, system_row
 from ctxview.tui.render import PaneStyles, badge_style, block_lines, header_line
-from ctxview.tui.screens import ConversationPicker
+from ctxview.tui.screens.modals import ConversationPicker
 from ctxview.tui.state import conversation_title
 from ctxview.tui.workers import conversation_marks
-from ctxview.view import Change, PreparedView, Row, Settings
+from ctxview.engine.view import Change, PreparedView, Row, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = next((ROOT / "sample_sessions" / "claude-code").glob("*.jsonl"))
@@ -66,7 +66,7 @@ async def test_search_finds_text_in_the_system_prompt():
 
 async def test_without_a_system_prompt_the_sys_row_is_the_fitted_overhead():
     from ctxview.formats import load_session
-    from ctxview.report import conversation_report
+    from ctxview.analysis.report import conversation_report
 
     session = load_session(str(CLAUDE))
     main = session.conversations[0]

@@ -13,7 +13,7 @@ from ctxview.model import Conversation, Message, Session
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.layout import PREVIEW_LINES
 from ctxview.tui.state import messages_match, term_pattern
-from ctxview.view import Settings
+from ctxview.engine.view import Settings
 
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ctxview.tui.app import CtxviewApp
-from ctxview.view import Settings
+from ctxview.engine.view import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = "tests/fixtures/hostile.ctxview.json"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from sessions import make_session
 
-from ctxview.compression import PRESETS
+from ctxview.engine.compression import PRESETS
 from ctxview.model import Conversation, Message
 from ctxview.settings import ClearSettings, Settings
 from ctxview.tui.state import (InspectorState, Search, ViewKey, editable_tiers, find_match, next_row, opening_settings,

@@ -8,8 +8,8 @@ from test_app import settle, status
 
 from ctxview.formats.claude_trace import trace_requests
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.screens import BloatScreen, HelpScreen
-from ctxview.view import Settings
+from ctxview.tui.screens.modals import BloatScreen, HelpScreen
+from ctxview.engine.view import Settings
 
 SIZE = (160, 40)
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "claude_trace"

@@ -24,17 +24,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...model import Conversation, Session
-from ..contract import ModuleFormat
-from ..errors import LoadError
-from ..jsonio import Input, LineReader, load_document
-from ..linking import usage_only_warning
-from .conversation import build, scan_warnings
-from .linear import read_linear
-from .persisted import marked
-from .records import ASSISTANT, KIND, SNIFF_TYPES, is_usage_record, str_or_none
-from .scan import Scan, scan_lines
-from .subagents import subagent_files, with_subagents
+from ctxview.model import Conversation, Session
+from ctxview.formats.contract import ModuleFormat
+from ctxview.formats.errors import LoadError
+from ctxview.formats.parsing.jsonio import Input, LineReader, load_document
+from ctxview.formats.parsing.linking import usage_only_warning
+from ctxview.formats.claude_code.conversation import build, scan_warnings
+from ctxview.formats.claude_code.linear import read_linear
+from ctxview.formats.claude_code.persisted import marked
+from ctxview.formats.claude_code.records import ASSISTANT, KIND, SNIFF_TYPES, is_usage_record, str_or_none
+from ctxview.formats.claude_code.scan import Scan, scan_lines
+from ctxview.formats.claude_code.subagents import subagent_files, with_subagents
 
 FORMAT = "claude-code"
 EXPECTED = "Claude Code transcript"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .records import AGENT, ASSISTANT, DATA, K, KIND, NODE, O, P, SIDE, USER, origin_text
+from ctxview.formats.claude_code.records import AGENT, ASSISTANT, DATA, K, KIND, NODE, O, P, SIDE, USER, origin_text
 
 def chain_of(entries: list[tuple], branched: bool = True) -> list[tuple]:
     """The entries on the path ending at the last message, oldest first.

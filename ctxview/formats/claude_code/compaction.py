@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ...model import ContextEvent, Message
-from ..linking import compaction_events
-from .records import DATA, KIND, MICRO, O, origin_text
+from ctxview.model import ContextEvent, Message
+from ctxview.formats.parsing.linking import compaction_events
+from ctxview.formats.claude_code.records import DATA, KIND, MICRO, O, origin_text
 
 
 def boundary_data(rec: dict) -> tuple:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...model import Conversation, Message
-from ..blocks import is_reminder_only, thinking_text
-from ..builders import anthropic_usage, message
-from ..linking import last_model, unlinked_warning
-from .chain import chain_of, split_chains
-from .compaction import compaction_spec, context_events
-from .records import ASSISTANT, BOUNDARY, DATA, KIND, MICRO, O, USER
-from .scan import Scan
+from ctxview.model import Conversation, Message
+from ctxview.formats.parsing.blocks import is_reminder_only, thinking_text
+from ctxview.formats.parsing.builders import anthropic_usage, message
+from ctxview.formats.parsing.linking import last_model, unlinked_warning
+from ctxview.formats.claude_code.chain import chain_of, split_chains
+from ctxview.formats.claude_code.compaction import compaction_spec, context_events
+from ctxview.formats.claude_code.records import ASSISTANT, BOUNDARY, DATA, KIND, MICRO, O, USER
+from ctxview.formats.claude_code.scan import Scan
 
 def assistant_message(parts: list) -> Message:
     """One assistant message from its lines' data (parts[0] is the first line's origin).

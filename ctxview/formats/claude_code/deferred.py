@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from ...model import ContextEvent, Conversation
+from ctxview.model import ContextEvent, Conversation
 
 _REFERENCE = re.compile(r"\[tool reference: ([^\]\n]+)\]")
 

@@ -21,13 +21,13 @@ from typing import Any
 
 import orjson
 
-from ...model import Conversation
-from ..builders import message
-from ..jsonio import SKIP, Input, LineReader
-from .compaction import compaction_spec
-from .conversation import add_user, assistant_message, conversation
-from .records import BOUNDARY, KIND, NODE, P, assistant_data, user_data
-from .scan import Scan
+from ctxview.model import Conversation
+from ctxview.formats.parsing.builders import message
+from ctxview.formats.parsing.jsonio import SKIP, Input, LineReader
+from ctxview.formats.claude_code.compaction import compaction_spec
+from ctxview.formats.claude_code.conversation import add_user, assistant_message, conversation
+from ctxview.formats.claude_code.records import BOUNDARY, KIND, NODE, P, assistant_data, user_data
+from ctxview.formats.claude_code.scan import Scan
 
 
 def read_linear(inp: Input, expected: str, lenient: bool) -> tuple[Scan, LineReader, Conversation, list[str]] | None:

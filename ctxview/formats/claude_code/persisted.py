@@ -32,8 +32,8 @@ import dataclasses
 import re
 from typing import Any
 
-from ...model import Conversation, Message
-from .deferred import with_deferred
+from ctxview.model import Conversation, Message
+from ctxview.formats.claude_code.deferred import with_deferred
 
 TAG = "<persisted-output>"
 _SAVED = re.compile(r"Output too large \(([^)\n]{1,40})\)\. Full output saved to: ([^\n]{1,4096})")

@@ -12,8 +12,13 @@ from __future__ import annotations
 from sys import intern as _intern
 from typing import Any
 
-from ..blocks import anthropic_assistant, anthropic_user, result_text, thinking_block
-from ..builders import tool_call, tool_call_from
+from ctxview.formats.parsing.blocks import (
+    anthropic_assistant,
+    anthropic_user,
+    result_text,
+    thinking_block,
+)
+from ctxview.formats.parsing.builders import tool_call, tool_call_from
 
 # Record types that hold no message for the model; recognised, not counted as unknown.
 QUIET_TYPES = frozenset({

@@ -7,14 +7,14 @@ from typing import Any, Iterable
 
 import orjson
 
-from ...model import Usage
-from ..blocks import result_text
-from ..builders import anthropic_usage
-from ..jsonio import SKIP, Input, LineReader
-from .compaction import boundary_data, microcompaction_data
-from .deferred import delta_of
-from .persisted import replacements_of
-from .records import (ASSISTANT, BOUNDARY, MESSAGE_TYPES, MICRO, NODE, QUIET_TYPES, USER, assistant_data,
+from ctxview.model import Usage
+from ctxview.formats.parsing.blocks import result_text
+from ctxview.formats.parsing.builders import anthropic_usage
+from ctxview.formats.parsing.jsonio import SKIP, Input, LineReader
+from ctxview.formats.claude_code.compaction import boundary_data, microcompaction_data
+from ctxview.formats.claude_code.deferred import delta_of
+from ctxview.formats.claude_code.persisted import replacements_of
+from ctxview.formats.claude_code.records import (ASSISTANT, BOUNDARY, MESSAGE_TYPES, MICRO, NODE, QUIET_TYPES, USER, assistant_data,
                       is_usage_record, key_of, origin_text, str_or_none, user_data)
 
 class Scan:

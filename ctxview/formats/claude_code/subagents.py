@@ -9,16 +9,16 @@ from typing import Any
 
 import orjson
 
-from ...model import Conversation, Usage
-from ..blocks import anthropic_assistant
-from ..builders import message
-from ..linking import last_model
-from .conversation import build, scan_warnings
-from .persisted import marked
-from .records import origin_text
-from ..errors import LoadError
-from ..jsonio import open_input
-from .scan import Scan, scan_lines
+from ctxview.model import Conversation, Usage
+from ctxview.formats.parsing.blocks import anthropic_assistant
+from ctxview.formats.parsing.builders import message
+from ctxview.formats.parsing.linking import last_model
+from ctxview.formats.claude_code.conversation import build, scan_warnings
+from ctxview.formats.claude_code.persisted import marked
+from ctxview.formats.claude_code.records import origin_text
+from ctxview.formats.errors import LoadError
+from ctxview.formats.parsing.jsonio import open_input
+from ctxview.formats.claude_code.scan import Scan, scan_lines
 
 def subagent_files(path: Path, expected: str, lenient: bool, warnings: list[str],
                    unreadable: dict[str, str] | None = None) -> tuple[list[Conversation], int]:

@@ -1,0 +1,214 @@
+"""The prompt cache, simulated: what each request would read from and write to it.
+
+Anthropic's rules, as ctxview models them:
+
+- a prompt is the system prompt and tools (one block, with a breakpoint after it, as Claude
+  Code sends it), then the messages, with a breakpoint on the last message (automatic
+  caching); a message counts as one block;
+- a request reads the longest prefix a live cache entry holds, where an entry is a previous
+  prompt up to one of its breakpoints; the lookup only looks 20 blocks back from the last
+  breakpoint, so a prefix more than 20 messages short of the prompt is missed (the system
+  block still hits: it is a breakpoint of its own);
+- it writes the rest, up to its last breakpoint, as a new entry; nothing is cached (all of it
+  is plain input) when the prompt is shorter than the model's minimum cacheable length;
+- an entry lives `ttl` seconds (5 minutes by default, or 1 hour) from its last use, a read
+  refreshing it; the file's timestamps say how far apart requests were (without them, the
+  cache is taken as warm).
+
+`simulate(prompts, rules)` applies these rules to abstract prompts (size, prefix shared with
+the previous prompt, time); `replay(conversation, settings)` builds the prompts of every
+request of a conversation as prepared under `settings`, each stepped from the one before
+(`stepwise_replay`: tiers, clearing and budgets); summaries and the clearing of call arguments
+are replayed request by request through `pipeline.prepare` (`replay_naive`, also the oracle
+the tests hold the stepwise replay to).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from ctxview.model import Conversation, Message, request_indices
+from ctxview.pipeline import PipelineCache, prepare
+from ctxview.analysis.prices import dollars
+from ctxview.settings import Settings
+from ctxview.analysis.stepwise_replay import NotStepwise, StepwiseReplay, scaled, seconds
+from ctxview.analysis.usage import timestamp_of
+
+__all__ = ["CacheRules", "CachedRequest", "Prompt", "TTL_SECONDS", "min_cacheable_tokens", "replay",
+           "replay_naive", "simulate"]
+
+TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+LOOKBACK_BLOCKS = 20
+
+# The minimum cacheable prompt length by model (Anthropic's prompt-caching documentation);
+# first match wins; other models: 1,024 (also OpenAI's minimum).
+_MINIMUMS = (("opus-4-5", 4096), ("opus-4-6", 4096), ("haiku-4-5", 4096), ("sonnet-4-6", 2048),
+             ("haiku-3", 2048), ("3-haiku", 2048), ("3-5-haiku", 2048))
+
+
+def min_cacheable_tokens(model: str | None) -> int:
+    name = (model or "").lower()
+    for part, minimum in _MINIMUMS:
+        if part in name:
+            return minimum
+    return 1024
+
+
+@dataclass(frozen=True, slots=True)
+class CacheRules:
+    ttl: float = TTL_SECONDS["5m"]
+    minimum: int = 1024               # tokens; see min_cacheable_tokens
+    lookback: int = LOOKBACK_BLOCKS
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """One request's prompt, as the simulation needs it."""
+
+    index: int                  # the assistant message the request produced
+    blocks: int                 # messages sent
+    tokens: int                 # all of it: system block and messages
+    shared_blocks: int          # messages identical, in order, with the previous prompt's first ones
+    shared_tokens: int          # tokens of the system block and those messages
+    system_tokens: int          # the system block (system prompt, tools): its own breakpoint
+    time: float | None = None   # seconds (POSIX), where the file recorded it
+
+
+@dataclass(frozen=True, slots=True)
+class CachedRequest:
+    """What one request reads from the cache, writes to it and sends as plain input."""
+
+    index: int
+    read: int
+    write: int
+    input: int
+
+    @property
+    def total(self) -> int:
+        return self.read + self.write + self.input
+
+
+def simulate(prompts: Iterable[Prompt], rules: CacheRules = CacheRules(), *,
+             warm: int = 0) -> list[CachedRequest]:
+    """The cache's effect on each prompt, in order (see the module docstring for the rules).
+    `warm`: tokens of the system block already in the cache before the first prompt (written by
+    another session or the parent agent; a file does not say, its first recorded read does)."""
+    out = []
+    entries: list[list] = []  # [blocks, tokens, last used], each a prefix of the last prompt, longest last
+    system_used: float | None = None
+    system_cached = warm      # tokens of the system block in the cache
+    for p in prompts:
+        while entries and entries[-1][0] > p.shared_blocks:
+            entries.pop()  # no longer a prefix of what is sent
+        now = p.time
+        if now is not None and entries and entries[-1][2] is not None and now - entries[-1][2] > rules.ttl:
+            entries.clear()  # the newest entry expired, and the others were used no later
+        if now is not None and system_used is not None and now - system_used > rules.ttl:
+            system_cached = 0
+        if p.tokens < rules.minimum:
+            out.append(CachedRequest(p.index, 0, 0, p.tokens))
+            continue
+        hit = entries[-1] if entries and entries[-1][0] >= p.blocks - rules.lookback else None
+        if hit is not None:
+            read = hit[1]
+            hit[2] = now if now is not None else hit[2]
+        else:
+            read = min(system_cached, p.system_tokens)
+        out.append(CachedRequest(p.index, read, p.tokens - read, 0))
+        if hit is None or hit[0] < p.blocks:
+            entries.append([p.blocks, p.tokens, now])
+        if p.system_tokens >= rules.minimum:
+            system_cached, system_used = p.system_tokens, now
+    return out
+
+
+def incremental(settings: Settings) -> bool:
+    """Whether `replay` can step from request to request (stepwise_replay): every setting but
+    summaries (the API's compaction too), the clearing of call arguments and the API's thinking
+    clearing (those rewrite messages far from the change)."""
+    return (settings.old_messages == "keep" and settings.compact is None
+            and (settings.clear is None or not (settings.clear.clear_inputs or settings.clear.api
+                                                 or settings.clear.trigger_unit != "input_tokens"))
+            and (settings.clear_thinking is None or settings.clear_thinking.keep == "all"))
+
+
+def replay(conversation: Conversation, settings: Settings, *, cache: PipelineCache | None = None,
+           overhead: int = 0, scale: float = 1.0) -> list[Prompt]:
+    """The prompt of every request of `conversation` as prepared under `settings`.
+
+    `overhead`: tokens every request carried that the file does not store (tool definitions,
+    the harness's own system prompt: the calibration's fitted constant); `scale`: the
+    calibration's slope, turning ctxview's estimate into the provider's tokens."""
+    cache = cache or PipelineCache()
+    if incremental(settings):
+        try:
+            return [Prompt(*fields) for fields in StepwiseReplay(conversation, settings, cache, overhead, scale).run()]
+        except NotStepwise:
+            pass  # (a call id used twice, say: see stepwise_replay)
+    return replay_naive(conversation, settings, cache=cache, overhead=overhead, scale=scale)
+
+
+def replay_naive(conversation: Conversation, settings: Settings, *, cache: PipelineCache | None = None,
+                 overhead: int = 0, scale: float = 1.0) -> list[Prompt]:
+    """`replay` by preparing each request whole and comparing it with the one before (n²)."""
+    cache = cache or PipelineCache()
+    out: list[Prompt] = []
+    previous: tuple[Message, ...] = ()
+    for r in request_indices(conversation.messages):
+        view = prepare(conversation, dataclasses.replace(settings, request=r), cache=cache)
+        sent = view.prepared
+        tokens = [row.tokens_prepared for row in view.rows if row.prepared is not None]
+        shared = 0
+        for a, b in zip(previous, sent):
+            if a is not b and a != b:
+                break
+            shared += 1
+        system = overhead + scaled(view.system_tokens, scale)
+        msg_tokens = [scaled(t, scale) for t in tokens]
+        out.append(Prompt(r, len(sent), system + sum(msg_tokens), shared, system + sum(msg_tokens[:shared]),
+                          system, seconds(timestamp_of(conversation.messages[r]))))
+        previous = sent
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A conversation's requests under one setting, summed: tokens, what the cache did, dollars."""
+
+    requests: int
+    tokens: int                 # every input token, read, written or plain
+    read: int
+    write: int
+    input: int
+    usd: object = None          # Decimal, or None when the model has no price
+
+    @property
+    def read_share(self) -> float | None:
+        return self.read / self.tokens if self.tokens else None
+
+    def to_dict(self) -> dict:
+        return {"requests": self.requests, "tokens": self.tokens, "cache_read": self.read, "cache_write": self.write,
+                "input": self.input, "read_share": None if self.read_share is None else round(self.read_share, 4),
+                "usd": dollars(self.usd)}
+
+
+def outcome(conversation: Conversation, prompts: Sequence[Prompt], simulated: Sequence[CachedRequest],
+            prices, ttl: str = "5m") -> Outcome:
+    """Sum simulated requests, priced with each request's recorded output tokens and model."""
+    from ctxview.model import Usage  # (the values; prices is any PriceTable)
+
+    msgs = conversation.messages
+    usd = None
+    priced = True
+    for p, s in zip(prompts, simulated):
+        m = msgs[p.index]
+        cost = prices.cost(Usage(s.input, m.usage.output_tokens if m.usage else 0, s.read, s.write),
+                           m.model_id or conversation.model, timestamp_of(m), ttl)
+        if cost is None:
+            priced = False
+        else:
+            usd = cost if usd is None else usd + cost
+    return Outcome(len(simulated), sum(s.total for s in simulated), sum(s.read for s in simulated),
+                   sum(s.write for s in simulated), sum(s.input for s in simulated), usd if priced else None)

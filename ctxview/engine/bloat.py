@@ -1,0 +1,635 @@
+"""What fills a context, and what would shrink it: analyze_context_bloat.
+
+The report says how many tokens the messages take and what share of the
+context window that is; splits the tokens by role, by tool and into system
+reminders (stored in history, and ephemeral ones added per request); lists
+the largest messages, repeated tool results (same tool and arguments, or the
+same content) and stale large tool results; and recommends actions, each with
+the setting that does it and the tokens it would save, measured by running
+that setting over the messages.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import json
+import math
+from collections import defaultdict
+from itertools import islice
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+
+import orjson
+
+from ctxview.engine import reminders
+from ctxview.engine.budget import checkpoint_message, extractive_summary, fit_plan, summary_span
+from ctxview.engine.clearing import clearing_saving
+from ctxview.engine.compression import (
+    DEFAULT_POLICY,
+    CompressionPolicy,
+    compress_tool_results,
+    detect_tool_name_cached,
+    limits_by_age,
+    tool_names_by_call_id,
+)
+from ctxview.gcpause import paused_gc
+from ctxview.engine.grouping import unit_runs, units
+from ctxview.model import Message
+from ctxview.engine.tokens import SwarmEstimate, TokenCounter
+from ctxview.engine.tool_names import detect_tool_name
+from ctxview.settings import ClearSettings
+
+__all__ = ["BloatReport", "Recommendation", "analyze_context_bloat", "tiers_saving"]
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    action: str        # what to do, in words
+    setting: str       # the ctxview setting / option that does it
+    saves: int         # tokens it would save on these messages
+    detail: str = ""
+
+    def to_dict(self) -> dict:
+        return {"action": self.action, "setting": self.setting, "saves": self.saves, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class BloatReport:
+    total_tokens: int
+    bloated: bool
+    threshold: float
+    context_window: int | None = None
+    by_role: Mapping[str, int] = field(default_factory=dict)
+    by_tool: Mapping[str, int] = field(default_factory=dict)
+    tool_result_tokens: int = 0
+    reminder_tokens_stored: int = 0
+    reminder_tokens_ephemeral: int = 0
+    largest: tuple[Mapping[str, Any], ...] = ()
+    repeated: tuple[Mapping[str, Any], ...] = ()
+    stale: tuple[Mapping[str, Any], ...] = ()
+    recommendations: tuple[Recommendation, ...] = ()
+    counter: str = ""
+    basis: str = "counted"   # what total_tokens is: "recorded", "calibrated" (the model's tokens) or "counted"
+    rule: str = ""           # the rule the verdict followed, in words (or why there is none)
+
+    @property
+    def share(self) -> float | None:
+        """Tokens as a share of the context window (None without a window)."""
+        return self.total_tokens / self.context_window if self.context_window else None
+
+    def to_dict(self) -> dict:
+        share = self.share
+        return {
+            "bloated": self.bloated,
+            "recommendations": [r.to_dict() for r in self.recommendations],
+            "total_tokens": self.total_tokens,
+            "context_window": self.context_window,
+            "share": None if share is None else round(share, 4),
+            "threshold": self.threshold,
+            "counter": self.counter,
+            "basis": self.basis,
+            "rule": self.rule,
+            "by_role": dict(self.by_role),
+            "by_tool": dict(self.by_tool),
+            "tool_result_tokens": self.tool_result_tokens,
+            "reminders": {"stored": self.reminder_tokens_stored, "ephemeral": self.reminder_tokens_ephemeral},
+            "largest": [dict(x) for x in self.largest],
+            "repeated": [dict(x) for x in self.repeated],
+            "stale": [dict(x) for x in self.stale],
+        }
+
+    def __getitem__(self, key: str) -> Any:
+        """Dict-style access (`report["bloated"]`), as the original's hash result."""
+        return self.to_dict()[key]
+
+
+def _args_key(args: Mapping[str, Any]) -> str:
+    """The arguments as canonical JSON: equal for calls whose arguments are equal (it only groups)."""
+    try:
+        return json.dumps(dict(args), sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(args)
+
+
+# objects, datetimes and subclasses of str, int, dict... raise instead of being written orjson's way
+_ORJSON_KEY = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+               | orjson.OPT_PASSTHROUGH_SUBCLASS)
+
+
+def _has_non_finite(value: Any) -> bool:
+    if type(value) is float:
+        return not math.isfinite(value)
+    if type(value) is dict:
+        return any(_has_non_finite(v) for v in value.values())
+    if type(value) in (list, tuple):
+        return any(_has_non_finite(v) for v in value)
+    return False
+
+
+def _reminder_tokens(text: str, count: Callable[[str], int]) -> int:
+    """Tokens of the reminder blocks in one text."""
+    return sum(count(block) for block in reminders.extract(text)) if reminders.OPEN in text else 0
+
+
+def args_keys(arguments: Sequence[Mapping[str, Any]], names: Sequence[str] | None = None) -> list:
+    """The key of each call's arguments, grouping them as _args_key does; with `names` (the tool of
+    each call), the key of each (name, arguments), grouping as (name, _args_key(arguments)) does.
+    When every one is made of plain JSON values (what the loaders give) the keys are orjson's
+    canonical text, several times faster (and one bytes object hashes faster than a tuple); if any is
+    not (orjson raises for a non-str key, an int past 64 bits, an object, a subclass; writes NaN and
+    infinities as null, as it does None) every key is _args_key's, so that the two kinds never mix
+    (tests/test_bloat_fastpath.py holds them equal)."""
+    try:
+        dumps, option = orjson.dumps, _ORJSON_KEY
+        if names is None:
+            keys = [dumps(args, option=option) for args in arguments]
+        else:
+            keys = [dumps((name, args), option=option) for name, args in zip(names, arguments)]
+        _refuse_non_finite(keys, arguments)
+        return keys
+    except TypeError:
+        return _simple_keys(arguments, names)
+
+
+def args_groups(indices: Sequence[int], arguments: Sequence[Mapping[str, Any]],
+                names: Sequence[str] | None = None) -> dict[Any, list[int]]:
+    """The indices (one for each call) grouped as args_keys(arguments, names) groups them, groups in
+    order of their first index. The keys are made and dropped one at a time: a repeated call's
+    canonical text is freed at once, not kept in a list of 60k texts (whose fresh pages cost more
+    than the grouping)."""
+    groups: dict[Any, list[int]] = defaultdict(list)
+    dumps, option = orjson.dumps, _ORJSON_KEY
+    try:
+        if names is None:
+            for i, args in zip(indices, arguments):
+                groups[dumps(args, option=option)].append(i)
+        else:
+            for i, name, args in zip(indices, names, arguments):
+                groups[dumps((name, args), option=option)].append(i)
+        _refuse_non_finite(groups, arguments)
+    except TypeError:
+        groups = defaultdict(list)
+        for i, key in zip(indices, _simple_keys(arguments, names)):
+            groups[key].append(i)
+    return groups
+
+
+def _refuse_non_finite(keys: Iterable[bytes], arguments: Iterable[Any]) -> None:
+    """TypeError if an arguments holds a NaN or an infinity, which orjson writes as null (as it does
+    None). Such arguments have a key with a null in it: the arguments are looked through only when
+    a distinct key has one (searching every key as it was made cost a quarter of the grouping)."""
+    if any(b"null" in key for key in keys) and any(map(_has_non_finite, arguments)):
+        raise TypeError("NaN or an infinity: orjson writes them as null")
+
+
+def _simple_keys(arguments, names) -> list:
+    if names is None:
+        return [_args_key(args) for args in arguments]
+    return [(name, _args_key(args)) for name, args in zip(names, arguments)]
+
+
+def _result_tool(msg: Message, call: Any) -> str | None:
+    """clearing.tool_name_of(msg, {call id: call name}), given the call the result answers (None:
+    none does; _Scan.calls)."""
+    return msg.tool_name or (call.name if call is not None else detect_tool_name(msg.text))
+
+
+class _Scan(NamedTuple):
+    """What the analysis reads off every message, gathered in one pass (each pass over 100k
+    messages costs about as much in memory reads as in work)."""
+    by_role: dict[str, int]    # tokens by role
+    results: list[int]         # the indices of the tool results
+    calls: list[Any]           # the call each result answers (the last call with its id), or None
+    reminded: list[str]        # the texts of the other messages that hold a reminder block
+    units: list[Sequence[int]]  # grouping.unit_runs(messages)
+
+
+def _scan(messages: Sequence[Message], per: Sequence[int]) -> _Scan:
+    """The scan of the messages: _scan_linear's in the usual case, else _scan_by_id's."""
+    found = _scan_linear(messages, per)
+    return found if found is not None else _scan_by_id(messages, per)
+
+
+def _scan_by_id(messages: Sequence[Message], per: Sequence[int]) -> _Scan:
+    """The scan as defined: every call by its id, then each result's call looked up."""
+    calls: dict[str, Any] = {}
+    owner: dict[str, int] = {}  # grouping.call_owner(messages)
+    by_role: dict[str, int] = defaultdict(int)
+    results = []
+    reminded = []
+    for i, m in enumerate(messages):
+        role = m.role
+        by_role[role] += per[i]
+        if role == "tool":
+            results.append(i)  # (their reminders are looked for once per distinct text: _Tally)
+        else:
+            text = _result_text(m)
+            if reminders.OPEN in text:
+                reminded.append(text)
+        if m.tool_calls:
+            for c in m.tool_calls:
+                if c.id:
+                    calls[c.id] = c
+                    owner[c.id] = i
+    answered = [calls.get(messages[i].tool_call_id) if messages[i].tool_call_id else None for i in results]
+    return _Scan(by_role, results, answered, reminded, unit_runs(messages, owner, results))
+
+
+def _scan_linear(messages: Sequence[Message], per: Sequence[int]) -> _Scan | None:
+    """_scan_by_id's scan in one pass, with no table of the calls by id, for the usual shape: each
+    tool result answers a call of the last message with calls before it, and no call id is used
+    twice. None when a result answers no call there (its call is elsewhere, or there is none) or a
+    call id repeats: then _scan_by_id. The units are found on the way (unit_runs': a result joins
+    its call's unit; all of them runs when each result follows its call's message or another
+    result of it; tests/test_bloat_fastpath.py holds the two scans equal)."""
+    by_role: dict[str, int] = defaultdict(int)
+    results = []
+    answered = []
+    reminded = []
+    ids = []  # every call id, to see that none repeats
+    heads = []  # the first message of each unit
+    last_calls: Sequence[Any] = ()
+    caller = -1  # the last message with calls
+    previous = -1  # the first message of message i - 1's unit
+    runs = True
+    opening = reminders.OPEN
+    for i, m in enumerate(messages):
+        role = m.role
+        by_role[role] += per[i]
+        call = None
+        if role == "tool":
+            results.append(i)
+            call_id = m.tool_call_id
+            if call_id:
+                for c in last_calls:
+                    if c.id == call_id:
+                        call = c
+                if call is None:
+                    return None
+            answered.append(call)
+        else:
+            text = m.content
+            if type(text) is not str:
+                text = m.text
+            if opening in text:
+                reminded.append(text)
+        if call is None:
+            heads.append(i)
+            previous = i
+        elif previous != caller:
+            runs = False  # joins a unit that another one interrupted (previous stays the caller's)
+        if m.tool_calls:
+            last_calls, caller = m.tool_calls, i
+            for c in last_calls:
+                if c.id:
+                    ids.append(c.id)
+    if len(set(ids)) != len(ids):
+        return None
+    if runs:
+        heads.append(len(messages))
+        found = list(map(range, heads, islice(heads, 1, None)))
+    else:
+        found = units(messages)  # (what unit_runs gives when the units are not all runs)
+    return _Scan(by_role, results, answered, reminded, found)
+
+
+def analyze_context_bloat(
+    messages: Sequence[Message],
+    threshold: float = 0.7,
+    context_window: int | None = None,
+    counter: TokenCounter | None = None,
+    *,
+    ephemeral: Mapping[int, Sequence[str]] | None = None,
+    system_prompt: str | None = None,
+    keep_recent: int = 10,
+    largest: int = 5,
+    stale_age: int = 20,
+    stale_tokens: int = 1000,
+    counts: Sequence[int] | None = None,
+    measure: Callable[[Message], int] | None = None,
+    measure_cleared: Callable[[Message], int] | None = None,
+    blank: Callable[[Message, str], Message] | None = None,
+    rows: Sequence[Any] | None = None,
+    figure: tuple[int, str, float] | None = None,
+) -> BloatReport:
+    """Analyse `messages` (see the module docstring).
+
+    bloated: the context ≥ threshold × context_window, and at least
+    MIN_VERDICT_TOKENS; no verdict without a window (`rule` says which rule
+    was used, or why none). `figure` (tokens, basis, scale): the request's
+    context in the model's tokens (context_tokens) and how many of them one
+    counted token is: the total, the verdict and every saving are then in
+    that unit, a saving never more than the messages hold. `counts` (tokens
+    per message), `measure` (tokens of any message, e.g. through a cache),
+    and for the clearing measured, `measure_cleared` (tokens of a cleared
+    result) and `blank` (a result with its content replaced), may be passed
+    in by a caller that has them; so may `rows`, the pipeline's unchanged row
+    of each message (view.Row: its tool name and reminder spans).
+    """
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1], not {threshold}")
+    with paused_gc():
+        return _analyze(messages, threshold, context_window, counter or SwarmEstimate(), ephemeral, system_prompt,
+                        keep_recent, largest, stale_age, stale_tokens, counts, measure, measure_cleared, blank,
+                        rows, figure)
+
+
+def _analyze(messages, threshold, context_window, counter, ephemeral, system_prompt, keep_recent, largest,
+             stale_age, stale_tokens, counts, measure, measure_cleared=None, blank=None, rows=None,
+             figure=None) -> BloatReport:
+    measure = measure or counter.count_message
+    per = list(counts) if counts is not None else [measure(m) for m in messages]
+    n = len(messages)
+    system_tokens = counter.count_message(Message("system", system_prompt)) if system_prompt else 0
+    eph_tokens = 0
+    if ephemeral:
+        eph_tokens = sum(counter.count(str(p)) for i, ps in ephemeral.items() if 0 <= i < n for p in ps if p)
+    total = sum(per) + system_tokens + eph_tokens
+    scan = _scan(messages, per)
+    tally = _Tally(messages, per, counter, stale_age, stale_tokens, rows, scan)
+    if system_tokens:
+        tally.by_role["system"] += system_tokens
+    repeated = tally.repeated_groups()
+    # the biggest first, ties in index order (nlargest: sorted(..., reverse=True)[:largest] without the sort)
+    order = (heapq.nlargest(largest, range(n), key=per.__getitem__) if largest >= 0
+             else sorted(range(n), key=per.__getitem__, reverse=True)[:largest])
+    biggest = tuple(
+        {"index": j, "role": messages[j].role, "tool": tally.tool_of(j) if messages[j].role == "tool" else None,
+         "tokens": per[j]}
+        for j in order
+    )
+    shown, basis, scale = figure if figure is not None else (total, "counted", 1.0)
+    scale = scale if scale > 0 else 1.0
+    held = min(shown, round(scale * sum(per)))  # the messages' part of the request, in the unit shown
+    bloated, rule = _verdict(shown, threshold, context_window)
+    # the tokens the messages may take (counted), when bloated: the threshold less the rest of the request
+    room = (threshold * context_window - (shown - held)) / scale if context_window and bloated else None
+    if figure is None:
+        room = threshold * context_window - system_tokens - eph_tokens if context_window and bloated else None
+    # the budget the pipeline applies is in the counter's tokens, the system block counted in
+    budget = None if room is None else int(room) + system_tokens + eph_tokens
+    recs = _recommendations(messages, per, counter, measure, keep_recent, repeated, tally.stale, room, threshold,
+                            context_window, measure_cleared or measure, blank, scan.units, scan.results,
+                            tally.same_text, budget)
+    if figure is not None:
+        recs = [Recommendation(r.action, r.setting, min(held, round(scale * r.saves)), r.detail) for r in recs]
+    return BloatReport(
+        total_tokens=shown,
+        bloated=bloated,
+        basis=basis,
+        rule=rule,
+        threshold=threshold,
+        context_window=context_window,
+        by_role=dict(sorted(tally.by_role.items(), key=lambda kv: -kv[1])),
+        by_tool=dict(sorted(tally.by_tool.items(), key=lambda kv: -kv[1])),
+        tool_result_tokens=tally.tool_tokens,
+        reminder_tokens_stored=tally.stored_reminders,
+        reminder_tokens_ephemeral=eph_tokens,
+        largest=biggest,
+        repeated=tuple(repeated),
+        stale=tuple(tally.stale),
+        recommendations=tuple(recs),
+        counter=counter.name,
+    )
+
+
+MIN_VERDICT_TOKENS = 1_000  # below this, no context is called bloated, whatever the window
+
+
+def _verdict(tokens: int, threshold: float, context_window: int | None) -> tuple[bool, str]:
+    """(bloated, the rule in words): the context at or over `threshold` of the window; no verdict
+    without a window, nor on a context of fewer than MIN_VERDICT_TOKENS."""
+    if not context_window:
+        return False, "no verdict: the context window is unknown (--context-window N sets it)"
+    if tokens < MIN_VERDICT_TOKENS:
+        return False, f"no verdict on {tokens:,} tokens (fewer than {MIN_VERDICT_TOKENS:,})"
+    limit = threshold * context_window
+    sign = "≥" if tokens >= limit else "<"
+    return tokens >= limit, (f"context {tokens:,} {sign} {threshold:.0%} of the {context_window:,}-token window "
+                             f"({int(limit):,})")
+
+
+class _Tally:
+    """Tokens by role and tool, stored reminders, the tool results that repeat a call or a text, and
+    the stale large ones. `rows`: the pipeline's unchanged row of each message, whose reminder spans
+    were found already (reminders.spans' spans)."""
+
+    def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int, rows, scan: _Scan) -> None:
+        self.messages, self.per, self.rows = messages, per, rows
+        self.results, self.calls = scan.results, scan.calls
+        self.by_role = scan.by_role
+        self.by_tool: dict[str, int] = defaultdict(int)
+        self.same_text: dict[str, list[int]] = defaultdict(list)
+        self.stale: list[dict] = []
+        # the tool, arguments and index of each result linked to a call with arguments
+        linked_names: list[str] = []
+        linked_args: list[Mapping[str, Any]] = []
+        linked: list[int] = []
+        # (names bound locally: one iteration per result of 60k)
+        by_tool, same_text, stale = self.by_tool, self.same_text, self.stale
+        tool_tokens = 0
+        n = len(messages)
+        for i, call in zip(scan.results, scan.calls):
+            m, tokens = messages[i], per[i]
+            name = m.tool_name or (call.name if call is not None else detect_tool_name(m.text)) or "unknown"  # _result_tool
+            tool_tokens += tokens
+            by_tool[name] += tokens
+            if call is not None and call.arguments:
+                linked_names.append(call.name)
+                linked_args.append(call.arguments)
+                linked.append(i)
+            text = m.content
+            if type(text) is not str:
+                text = m.text
+            if text:
+                same_text[text].append(i)
+            age = n - i
+            if age > stale_age and tokens >= stale_tokens:
+                stale.append({"index": i, "tool": name, "tokens": tokens, "age": age})
+        self.tool_tokens = tool_tokens
+        self.same_call = args_groups(linked, linked_args, linked_names)  # the results of equal calls
+        self.stored_reminders = self._stored_reminders(counter, scan.reminded)
+
+    def _stored_reminders(self, counter: TokenCounter, reminded: list[str]) -> int:
+        """Tokens of the reminder blocks stored in the messages: from the rows' spans when given;
+        else the tool results' texts are looked through once per distinct text (a third of the 60k
+        of the bench file are distinct), the other messages' from the scan."""
+        count = counter.count
+        if self.rows is not None:
+            stored = 0
+            for m, row in zip(self.messages, self.rows):
+                if row.stored_reminders:
+                    text = m.text
+                    stored += sum(count(text[s:e]) for s, e in row.stored_reminders)
+            return stored
+        return (sum(_reminder_tokens(text, count) for text in reminded)
+                + sum(len(idx) * _reminder_tokens(text, count) for text, idx in self.same_text.items()))
+
+    def tool_of(self, i: int) -> str | None:
+        """The tool of result i (_result_tool)."""
+        k = bisect.bisect_left(self.results, i)
+        return _result_tool(self.messages[i], self.calls[k] if k < len(self.results) and self.results[k] == i else None)
+
+    def repeated_groups(self) -> list[dict]:
+        """Groups of two or more results of the same call or text, most wasted tokens first."""
+        repeated = []
+        seen: set[tuple[int, ...]] = set()
+        for kind, groups in (("same call", self.same_call.values()), ("same content", self.same_text.values())):
+            for idx in groups:
+                if len(idx) < 2 or tuple(idx) in seen:
+                    continue
+                seen.add(tuple(idx))
+                repeated.append({
+                    "kind": kind,
+                    "tool": self.tool_of(idx[0]) or "unknown",
+                    "indices": list(idx),
+                    "wasted_tokens": sum(self.per[j] for j in idx[:-1]),  # every copy but the latest
+                })
+        repeated.sort(key=lambda r: -r["wasted_tokens"])
+        return repeated
+
+
+def _recommendations(messages, per, counter, measure, keep_recent: int, repeated: list, stale: list,
+                     room: float | None, threshold: float, context_window: int | None,
+                     measure_cleared: Callable[[Message], int], blank, all_units, results,
+                     by_text, budget: int | None = None) -> list[Recommendation]:
+    """What each setting would save, most first (`room`: tokens the messages may take, when bloated;
+    `all_units`: unit_runs(messages), as summarising and fitting both keep a call with its results;
+    `results`: the indices of the tool results; `by_text`: the tool results by their text, the
+    tally's same_text)."""
+    n = len(messages)
+    recs: list[Recommendation] = []
+    saved = tiers_saving(messages, keep_recent, DEFAULT_POLICY, per, counter, measure, by_text=by_text)
+    if saved > 0:
+        recs.append(Recommendation(
+            "compress old tool results by age", f"--tiers default --keep-recent {keep_recent}", saved,
+            "SwarmSDK's tiers: ages 11-20 → 1000 chars, 21-40 → 500, 41-60 → 200, older → 100"))
+    cleared, clearing_saved = clearing_saving(messages, ClearSettings(), counter, per, measure_cleared, blank,
+                                              results, by_text)
+    if clearing_saved > 0:
+        waste = sum(r["wasted_tokens"] for r in repeated)
+        recs.append(Recommendation(
+            "clear old tool results (keep the 3 most recent)", "--clear-keep 3", clearing_saved,
+            f"{cleared} results cleared; includes {len(repeated)} repeated groups "
+            f"({waste:,} tokens) and {len(stale)} stale large results"))
+    if n - keep_recent > 1:
+        # exactly what --old-messages llm does: same boundary (moved to keep calls
+        # with their results), same offline checkpoint
+        # (plan_summary's "llm" without the messages after it: its removed and inserted only)
+        boundary, removed = summary_span(messages, n - keep_recent, all_units)
+        if removed:
+            inserted = checkpoint_message(len(removed), extractive_summary(list(map(messages.__getitem__, removed))))
+            saving = sum(map(per.__getitem__, removed)) - measure(inserted)
+            if saving > 0:
+                recs.append(Recommendation(
+                    "summarise old messages into one checkpoint", "--old-messages llm", saving,
+                    f"the {len(removed):,} messages before index {boundary}"))
+    if room is not None and context_window:
+        dropped, tokens = fit_plan(messages, max(int(room), 0), keep_recent, per, unit_list=all_units)
+        if dropped:
+            recs.append(Recommendation(
+                f"drop the oldest messages to stay under {threshold:.0%} of the window",
+                f"--budget {budget if budget is not None else int(threshold * context_window)}", sum(per) - tokens,
+                f"{len(dropped):,} messages dropped, tool calls kept with their results"))
+    recs.sort(key=lambda r: -r.saves)
+    return recs
+
+
+# --- what the tiers save, measured without cutting ----------------------------------
+
+_UNSEEN = object()
+
+
+def _tier_limits(policy: CompressionPolicy) -> list[int | None] | None:
+    """The policy's max_chars by age as a table whose last entry is the last tier's: an age of 0 or
+    more has table[min(age, len(table) - 1)]. None for tiers going past age 4095 (no table that long)."""
+    table, top = limits_by_age(policy)
+    return None if top > 4095 else table + [policy.tiers[-1].max_chars]
+
+
+def tiers_saving_built(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy,
+                       per: Sequence[int], measure: Callable[[Message], int]) -> int:
+    """Tokens compress_tool_results(messages, keep_recent, policy) saves: each result it cuts, measured."""
+    compressed = compress_tool_results(messages, keep_recent, policy)
+    return sum(per[i] - measure(c) for i, c in enumerate(compressed) if c is not messages[i])
+
+
+def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy, per: Sequence[int],
+                 counter: TokenCounter, measure: Callable[[Message], int],
+                 tool_indices: Sequence[int] | None = None,
+                 by_text: Mapping[str, Sequence[int]] | None = None) -> int:
+    """tiers_saving_built, where `measure` counts as `counter` does. Under SwarmSDK's estimate a
+    message's tokens follow from its text's length and code characters, and a cut text is three
+    pieces (the kept head, the marker, maybe the hint) whose lengths and code characters add up:
+    so the cut is measured without building it (tests/test_bloat_fastpath.py holds the two equal).
+    `tool_indices`: the indices of the tool results in order, when the caller has them (the others
+    are not looked at); or `by_text`: the tool results with a text, in order, by their text (the
+    tally's same_text): a text repeated in several results is then looked at once for each tier
+    limit it is cut to, not once for each result."""
+    limits = _tier_limits(policy)
+    if type(counter) is not SwarmEstimate or limits is None:
+        return tiers_saving_built(messages, keep_recent, policy, per, measure)
+    n = len(messages)
+    stop = min(n - keep_recent, n)
+    if not policy.enabled or stop <= 0:
+        return 0
+    stats, tokens_of = SwarmEstimate.text_stats, SwarmEstimate.count_stats
+    marker_parts = policy.marker.split("{n}")
+    marker_chars, marker_code = stats("".join(marker_parts))
+    slots = len(marker_parts) - 1   # where the number of chars cut goes (digits: no code characters)
+    hints = {tool: stats(policy.hint.replace("{tool}", tool)) for tool in policy.rerunnable_tools}
+    by_content = policy.tool_name_from == "content"
+    names: Mapping[str, str] | None = None
+    oldest = len(limits) - 1
+    if by_text is not None:
+        groups = by_text.items()
+    else:
+        indices = range(stop) if tool_indices is None else tool_indices[:bisect.bisect_left(tool_indices, stop)]
+        groups = ((_result_text(messages[i]), (i,)) for i in indices if messages[i].role == "tool")
+    detected: dict[str, str | None] = {}  # by text: a text repeated in several results is looked at once
+    saved = 0
+    for text, results in groups:
+        if type(text) is not str:
+            text = str(text)
+        length = len(text)
+        name = _UNSEEN  # the tool whose hint is added (compression's _compress_into picks it so)
+        # the last cut measured for this text: its limit, tool, and tokens
+        cut_to, cut_name, tokens = None, _UNSEEN, 0
+        for i in results:
+            if i >= stop:
+                break
+            age = n - i
+            limit = limits[age if age < oldest else oldest]
+            if limit is None or length <= limit:
+                continue
+            if not by_content:
+                msg = messages[i]
+                name = msg.tool_name
+                if name is None and msg.tool_call_id:
+                    if names is None:
+                        names = tool_names_by_call_id(messages)
+                    name = names.get(msg.tool_call_id)
+            elif name is _UNSEEN:
+                name = detected.get(text, _UNSEEN)
+                if name is _UNSEEN:
+                    name = detected[text] = detect_tool_name_cached(text)
+            if limit != cut_to or name is not cut_name:
+                cut_to, cut_name = limit, name
+                chars, code = stats(text[:limit])
+                chars += marker_chars + slots * len(str(length - limit))
+                code += marker_code
+                hint = hints.get(name) if name is not None else None
+                if hint is not None:
+                    chars += hint[0]
+                    code += hint[1]
+                tokens = tokens_of("tool", chars, code)
+            saved += per[i] - tokens
+    return saved
+
+
+def _result_text(msg: Message) -> Any:
+    """A tool result's text as the tally keys it: its content when that is a str, else Message.text
+    (which tiers_saving makes a str, as compression's _text_of does)."""
+    text = msg.content
+    return text if type(text) is str else msg.text

@@ -1,0 +1,1 @@
+"""Request bodies as a provider accepts them (`ctxview prepare`, the inspector's `w`)."""

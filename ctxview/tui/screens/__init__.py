@@ -1,0 +1,1 @@
+"""The inspector's screens and dialogs, each over the main view."""

@@ -1,0 +1,1 @@
+"""The widgets the inspector's screens are made of."""

@@ -1,0 +1,468 @@
+"""The two panes, stored and prepared, as one widget.
+
+`PanePair` holds the row layout both panes draw, the cursor row, which rows
+are expanded and which removed runs the user unfolded, and links the panes'
+scrolling. The app hands it a layout (`show`) and titles; the pair tells the
+app when the cursor moved (`CursorMoved`), so the status bar follows.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Callable
+
+from rich.style import Style
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message as TMessage
+from textual.worker import get_current_worker
+
+from ctxview.tui.layout import Layout, display_text, system_row
+from ctxview.tui.messages import SearchCounted, SearchDone
+from ctxview.tui.widgets.pane import MessagePane
+from ctxview.tui.render import block_lines, header_line
+from ctxview.tui.reveal import Kind, first_styled_line, reveal_scroll, target_styles
+from ctxview.tui.screens.modals import DetailScreen
+from ctxview.tui.state import find_match, match_positions, next_row
+from ctxview.tui.widgets.basic import Line
+
+__all__ = ["FOLD_MIN", "HUGE_CHARS", "HUGE_LINES", "PanePair"]
+
+# A message this big opens in the detail view instead of expanding in place.
+HUGE_CHARS = 100_000
+HUGE_LINES = 1_500
+# Runs of at least this many removed messages fold into one line on each side.
+FOLD_MIN = 2
+
+
+class PanePair(Vertical):
+    """Stored messages beside prepared ones: one layout, one cursor row, linked scrolling."""
+
+    # Active while either pane has focus (the pair is their ancestor).
+    BINDINGS = [
+        Binding("up,k", "cursor(-1)", "Previous message", show=False, id="ctxview.cursor_up"),
+        Binding("down,j", "cursor(1)", "Next message", show=False, id="ctxview.cursor_down"),
+        Binding("home", "cursor_to('first')", "First message", show=False, id="ctxview.first"),  # (g: go to #N)
+        Binding("end,G", "cursor_to('last')", "Last message", show=False, id="ctxview.last"),
+        Binding("enter", "expand", "Expand", id="ctxview.expand",
+                tooltip="Expand / collapse the message (huge ones open the detail view; a Task call opens its "
+                        "sub-agent's conversation)"),
+        Binding("o", "detail", "Open in detail view", show=False, id="ctxview.detail",
+                tooltip="Open the message in the detail view (Tab there: the other side)"),
+        Binding("z", "fold", "Fold/unfold removed messages", show=False, id="ctxview.fold",
+                tooltip="Fold / unfold a run of removed messages (Enter unfolds too)"),
+    ]
+
+    class CursorMoved(TMessage):
+        """The cursor row or the link state changed (for the status bar)."""
+
+    def __init__(self, *, id: str | None = None, on_cursor_moved: Callable[[], None] | None = None) -> None:
+        super().__init__(id=id)
+        # Called at once when the cursor moves (the app's status bar then changes in the same frame as the
+        # panes: a CursorMoved message would be handled after the panes were painted, a frame later).
+        self.on_cursor_moved = on_cursor_moved
+        self.row_layout: Layout | None = None
+        self.cursor = 0
+        self.linked = True
+        self.expanded_rows: set[int] = set()
+        self.unfolded_runs: set[int] = set()   # removed runs the user unfolded (first rows)
+        # Asked first on Enter with the cursor row: True when it took the key (a Task call opens its
+        # sub-agent's conversation), False to expand as usual.
+        self.on_enter: Callable[[int], bool] | None = None
+        self._syncing_scroll = False
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="titles"):
+            yield Line(Text("stored messages", Style(bold=True)), id="title-stored", classes="pane-title")
+            yield Line(Text("as sent", Style(bold=True)), id="title-prepared", classes="pane-title")
+        with Horizontal(id="pane-row"):
+            yield MessagePane("stored", id="stored")
+            yield MessagePane("prepared", id="prepared")
+
+    def on_mount(self) -> None:
+        stored, prepared = self.panes
+        self.watch(stored, "scroll_y", lambda y: self._link_scroll(prepared, y), init=False)
+        self.watch(prepared, "scroll_y", lambda y: self._link_scroll(stored, y), init=False)
+
+    @property
+    def stored(self) -> MessagePane:
+        return self.query_one("#stored", MessagePane)
+
+    @property
+    def prepared(self) -> MessagePane:
+        return self.query_one("#prepared", MessagePane)
+
+    @property
+    def panes(self) -> tuple[MessagePane, MessagePane]:
+        return self.stored, self.prepared
+
+    # -- what the app hands over ---------------------------------------------------
+
+    def show(self, layout: Layout) -> None:
+        """Draw `layout` (a new view, or the pending stored-only one), keeping the cursor,
+        the expanded rows that still exist and the unfolded runs."""
+        layout.settle()  # (a layout built from the one on screen takes its heights over now)
+        self.row_layout = layout
+        if self.cursor >= len(layout):
+            self.cursor = max(len(layout) - 1, 0)
+        self.expanded_rows = {r for r in self.expanded_rows if r < len(layout)}
+        self._reflow()
+        for pane in self.panes:
+            pane.cursor = self.cursor
+            pane.set_layout(layout)
+
+    def set_head_note(self, counter: str, note: str, tokens: int) -> None:
+        """The #sys ghost's note, fitted with `counter` after the view showed (the row keeps its height)."""
+        layout = self.row_layout
+        if (layout is not None and not layout.is_pending and layout.head.stored is None
+                and layout.view.settings.counter == counter):
+            layout.head = system_row(None, tokens, note)
+            for pane in self.panes:
+                pane.refresh()
+
+    def reset(self) -> None:
+        """Another conversation: cursor at the top, nothing expanded or unfolded."""
+        self.cursor = 0
+        self.expanded_rows.clear()
+        self.unfolded_runs.clear()
+        for pane in self.panes:
+            pane.scroll_to(y=0, animate=False)
+
+    def set_titles(self, stored: str, prepared: Text) -> None:
+        self.query_one("#title-stored", Line).update(Text(stored, Style(bold=True), end=""))
+        self.query_one("#title-prepared", Line).update(prepared)
+
+    def set_search(self, term: str) -> None:
+        for pane in self.panes:
+            pane.set_search(term)
+
+    @property
+    def focused_side(self) -> str:
+        focused = self.app.focused
+        return "prepared" if isinstance(focused, MessagePane) and focused.side == "prepared" else "stored"
+
+    # -- scrolling ---------------------------------------------------------------------
+
+    def toggle_link(self) -> None:
+        self.linked = not self.linked
+        if self.linked:
+            self.prepared.scroll_to(y=self.stored.scroll_y, animate=False, immediate=True)
+        self._cursor_moved()
+
+    def _link_scroll(self, other: MessagePane, y: float) -> None:
+        if not self.linked or self._syncing_scroll or other.scroll_y == y:
+            return
+        self._syncing_scroll = True
+        try:
+            other.scroll_to(y=y, animate=False, immediate=True)
+        finally:
+            self._syncing_scroll = False
+
+    # -- the cursor ----------------------------------------------------------------------
+
+    def set_cursor(self, row: int, scroll: bool = True) -> None:
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        row = min(max(row, 0), len(layout) - 1)
+        if not layout.visible(row):
+            row = layout.fold_of(row) or 0
+        self.cursor = row
+        for pane in self.panes:
+            pane.set_cursor(row)
+        if scroll:
+            self._scroll_to_row(row)
+        self._cursor_moved()
+
+    def _cursor_moved(self) -> None:
+        if self.on_cursor_moved is not None:
+            self.on_cursor_moved()
+        else:
+            self.post_message(self.CursorMoved())
+
+    def _scroll_to_row(self, row: int) -> None:
+        layout = self.row_layout
+        assert layout is not None
+        top = layout.row_top(row)
+        height = layout.heights[row]
+        focused = self.app.focused
+        targets = self.panes if self.linked else (focused if isinstance(focused, MessagePane) else self.stored,)
+        for pane in targets:
+            viewport = pane.scrollable_content_region.height or 1
+            y = pane.scroll_y
+            if top < y:
+                y = top
+            elif top + min(height, viewport) > y + viewport:
+                y = top + min(height, viewport) - viewport
+            if y != pane.scroll_y:
+                pane.scroll_to(y=y, animate=False, immediate=True)
+
+    def action_cursor(self, delta: int) -> None:
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        row, step = self.cursor, (1 if delta > 0 else -1)
+        for _ in range(abs(delta)):
+            nxt = row + step
+            while 0 <= nxt < len(layout) and not layout.visible(nxt):
+                nxt += step  # over the hidden rows of a folded run
+            if not 0 <= nxt < len(layout):
+                break
+            row = nxt
+        self.set_cursor(row)
+
+    def action_cursor_to(self, where: str) -> None:
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        self.set_cursor(0 if where == "first" else len(layout) - 1)
+        if where == "last":
+            for pane in self.panes:
+                pane.scroll_end(animate=False, immediate=True)
+
+    # -- jumps and search -------------------------------------------------------------------
+
+    def jump(self, row: int | None, what: str, kind: Kind | None = None) -> None:
+        """The cursor to `row`, revealing what a jump of `kind` found there (`reveal`); None: a note
+        that there is no `what`, and the bell."""
+        if row is None:
+            self.app.notify(f"no {what}", markup=False)
+            self.app.bell()
+        elif kind is not None:
+            self.reveal(row, kind)
+        else:
+            self.set_cursor(row)
+
+    def unfold(self, row: int) -> None:
+        """Unfold the folded run holding `row`, if any (a jump to a row inside it shows it)."""
+        layout = self.row_layout
+        start = layout.fold_of(row) if layout is not None else None
+        if start is not None and start != row:
+            self.unfolded_runs.add(start)
+            self._refold()
+
+    def reveal(self, row: int, kind: Kind) -> None:
+        """The cursor to `row`, scrolled so that what a jump of `kind` found is on screen: the first
+        line of the block carrying its style (the search highlight, a reminder, what a change
+        added), expanding the row when the collapsed block does not show it (not a huge one: that
+        says where it is and leaves it to the detail view)."""
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        self.unfold(row)
+        self.set_cursor(row, scroll=False)
+        line = self._styled_line(row, kind, row in self.expanded_rows)
+        if line is None and row not in self.expanded_rows:
+            if self._huge(row):
+                found = {"search": "the match", "reminder": "the reminder", "changed": "the change"}[kind]
+                where = ", at the search's first match" if kind == "search" else ""
+                self.app.notify(f"{found} is below the preview of a huge message: o opens it in the detail "
+                                f"view{where}", markup=False)
+            else:
+                line = self._styled_line(row, kind, True)
+                if line is not None:
+                    self.expanded_rows.add(row)
+                    self._refold()
+        self._scroll_to_line(row, line or 0)
+        self._cursor_moved()
+
+    def _styled_line(self, row: int, kind: Kind, expanded: bool) -> int | None:
+        """The first line of `row`'s block (either side, the same line on both) showing what `kind`
+        looks for; None: not in the block drawn so."""
+        layout = self.row_layout
+        assert layout is not None
+        r, run = layout.row(row), layout.runs.get(row)
+        found = []
+        for pane in self.panes:
+            styles = pane.styles_for_render
+            lines = block_lines(r, pane.side, styles, pane.text_width, expanded, run, row,
+                                search=self.stored.search if kind == "search" else "", console=self.app.console)
+            line = first_styled_line(lines, target_styles(kind, styles))
+            if line is not None:
+                found.append(line)
+        return min(found) if found else None
+
+    def _huge(self, row: int) -> bool:
+        """Whether `row`'s message is too big to expand in place (it opens in the detail view)."""
+        assert self.row_layout is not None
+        r = self.row_layout.row(row)
+        sizes = [display_text(m) for m in (r.stored, r.prepared) if m is not None]
+        return any(len(t) > HUGE_CHARS or t.count("\n") > HUGE_LINES for t in sizes)
+
+    def _scroll_to_line(self, row: int, line: int) -> None:
+        layout = self.row_layout
+        assert layout is not None
+        top = layout.row_top(row)
+        focused = self.app.focused
+        targets = self.panes if self.linked else (focused if isinstance(focused, MessagePane) else self.stored,)
+        for pane in targets:
+            y = reveal_scroll(top, line, pane.scroll_y, pane.scrollable_content_region.height or 1)
+            if y != pane.scroll_y:
+                pane.scroll_to(y=y, animate=False, immediate=True)
+
+    def jump_to_next(self, what: str) -> None:
+        """`r`, `x`: to the next row with system reminders ("reminder"), or changed ("changed")."""
+        layout = self.row_layout
+        if what == "reminder":
+            rows = layout.rows if layout is not None else ()
+
+            def wanted(i: int) -> bool:
+                r = rows[i]
+                return bool(r.stored_reminders or r.prepared_reminders or r.ephemeral_spans)
+            noun = "system reminders"
+        else:
+            # a row changed exactly when its prepared message is not its stored one: read from the
+            # columns, so the rows passed over are not made
+            stored, prepared = layout.columns() if layout is not None else ((), ())
+
+            def wanted(i: int) -> bool:
+                return prepared[i] is not stored[i]
+            noun = "changed messages"
+        found = next_row(layout.heights, self.cursor, wanted) if layout is not None and len(layout) else None
+        self.jump(found, noun, what)  # type: ignore[arg-type]
+
+    @work(thread=True, exclusive=True, group="search", description="search", exit_on_error=False)
+    def scan(self, scanned: weakref.ref[Layout], term: str, direction: int, start: int,
+             include_current: bool, count: bool = False) -> None:
+        """Scan for the next row matching `term` off the UI thread (a miss reads every message) and
+        post SearchDone (the app decides); then, with `count`, every matching row (SearchCounted:
+        the `3/17` of the status bar). A newer search cancels this one. The layout is held
+        weakly (see CtxviewApp._compute)."""
+        worker = get_current_worker()
+        layout = scanned()
+        if layout is None:
+            return  # a newer view replaced it: the answer would be dropped
+        # the rows' messages, not the rows: a changed row is made only when shown
+        stored, prepared = layout.columns()
+        # every row, folded ones too (base heights are never 0): landing unfolds the run
+        row = find_match(stored, prepared, layout.base_heights, term, start, direction, include_current,
+                         cancelled=lambda: worker.is_cancelled)
+        if worker.is_cancelled:
+            return
+        self.post_message(SearchDone(layout, term, row))
+        if count:
+            self._count(layout, term, lambda: worker.is_cancelled)
+
+    # (a group of its own: a count must not cancel a scan for `n`, whose answer the search waits for)
+    @work(thread=True, exclusive=True, group="search-count", description="search count", exit_on_error=False)
+    def count(self, counted: weakref.ref[Layout], term: str) -> None:
+        """Count the rows matching `term` over a new view (the search stays on: its `3/17` follows)."""
+        worker = get_current_worker()
+        layout = counted()
+        if layout is not None:
+            self._count(layout, term, lambda: worker.is_cancelled)
+
+    def _count(self, layout: Layout, term: str, cancelled: Callable[[], bool]) -> None:
+        stored, prepared = layout.columns()
+        matches = match_positions(stored, prepared, term, cancelled=cancelled)
+        if matches is not None and not cancelled():
+            self.post_message(SearchCounted(layout, term, matches))
+
+    @on(MessagePane.RowChosen)
+    def _row_chosen(self, event: MessagePane.RowChosen) -> None:
+        event.stop()
+        self.set_cursor(event.row, scroll=False)
+
+    @on(MessagePane.Resized)
+    def _pane_resized(self, event: MessagePane.Resized) -> None:
+        event.stop()
+        if self.expanded_rows and self.row_layout is not None:
+            self._refold()
+
+    # -- expand, fold, detail ----------------------------------------------------------------
+
+    def _reflow(self) -> None:
+        """Apply folds and expanded rows to the current layout."""
+        layout = self.row_layout
+        if layout is None:
+            return
+        layout.fold_runs(FOLD_MIN, self.unfolded_runs)
+        layout.expanded = {row: self._expanded_height(row) for row in self.expanded_rows}
+        layout.reflow()
+        if len(layout) and not layout.visible(self.cursor):
+            self.cursor = layout.fold_of(self.cursor) or 0
+
+    def restore_folds(self, expanded: frozenset[int], unfolded: frozenset[int]) -> None:
+        """The rows expanded and the runs unfolded as they were (back from a sub-agent: the same view)."""
+        layout = self.row_layout
+        if layout is None:
+            return
+        self.expanded_rows = {r for r in expanded if r < len(layout)}
+        self.unfolded_runs = set(unfolded)
+        self._refold()
+
+    def _refold(self) -> None:
+        self._reflow()
+        for pane in self.panes:
+            pane.invalidate()
+
+    def _expanded_height(self, row: int) -> int:
+        layout = self.row_layout
+        assert layout is not None
+        r = layout.row(row)
+        return max(len(block_lines(r, pane.side, pane.styles_for_render, pane.text_width, True,
+                                   layout.runs.get(row), row, console=self.app.console)) for pane in self.panes)
+
+    def action_expand(self) -> None:
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        row = self.cursor
+        if row in layout.folded:
+            self.action_fold()
+            return
+        if self.on_enter is not None and self.on_enter(row):
+            return
+        r = layout.row(row)
+        if r.stored is None and r.prepared is None:  # the #sys ghost: nothing in the file to show
+            self.app.bell()
+            return
+        if row not in self.expanded_rows and self._huge(row):
+            self.action_detail()
+            return
+        if row in self.expanded_rows:
+            self.expanded_rows.discard(row)
+        else:
+            self.expanded_rows.add(row)
+        self._refold()
+        self._scroll_to_row(row)
+
+    def action_fold(self) -> None:
+        """Fold or unfold the run of removed messages under the cursor."""
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        run = layout.runs.get(self.cursor)
+        if run is None or run[1] < FOLD_MIN:
+            self.app.bell()
+            return
+        start = run[0]
+        if start in layout.folded:
+            self.unfolded_runs.add(start)
+        else:
+            self.unfolded_runs.discard(start)
+        self._refold()
+        self.set_cursor(start)
+
+    def action_detail(self) -> None:
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        r = layout.row(self.cursor)
+        if r.stored is None and r.prepared is None:  # the #sys ghost
+            self.app.bell()
+            return
+        sides: dict[str, tuple[str, list[tuple[int, int, str]]]] = {}
+        if r.stored is not None:
+            sides["stored"] = (r.stored.text, [(s, e, "reminder") for s, e in r.stored_reminders])
+        if r.prepared is not None:
+            spans = [(s, e, "reminder") for s, e in r.prepared_reminders]
+            spans += [(s, e, "ephemeral") for s, e in r.ephemeral_spans]
+            sides["prepared"] = (r.prepared.text, spans)
+        # each side's own header: the prepared tab shows the prepared tokens and badges
+        styles = self.stored.styles_for_render
+        titles = {side: header_line(r, side, styles) for side in sides}  # type: ignore[arg-type]
+        self.app.push_screen(DetailScreen(titles, sides, self.focused_side, self.stored.search))
