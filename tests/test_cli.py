@@ -230,7 +230,7 @@ def test_report_and_prepare_do_not_load_textual(tmp_path):
 
 @pytest.fixture
 def opened(monkeypatch, tmp_path):
-    import ctxview.tui.app as app
+    import ctxview.tui.launch as launch
 
     # The files must exist: the CLI checks the file before the app takes the screen.
     monkeypatch.chdir(tmp_path)
@@ -242,7 +242,7 @@ def opened(monkeypatch, tmp_path):
         calls.append((path, settings, agent, fmt, lenient, overrides))
         return 0
 
-    monkeypatch.setattr(app, "run_app", fake_run_app)
+    monkeypatch.setattr(launch, "run_app", fake_run_app)
     return calls
 
 
@@ -271,7 +271,7 @@ def test_open_without_file_is_the_demo_and_dashdash_opens_a_file_named_report(op
 def test_open_reports_a_missing_tui_clearly(monkeypatch, capsys, tmp_path):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "x.jsonl").write_text("{}")
-    monkeypatch.setitem(sys.modules, "ctxview.tui.app", None)  # import fails as if not installed
+    monkeypatch.setitem(sys.modules, "ctxview.tui.keymap", None)  # import fails as if not installed
     assert cli.main(["x.jsonl"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("ctxview: error: the inspector is not available") and err.count("\n") == 1

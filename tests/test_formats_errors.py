@@ -163,7 +163,7 @@ def test_deeply_nested_json_is_a_clear_error_not_a_recursion_error(tmp_path):
 def test_tool_input_nesting_up_to_the_limit_loads_and_deeper_is_one_clear_error(tmp_path):
     # 1000 levels of tool input is legal JSON and nothing in the loaders recurses over it, but what
     # uses the arguments (JSON output, token counts) would: past MAX_ARGUMENT_DEPTH it is refused.
-    from ctxview.formats.registry import MAX_ARGUMENT_DEPTH
+    from ctxview.formats.parsing.argument_depth import MAX_ARGUMENT_DEPTH
 
     def session(depth):
         deep_input = b'{"k":' * depth + b"1" + b"}" * depth

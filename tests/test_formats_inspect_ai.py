@@ -321,7 +321,7 @@ def test_too_many_members(tmp_path, monkeypatch):
 
 
 def test_more_samples_than_conversations_allowed_are_refused_before_reading(tmp_path, monkeypatch):
-    monkeypatch.setattr("ctxview.formats.registry.MAX_CONVERSATIONS", 1)
+    monkeypatch.setattr("ctxview.formats.limits.MAX_CONVERSATIONS", 1)
     assert "2 samples (a conversation each); ctxview reads at most 1" in one_line_error(as_eval(tmp_path, doc()))
 
 

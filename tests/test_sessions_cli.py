@@ -89,11 +89,10 @@ def test_sessions_hostile_title_is_escaped_in_json_and_visible_in_the_table(tmp_
 
 @pytest.fixture
 def launches(monkeypatch):
-    import ctxview.tui.app as app
     import ctxview.tui.launch as launch
 
     calls = []
-    monkeypatch.setattr(app, "run_app", lambda path, *a, **k: calls.append(("inspector", path)) or 0)
+    monkeypatch.setattr(launch, "run_app", lambda path, *a, **k: calls.append(("inspector", path)) or 0)
     monkeypatch.setattr(launch, "run_browser", lambda root, *a, **k: calls.append(("browser", root)) or 0)
     return calls
 

@@ -161,7 +161,7 @@ def test_the_inspector_refuses_a_bad_trace_before_it_takes_the_screen(tmp_path):
 
 
 def test_the_inspector_gets_the_trace_requests(monkeypatch):
-    import ctxview.tui.app as app_module
+    import ctxview.tui.launch as launch
     from ctxview.cli import commands as cli
 
     seen = {}
@@ -170,7 +170,7 @@ def test_the_inspector_gets_the_trace_requests(monkeypatch):
         seen.update(path=path, **extra)
         return 0
 
-    monkeypatch.setattr(app_module, "run_app", fake_run_app)
+    monkeypatch.setattr(launch, "run_app", fake_run_app)
     assert cli.main([str(TRANSCRIPT), "--trace", str(TRACE)]) == 0
     name, requests = seen["trace"]
     assert name == str(TRACE) and [r.line for r in requests] == [r.line for r in trace_requests(TRACE)]

@@ -11,8 +11,8 @@ import pytest
 
 from ctxview.cli import commands as cli
 from ctxview.settings import ClearSettings, Settings
-from ctxview.tui import app as app_module
-from ctxview.tui.keys import binding_ids, theme_names
+from ctxview.tui import launch
+from ctxview.tui.keymap import binding_ids, theme_names
 from ctxview.cli.user_config import (
     ConfigError,
     UserConfig,
@@ -195,7 +195,7 @@ def opened(monkeypatch, tmp_path):
         calls.append((settings, overrides, config))
         return 0
 
-    monkeypatch.setattr(app_module, "run_app", fake_run_app)
+    monkeypatch.setattr(launch, "run_app", fake_run_app)
     return calls
 
 

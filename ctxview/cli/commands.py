@@ -165,9 +165,8 @@ def _run_open(argv: Sequence[str]) -> int:
     from ctxview.engine.view import Settings
 
     try:
-        from ctxview.tui.app import run_app
-        from ctxview.tui.keys import binding_ids, theme_names
-        from ctxview.tui.launch import run_browser
+        from ctxview.tui.keymap import binding_ids, theme_names
+        from ctxview.tui.launch import run_app, run_browser
     except ImportError as exc:
         raise InputError(f"the inspector is not available in this installation ({exc})") from None
     from ctxview.cli.user_config import ConfigError, load_user_config

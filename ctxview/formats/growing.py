@@ -19,7 +19,7 @@ from ctxview.formats import claude_code
 from ctxview.formats.errors import LoadError
 from ctxview.formats.inputs import check_path, open_input, read_at
 from ctxview.formats.parsing.json_lines import detect_layout
-from ctxview.formats.registry import _within_limits, detect_format, load_input, load_own_in_pieces
+from ctxview.formats.registry import within_limits, detect_format, load_input, load_own_in_pieces
 
 __all__ = ["APPENDED", "CHANGED", "GONE", "GrowingSession", "RELOAD", "Refresh", "REWRITTEN", "SAME"]
 
@@ -82,7 +82,7 @@ class GrowingSession:
             if layout == "jsonl" and (self.format or detect_format(self.path)) == claude_code.FORMAT:
                 with paused_gc():
                     resumable = claude_code.Resumable(inp, self.lenient)
-                session = _within_limits(inp, resumable.session)
+                session = within_limits(inp, resumable.session)
                 self._resumable, end = resumable, resumable.end
             else:
                 session = load_input(inp, self.format, self.lenient, layout, own_tried=True)
@@ -137,7 +137,7 @@ class GrowingSession:
                 st = check_path(self.path)
                 inp = open_input(self.path)
                 with paused_gc():
-                    session = _within_limits(inp, self._resumable.appended(inp))
+                    session = within_limits(inp, self._resumable.appended(inp))
                 self._remember(st, self._resumable.end)
                 self.session, self.gone = session, False
                 return Refresh(session, APPENDED, False, "")

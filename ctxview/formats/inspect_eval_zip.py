@@ -21,6 +21,7 @@ import zipfile
 from typing import Any, BinaryIO
 
 from ctxview.model import Session
+from ctxview.formats import limits
 from ctxview.formats.errors import LoadError
 from ctxview.formats.inputs import Input
 from ctxview.formats.inspect_ai import EXPECTED, LogBuilder
@@ -124,11 +125,9 @@ def load_eval(inp: Input) -> Session:
             b = LogBuilder(inp.name)
             b.spec(header)
             names = sorted((n for n in members if n.startswith("samples/") and n.endswith(".json")), key=_sample_key)
-            from ctxview.formats.registry import MAX_CONVERSATIONS  # (the registry imports this module)
-
-            if len(names) > MAX_CONVERSATIONS:  # refused before any is read, as the registry would after
+            if len(names) > limits.MAX_CONVERSATIONS:  # refused before any is read, as the registry would after
                 raise _bad(inp, f"{len(names):,} samples (a conversation each); ctxview reads at most "
-                                f"{MAX_CONVERSATIONS:,}")
+                                f"{limits.MAX_CONVERSATIONS:,}")
             for name in names:
                 b.sample(_member(inp, zf, f, members[name]), name)
             if head.filename != "header.json":

@@ -15,8 +15,9 @@ from ctxview.gcpause import paused_gc
 from ctxview.model import Session
 from ctxview.formats import (anthropic, claude_code, claude_tap, claude_trace, codex, context_lens, gemini, har, inspect_ai,
                inspect_eval_zip, native, openai, swarm_events, swarm_snapshot)
-from ctxview.formats.parsing.argument_depth import MAX_ARGUMENT_DEPTH, check_arguments  # noqa: F401 (MAX_ARGUMENT_DEPTH: read here too)
+from ctxview.formats.parsing.argument_depth import MAX_ARGUMENT_DEPTH, check_arguments
 from ctxview.formats.contract import SessionFormat
+from ctxview.formats import limits
 from ctxview.formats.errors import LoadError
 from ctxview.formats.parsing.jsonio import (
     Input,
@@ -55,11 +56,6 @@ _OWN = _BY_NAME[native.FORMAT]  # ctxview's own format: see load_own_in_pieces
 
 _SNIFF_RECORDS = 50
 
-# What a file may ask for. A real session has a handful of conversations (agents, side chains,
-# sub-agents) and tool arguments a few levels deep (argument_depth.MAX_ARGUMENT_DEPTH); a file past
-# these is refused with one line rather than taking gigabytes (100,000 side chains: 2.2 GB for
-# report --json).
-MAX_CONVERSATIONS = 2_000
 
 
 def _check_name(format: str) -> str:
@@ -164,7 +160,7 @@ def load_input(inp: Input, format: str | None = None, lenient: bool = False, lay
     if format is not None:
         _check_name(format)
     session, checked = _load(inp, format, lenient, layout, own_tried)
-    return _within_limits(inp, session, arguments=not checked)
+    return within_limits(inp, session, arguments=not checked)
 
 
 def load_own_in_pieces(inp: Input, format: str | None = None) -> Session | None:
@@ -177,7 +173,7 @@ def load_own_in_pieces(inp: Input, format: str | None = None) -> Session | None:
         return None
     with paused_gc(keep=True):
         found = _in_pieces(inp, (_OWN,))
-    return None if found is None else _within_limits(inp, found[0], arguments=not found[1])
+    return None if found is None else within_limits(inp, found[0], arguments=not found[1])
 
 
 def _in_pieces(inp: Input, formats: tuple[SessionFormat, ...]) -> tuple[Session, bool] | None:
@@ -216,13 +212,13 @@ def _load(inp: Input, format: str | None, lenient: bool, layout: str | None = No
         return fmt.load(inp, "json", lenient, doc=doc), fmt.checks_arguments
 
 
-def _within_limits(inp: Input, session: Session, arguments: bool = True) -> Session:
-    """`session`, or a LoadError when it asks for more than MAX_CONVERSATIONS or MAX_ARGUMENT_DEPTH
+def within_limits(inp: Input, session: Session, arguments: bool = True) -> Session:
+    """`session`, or a LoadError when it asks for more than limits.MAX_CONVERSATIONS or MAX_ARGUMENT_DEPTH
     (`arguments` False: the loader checked those itself, SessionFormat.checks_arguments)."""
     count = len(session.conversations)
-    if count > MAX_CONVERSATIONS:
+    if count > limits.MAX_CONVERSATIONS:
         raise LoadError(inp.name, f"{count:,} conversations (agents, side chains, sub-agents); ctxview reads at "
-                                  f"most {MAX_CONVERSATIONS:,}")
+                                  f"most {limits.MAX_CONVERSATIONS:,}")
     if arguments:
         for conv in session.conversations:
             check_arguments(inp.name, conv.name, conv.messages)

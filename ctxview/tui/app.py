@@ -38,7 +38,7 @@ from ctxview.engine.view import PreparedView, Settings
 from ctxview.tui.widgets.controls import ControlsPanel
 from ctxview.tui.follow import FOLLOW_INTERVAL, FileChanged, FileFollower, FollowFailed, follow_job, followable
 from ctxview.tui.keys import APP_BINDINGS, help_rows, live_bindings, palette_commands, typed_actions
-from ctxview.tui.launch import one_line, run_app
+from ctxview.tui.failures import one_line
 from ctxview.tui.screens.dialogs import ConfirmScreen
 from ctxview.tui.messages import (BloatReady, NoteReady, OpeningFailed, SearchDone, SessionLoaded, StoredPiece, ViewFailed,
                        ViewReady, WorkFailed, Written)
@@ -60,7 +60,7 @@ from ctxview.tui.widgets.chrome import HeaderBar, StatusBar, StatusParts
 from ctxview.tui.widgets.basic import Meters, SearchBox, prepared_title
 from ctxview.tui.workers import Layouts, Opening, bloat_job, compute_job, load_job, write_job
 
-__all__ = ["CtxviewApp", "run_app"]
+__all__ = ["CtxviewApp"]
 
 
 class CtxviewApp(NavigationActions, App[int]):

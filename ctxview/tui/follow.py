@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from textual.message import Message as TMessage
 
-from ctxview.tui.launch import one_line
+from ctxview.tui.failures import one_line
 
 if TYPE_CHECKING:
     from ctxview.formats.growing import GrowingSession, Refresh

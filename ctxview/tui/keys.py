@@ -15,7 +15,7 @@ from textual.keys import _character_to_key
 # The key names of the printable ASCII characters: what a text box takes as typed ("slash", "t", "N").
 _TYPED_KEYS = frozenset(_character_to_key(chr(c)) for c in range(32, 127))
 
-__all__ = ["APP_BINDINGS", "FOOTER_IDS", "KEYS", "SETTINGS_ENTRIES", "binding_ids", "theme_names", "help_rows", "live_bindings", "palette_commands",
+__all__ = ["APP_BINDINGS", "FOOTER_IDS", "KEYS", "SETTINGS_ENTRIES", "help_rows", "live_bindings", "palette_commands",
            "typed_actions"]
 
 KEYS: list[Binding] = [
@@ -146,31 +146,3 @@ def live_bindings(app: App, groups: Iterable[tuple[Any, list[Binding]]]) -> list
         order = {b.action: i for i, b in enumerate(bindings)}  # as listed, wherever the keymap put them
         out.extend((node, *by_action[action]) for action in sorted(by_action, key=order.__getitem__))
     return out
-
-
-def binding_ids() -> set[str]:
-    """Every binding id a keymap (config.toml's [keys]) may name: the app's, the panes', the dialogs'."""
-    from ctxview.tui.app import CtxviewApp  # (the app and its dialogs import this module)
-    from ctxview.tui.widgets.pane import MessagePane
-    from ctxview.tui.widgets.pane_pair import PanePair
-    from ctxview.tui.screens.modals import (
-        BloatScreen,
-        ConversationPicker,
-        DetailScreen,
-        HelpScreen,
-        TierEditor,
-        WriteScreen,
-    )
-    from ctxview.tui.screens.settings import SettingsDialog
-
-    groups = (CtxviewApp.BINDINGS, PanePair.BINDINGS, MessagePane.BINDINGS, HelpScreen.BINDINGS,
-              DetailScreen.BINDINGS, TierEditor.BINDINGS, ConversationPicker.BINDINGS, WriteScreen.BINDINGS,
-              BloatScreen.BINDINGS, SettingsDialog.BINDINGS)
-    return {b.id for group in groups for b in group if isinstance(b, Binding) and b.id}
-
-
-def theme_names() -> set[str]:
-    """The Textual themes a config.toml may name."""
-    from textual.theme import BUILTIN_THEMES
-
-    return set(BUILTIN_THEMES)

@@ -1,4 +1,4 @@
-"""Starting the inspector from the command line: `run_app`, and one-line errors.
+"""Starting the inspector and the browser from the command line.
 
 `ctxview FILE` calls `run_app`, which reads stdin first when the file is
 `-` (Textual reads its keys from stdin), runs the app and turns a failed
@@ -15,19 +15,9 @@ from ctxview.model import Session
 from ctxview.sanitize import sanitize
 from ctxview.settings import Settings
 
-__all__ = ["LoadFailed", "one_line", "run_app", "run_browser"]
+from ctxview.tui.failures import LoadFailed, one_line
 
-
-class LoadFailed(Exception):
-    """Loading or the first recompute failed before the app was usable."""
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception as the one line the user sees (its type only where the message needs it)."""
-    message = str(exc) or type(exc).__name__
-    if not isinstance(exc, (LoadFailed, ValueError, OSError)) and type(exc).__name__ != "LoadError":
-        message = f"{type(exc).__name__}: {message}"
-    return " ".join(message.split())
+__all__ = ["run_app", "run_browser"]
 
 
 def _session_from_stdin(fmt: str | None, lenient: bool) -> Session:

@@ -39,7 +39,7 @@ from ctxview.engine.system_block import deferred_note, tool_definitions
 from ctxview.engine.view import PreparedView
 from ctxview.tui.follow import FileFollower
 from ctxview.tui.layout import Layout, Marks, collapsed_height, system_row, stored_heights_of
-from ctxview.tui.launch import LoadFailed, one_line
+from ctxview.tui.failures import LoadFailed, one_line
 from ctxview.tui.messages import (BloatReady, Copied, NoteReady, OpeningFailed, SessionLoaded, StoredPiece, ViewFailed, ViewReady,
                        WorkFailed, Written)
 from ctxview.tui.state import ViewKey, opening_settings

@@ -11,7 +11,7 @@ from textual.widgets import Input
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.screens.settings import SettingsDialog
 from ctxview.cli.user_config import load_user_config
-from ctxview.tui.keys import binding_ids, theme_names
+from ctxview.tui.keymap import binding_ids, theme_names
 
 CONFIG = """
 theme = "nord"

@@ -1,4 +1,4 @@
-"""How deep a tool call's arguments may nest: the check every load ends with (registry._within_limits).
+"""How deep a tool call's arguments may nest: the check every load ends with (registry.within_limits).
 
 A file whose arguments nest past MAX_ARGUMENT_DEPTH is refused with one line rather than
 overflowing the stack of whatever walks them (JSON allows 1,024 levels; the encoders stop
