@@ -1,6 +1,6 @@
 """ctxview: see what your LLM agent really sent to the model.
 
-The library never imports textual or rich; only `ctxview.cli.commands` and
+The library never imports textual or rich; only `ctxview.cli` and
 `ctxview.tui` do, and the CLI loads the TUI lazily. Where the library pauses
 the cyclic garbage collector for a bulk build (loading, compressing, a
 pipeline run), it restores the caller's setting afterwards (gcpause.paused_gc).
