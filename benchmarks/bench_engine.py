@@ -1,4 +1,5 @@
-"""Engine speed: compress_tool_results (cold and after a keep_recent change),
+"""Engine speed: compress_tool_results (cold and after a keep_recent change; the pipeline's
+twin in ctxview._fast, and the plain rule once for scale),
 prepare_for_llm and detect_tool_name over 10k- and 100k-message conversations.
 
 Half of the messages are tool results of 1-3 KB shaped like Read, Grep and
@@ -19,7 +20,8 @@ import sys
 import time
 
 from ctxview import ContextManager, Message, ToolCall
-from ctxview.engine import compression as comp
+from ctxview._fast import compression as comp  # what the pipeline runs
+from ctxview.engine import compression as rule
 from ctxview.engine.compression import CompressionPolicy
 
 
@@ -102,6 +104,7 @@ def bench(n: int) -> None:
 
     c_cold = cold(lambda: comp.compress_tool_results(msgs, 10))
     line("compress_tool_results cold", c_cold, n)
+    line("  … the plain rule (engine.compression)", timed(lambda: rule.compress_tool_results(msgs, 10)), n)
     def cold_run() -> None:
         comp.clear_caches()
         comp.compress_tool_results(msgs, 10)
@@ -136,7 +139,7 @@ def bench(n: int) -> None:
     def default_only() -> None:
         comp.clear_caches()
         comp.compress_tool_results(msgs, 10)
-    light = comp.get_policy("light")
+    light = rule.get_policy("light")
     line("first run after switching default → light",
          timed(lambda: comp.compress_tool_results(msgs, 10, light), setup=default_only), n)
 

@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ctxview.engine import compression  # noqa: E402
+from ctxview._fast import compression  # noqa: E402
 from ctxview.gcpause import paused_gc  # noqa: E402
 from ctxview.identity_table import IdentityTable  # noqa: E402
 from ctxview.model import Conversation, Message, ToolCall, Usage  # noqa: E402

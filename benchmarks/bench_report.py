@@ -71,7 +71,7 @@ def _cli(main, argv: list[str]) -> None:
 def _bloat_call(path: Path):
     """The inspector's `b` on `path`: a function running the bloat worker's engine call, and a reset
     that forgets what an earlier press computed (the session, its pipeline cache and view stay)."""
-    from ctxview.engine import compression
+    from ctxview._fast import compression
     from ctxview.formats import load_session
     from ctxview.pipeline import PipelineCache, prepare
     from ctxview.settings import settings_for
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ctxview from {Path(ctxview.__file__).parent.parent}")
     print(f"file: {path.name}, {path.stat().st_size / 1e6:.1f} MB")
 
-    from ctxview.engine import compression
+    from ctxview._fast import compression
 
     press, reset, n = _bloat_call(path)
     fresh = compression.clear_caches  # a command starts in a new process: no cuts from an earlier run

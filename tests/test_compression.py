@@ -3,6 +3,7 @@
 import pytest
 
 from ctxview import Content, Message, ToolCall, Usage
+from ctxview._fast import compression as fast
 from ctxview.engine import compression as comp
 from ctxview.engine.compression import (
     DEFAULT_POLICY,
@@ -183,10 +184,10 @@ def test_keep_recent_zero_or_negative_compresses_everything_old_enough(keep_rece
 
 def test_repeat_with_cache_gives_identical_results():
     msgs = [Message("tool", f"{i}" + "r" * 1500, tool_call_id=str(i)) for i in range(100)]
-    first = compress_tool_results(msgs, keep_recent=10)
-    comp.clear_caches()
-    cold = compress_tool_results(msgs, keep_recent=10)
-    again = compress_tool_results(msgs, keep_recent=11)
+    first = fast.compress_tool_results(msgs, keep_recent=10)
+    fast.clear_caches()
+    cold = fast.compress_tool_results(msgs, keep_recent=10)
+    again = fast.compress_tool_results(msgs, keep_recent=11)
     assert first == cold
     assert again[:89] == first[:89] and again[89] is msgs[89]
 
@@ -196,7 +197,8 @@ def test_a_text_shared_by_messages_is_cut_into_one_string_per_tool_name():
     by_call = CompressionPolicy(tool_name_from="tool_call")
     msgs = [Message("tool", text, tool_name="Read"), Message("tool", text, tool_name="Read"),
             Message("tool", text, tool_name="Bash")] + [Message("user", "u")] * 70
-    out = compress_tool_results(msgs, keep_recent=10, policy=by_call)
+    assert fast.compress_tool_results(msgs, keep_recent=10, policy=by_call) == compress_tool_results(msgs, 10, by_call)
+    out = fast.compress_tool_results(msgs, keep_recent=10, policy=by_call)
     assert out[0] is not out[1] and out[0].content is out[1].content   # one cut string, two messages
     assert out[0].content == text[:100] + MARK.format(len(text) - 100) + HINT.format("Read")
     assert out[2].content == text[:100] + MARK.format(len(text) - 100)  # another name: its own cut

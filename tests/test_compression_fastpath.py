@@ -1,5 +1,5 @@
-"""compression._compress_by_text (the loop for policies that name tools by their text) gives
-exactly what the general loop, compression._compress_into, gives: equal messages, the same
+"""_fast.compression._compress_by_text (the loop for policies that name tools by their text) gives
+exactly what the general loop, _fast.compression._compress_into, gives: equal messages, the same
 messages kept as they are, one cut string per shared text, and the same cache entries."""
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_engine_properties import SETTINGS, message_lists, texts
 
-from ctxview.engine import compression as comp
+from ctxview._fast import compression as comp
+from ctxview.engine import compression as rules
 from ctxview.engine.compression import CompressionPolicy, Tier
 from ctxview.formats import load_session
 from ctxview.model import Message
-from ctxview.engine.tool_names import _NAMES
+from ctxview._fast.tool_names import NAMES as _NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted(p for d in (ROOT / "sample_sessions", ROOT / "tests" / "fixtures" / "samples")
@@ -23,10 +24,10 @@ SAMPLES = sorted(p for d in (ROOT / "sample_sessions", ROOT / "tests" / "fixture
 
 by_text_policies = st.builds(
     lambda tiers, marker, hint: CompressionPolicy(name="drawn", tiers=tiers, marker=marker, hint=hint),
-    st.sampled_from([comp.DEFAULT_TIERS, (Tier(0, None), Tier(3, 40), Tier(None, 5)), (Tier(None, 1),),
+    st.sampled_from([rules.DEFAULT_TIERS, (Tier(0, None), Tier(3, 40), Tier(None, 5)), (Tier(None, 1),),
                      (Tier(2, 1), Tier(None, None))]),
-    st.sampled_from([comp.DEFAULT_MARKER, " [{n} cut]", "", "{n}/{n}"]),  # one, no, two "{n}"
-    st.sampled_from([comp.DEFAULT_HINT, "", " ({tool})"]),
+    st.sampled_from([rules.DEFAULT_MARKER, " [{n} cut]", "", "{n}/{n}"]),  # one, no, two "{n}"
+    st.sampled_from([rules.DEFAULT_HINT, "", " ({tool})"]),
 )
 
 
@@ -35,9 +36,9 @@ def _run(loop, msgs, keep_recent, policy, shared=None):
     stop = min(len(out) - keep_recent, len(out))
     if stop > 0:
         if loop is comp._compress_by_text:
-            loop(out, stop, comp._plan(policy), 0, shared)
+            loop(out, stop, comp.plan_for(policy), 0, shared)
         else:
-            loop(out, stop, comp._plan(policy), None, 0, shared)
+            loop(out, stop, comp.plan_for(policy), None, 0, shared)
     return out
 
 
@@ -66,7 +67,7 @@ def _assert_same(msgs, keep_recent, policy, shared=None):
 def _assert_each_kept_once(policy):
     # what the by-text loop handed over in bulk (put_later) is stored as put() would have: one
     # entry and one kept source per object
-    plan = comp._plan(policy)
+    plan = comp.plan_for(policy)
     for table in [*plan.msgs.values(), *plan.cuts.values(), _NAMES]:
         table.settle()
         assert len(table.kept) == len(table.results) == len({id(k) for k in table.kept})
@@ -84,7 +85,7 @@ def test_the_by_text_loop_equals_the_general_one(msgs, keep_recent, policy, told
 @given(st.lists(texts, min_size=1, max_size=30), st.integers(0, 30))
 def test_the_by_text_loop_detects_as_detect_tool_name(bodies, filler):
     msgs = [Message("tool", b) for b in bodies] + [Message("user", "u")] * filler
-    _assert_same(msgs, 0, comp.DEFAULT_POLICY)
+    _assert_same(msgs, 0, rules.DEFAULT_POLICY)
 
 
 def test_a_cut_stored_with_a_tool_name_is_not_taken_for_the_detected_one():
@@ -93,7 +94,7 @@ def test_a_cut_stored_with_a_tool_name_is_not_taken_for_the_detected_one():
     comp.clear_caches()
     named = comp.compress_tool_message(Message("tool", text, tool_name="Bash"), 100)
     out = comp.compress_tool_results([Message("tool", text)] + [Message("user", "u")] * 99, 0)
-    assert out[0].content == named.content == comp.compress_text(text, 100, "Glob")
+    assert out[0].content == named.content == rules.compress_text(text, 100, "Glob")
     assert out[0].content is not named.content
 
 
@@ -105,7 +106,7 @@ def test_the_by_text_loop_equals_the_general_one_on_the_samples(path):
         pytest.skip("not a loadable session on its own")
     for conv in session.conversations:
         for keep_recent in (0, 3, 10):
-            for policy in (comp.DEFAULT_POLICY, comp.get_policy("aggressive")):
+            for policy in (rules.DEFAULT_POLICY, rules.get_policy("aggressive")):
                 _assert_same(conv.messages, keep_recent, policy)
 
 
@@ -150,26 +151,26 @@ def test_a_range_after_a_full_run_holds_its_very_objects(keep_recent, repeat):
     comp.clear_caches()
     full = comp.compress_tool_results(msgs, keep_recent)
     for start, stop in ((0, len(msgs)), (5, 40), (len(msgs) - 30, len(msgs))):
-        part = comp.compress_tool_results_between(msgs, keep_recent, comp.DEFAULT_POLICY, start, stop)
+        part = comp.compress_tool_results_between(msgs, keep_recent, rules.DEFAULT_POLICY, start, stop)
         assert all(a is b for a, b in zip(part, full[start:stop]))
     comp.clear_caches()
-    part = comp.compress_tool_results_between(msgs, keep_recent, comp.DEFAULT_POLICY, 5, 40)
+    part = comp.compress_tool_results_between(msgs, keep_recent, rules.DEFAULT_POLICY, 5, 40)
     assert all(a is b for a, b in zip(part, comp.compress_tool_results(msgs, keep_recent)[5:40]))
     comp.clear_caches()
-    simple = _run(comp._compress_into, msgs, keep_recent, comp.DEFAULT_POLICY)[5:40]
+    simple = _run(comp._compress_into, msgs, keep_recent, rules.DEFAULT_POLICY)[5:40]
     comp.clear_caches()
-    part = comp.compress_tool_results_between(msgs, keep_recent, comp.DEFAULT_POLICY, 5, 40)
+    part = comp.compress_tool_results_between(msgs, keep_recent, rules.DEFAULT_POLICY, 5, 40)
     assert part == simple and _shape(msgs[5:40], part) == _shape(msgs[5:40], simple)
-    _assert_each_kept_once(comp.DEFAULT_POLICY)
+    _assert_each_kept_once(rules.DEFAULT_POLICY)
 
 
 def test_a_short_run_detects_again_what_a_long_run_has_not_stored_yet():
     # the long run's detections wait (IdentityTable.put_later); a short run does not store them
     # all (a keep_recent step would pay for a whole session's names), and its results are the same
-    from ctxview.engine.tool_names import _NAMES
+    from ctxview._fast.tool_names import NAMES as _NAMES
 
     msgs = _session(300)
-    aggressive = comp.get_policy("aggressive")
+    aggressive = rules.get_policy("aggressive")
     comp.clear_caches()
     expected = comp.compress_tool_results(msgs, 0, aggressive)[-40:]
     comp.clear_caches()

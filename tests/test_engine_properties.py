@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxview import Content, ContextManager, Message
+from ctxview._fast import compression as fast
 from ctxview.engine import compression as comp
 from ctxview.engine import reminders
 from ctxview.engine.compression import (
@@ -191,11 +192,11 @@ def test_prepare_appends_only_to_the_chosen_messages(msgs, ephemeral):
 @SETTINGS
 @given(message_lists, st.integers(0, 60), any_policy)
 def test_cached_results_equal_cold_results(msgs, keep_recent, policy):
-    warm = comp.compress_tool_results(msgs, keep_recent, policy)
-    shifted = comp.compress_tool_results(msgs, keep_recent + 1, policy)
-    comp.clear_caches()
-    assert comp.compress_tool_results(msgs, keep_recent, policy) == warm
-    assert comp.compress_tool_results(msgs, keep_recent + 1, policy) == shifted
+    warm = fast.compress_tool_results(msgs, keep_recent, policy)
+    shifted = fast.compress_tool_results(msgs, keep_recent + 1, policy)
+    fast.clear_caches()
+    assert fast.compress_tool_results(msgs, keep_recent, policy) == warm
+    assert fast.compress_tool_results(msgs, keep_recent + 1, policy) == shifted
 
 
 @SETTINGS

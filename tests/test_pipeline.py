@@ -403,7 +403,7 @@ def test_tool_results_sharing_a_text_are_counted_once_per_text(monkeypatch):
 
 
 def test_compression_is_remembered_for_other_settings_and_its_tokens_for_other_requests(monkeypatch):
-    from ctxview.engine import compression
+    from ctxview._fast import compression
 
     runs = []
     real_compress = compression.compress_tool_results

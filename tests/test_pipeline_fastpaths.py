@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxview.engine.budget import plan_summary
-from ctxview.engine.compression import _plan, compress_text, detect_tool_name, get_policy
+from ctxview._fast.compression import plan_for as _plan
+from ctxview.engine.compression import compress_text, detect_tool_name, get_policy
 from ctxview.engine.grouping import unit_of, unit_runs, units
 from ctxview.model import Message, ToolCall
 from ctxview.pipeline import PipelineCache, prepare
@@ -100,7 +101,7 @@ def test_plan_cut_matches_compress_text(text, limit, tool, tiers):
 @given(st.lists(st.sampled_from(["Found 3 files matching *.py\na\nb\nc" * 9, "1→x = 1\n" * 40, "ok", "y" * 300]),
                 max_size=25), st.integers(0, 5), st.sampled_from(["default", "aggressive", "5:full,15:300,*:50"]))
 def test_compression_told_which_texts_are_shared_gives_the_same_results(texts, keep_recent, tiers):
-    from ctxview.engine.compression import clear_caches, compress_tool_results, shared_text_ids
+    from ctxview._fast.compression import clear_caches, compress_tool_results, shared_text_ids
 
     msgs = tuple(Message("tool", t) for t in texts)  # equal texts here are one string object
     policy = get_policy(tiers)
@@ -222,7 +223,7 @@ def test_rows_compression_alone_changed_are_reused_after_a_request_switch():
 
 
 def test_slot_builders_equal_the_constructors():
-    from ctxview.engine.compression import _as_tool_result  # built by model.slot_builder
+    from ctxview._fast.compression import as_tool_result as _as_tool_result  # built by slot_builder
     from ctxview.pipeline.builders import make_row as _row
     from ctxview.pipeline.builders import with_content as _with_content
     from ctxview.pipeline.changes import new_change as _new_change

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxview.engine import compression
+from ctxview._fast import compression
 from ctxview.cli.arguments import _compare
 from ctxview.formats import load_session
 from ctxview.analysis.report import build_report

@@ -3,6 +3,7 @@ report's `"bloat"` and the inspector's `b`."""
 
 from __future__ import annotations
 
+from ctxview._fast import compression as fast
 from ctxview.engine.bloat import analyze_context_bloat
 from ctxview.engine.harness import history_as_sent
 from ctxview.model import Conversation
@@ -28,7 +29,8 @@ def conversation_bloat(conversation: Conversation, settings: Settings, context_w
     ephemeral = conversation.ephemeral if settings.embed_ephemeral else None
     common = dict(system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent,
                   measure=lambda m: cache.count(counter, m), measure_cleared=lambda m: cache.count_cleared(counter, m),
-                  blank=cache.blanked, figure=(figure.tokens, figure.basis, fit.scale))
+                  blank=cache.blanked, figure=(figure.tokens, figure.basis, fit.scale),
+                  compress=fast.compress_tool_results)
     if not sent.plain or n != len(conversation.messages):
         if ephemeral:
             ephemeral = {i - sent.start: v for i, v in ephemeral.items() if sent.start <= i < n}

@@ -29,7 +29,8 @@ from datetime import datetime, timezone
 from typing import Iterator, Sequence
 
 from ctxview.engine.clearing import tool_name_of
-from ctxview.engine.compression import _as_tool_result, _Plan, _text_of
+from ctxview._fast.compression import Plan, as_tool_result
+from ctxview.engine.compression import text_of
 from ctxview.engine.context_manager import embed_ephemeral
 from ctxview.engine.grouping import unit_runs
 from ctxview.engine.harness import SentHistory, history_as_sent
@@ -198,7 +199,7 @@ class StepwiseReplay:
         policy = cache.policy(settings)
         self.policy = policy if settings.compression and policy.enabled else None
         # its own plan, used directly: the texts it cuts go with the replay (not kept per setting compared)
-        self.plan = _Plan(policy, {}) if self.policy is not None else None
+        self.plan = Plan(policy, {}) if self.policy is not None else None
         self.keep = settings.keep_recent
         ages = {t.max_age for t in policy.tiers if t.max_age is not None} if self.policy is not None else set()
         self.boundaries = sorted(a for a in ages | {self.keep} if a >= self.keep) if self.policy is not None else []
@@ -227,7 +228,7 @@ class StepwiseReplay:
         if limit is None:
             return msg
         name = msg.tool_name or (self.names.get(msg.tool_call_id) if msg.tool_call_id else None)
-        return _as_tool_result(msg, self.plan.cut(_text_of(msg.content), limit, name))
+        return as_tool_result(msg, self.plan.cut(text_of(msg.content), limit, name))
 
     def _sent(self, e: _Epoch, j: int) -> Message:
         """Position j of epoch e as sent now: cut, maybe cleared, the recorded reminders embedded."""

@@ -29,10 +29,9 @@ from ctxview.engine.compression import (
     DEFAULT_POLICY,
     CompressionPolicy,
     compress_tool_results,
-    detect_tool_name_cached,
-    limits_by_age,
     tool_names_by_call_id,
 )
+from ctxview.tiers import limits_by_age
 from ctxview.gcpause import paused_gc
 from ctxview.engine.grouping import unit_runs, units
 from ctxview.model import Message
@@ -312,6 +311,7 @@ def analyze_context_bloat(
     blank: Callable[[Message, str], Message] | None = None,
     rows: Sequence[Any] | None = None,
     figure: tuple[int, str, float] | None = None,
+    compress: Callable[..., list[Message]] = compress_tool_results,
 ) -> BloatReport:
     """Analyse `messages` (see the module docstring).
 
@@ -325,19 +325,21 @@ def analyze_context_bloat(
     and for the clearing measured, `measure_cleared` (tokens of a cleared
     result) and `blank` (a result with its content replaced), may be passed
     in by a caller that has them; so may `rows`, the pipeline's unchanged row
-    of each message (view.Row: its tool name and reminder spans).
+    of each message (view.Row: its tool name and reminder spans). `compress`:
+    compress_tool_results or a twin with its results (the pipeline's, whose
+    memo tables already hold the cuts).
     """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], not {threshold}")
     with paused_gc():
         return _analyze(messages, threshold, context_window, counter or SwarmEstimate(), ephemeral, system_prompt,
                         keep_recent, largest, stale_age, stale_tokens, counts, measure, measure_cleared, blank,
-                        rows, figure)
+                        rows, figure, compress)
 
 
 def _analyze(messages, threshold, context_window, counter, ephemeral, system_prompt, keep_recent, largest,
              stale_age, stale_tokens, counts, measure, measure_cleared=None, blank=None, rows=None,
-             figure=None) -> BloatReport:
+             figure=None, compress=compress_tool_results) -> BloatReport:
     measure = measure or counter.count_message
     per = list(counts) if counts is not None else [measure(m) for m in messages]
     n = len(messages)
@@ -371,7 +373,7 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     budget = None if room is None else int(room) + system_tokens + eph_tokens
     recs = _recommendations(messages, per, counter, measure, keep_recent, repeated, tally.stale, room, threshold,
                             context_window, measure_cleared or measure, blank, scan.units, scan.results,
-                            tally.same_text, budget)
+                            tally.same_text, budget, compress)
     if figure is not None:
         recs = [Recommendation(r.action, r.setting, min(held, round(scale * r.saves)), r.detail) for r in recs]
     return BloatReport(
@@ -493,14 +495,15 @@ class _Tally:
 def _recommendations(messages, per, counter, measure, keep_recent: int, repeated: list, stale: list,
                      room: float | None, threshold: float, context_window: int | None,
                      measure_cleared: Callable[[Message], int], blank, all_units, results,
-                     by_text, budget: int | None = None) -> list[Recommendation]:
+                     by_text, budget: int | None = None, compress=compress_tool_results) -> list[Recommendation]:
     """What each setting would save, most first (`room`: tokens the messages may take, when bloated;
     `all_units`: unit_runs(messages), as summarising and fitting both keep a call with its results;
     `results`: the indices of the tool results; `by_text`: the tool results by their text, the
     tally's same_text)."""
     n = len(messages)
     recs: list[Recommendation] = []
-    saved = tiers_saving(messages, keep_recent, DEFAULT_POLICY, per, counter, measure, by_text=by_text)
+    saved = tiers_saving(messages, keep_recent, DEFAULT_POLICY, per, counter, measure, by_text=by_text,
+                         compress=compress)
     if saved > 0:
         recs.append(Recommendation(
             "compress old tool results by age", f"--tiers default --keep-recent {keep_recent}", saved,
@@ -549,16 +552,18 @@ def _tier_limits(policy: CompressionPolicy) -> list[int | None] | None:
 
 
 def tiers_saving_built(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy,
-                       per: Sequence[int], measure: Callable[[Message], int]) -> int:
+                       per: Sequence[int], measure: Callable[[Message], int],
+                       compress: Callable[..., list[Message]] = compress_tool_results) -> int:
     """Tokens compress_tool_results(messages, keep_recent, policy) saves: each result it cuts, measured."""
-    compressed = compress_tool_results(messages, keep_recent, policy)
+    compressed = compress(messages, keep_recent, policy)
     return sum(per[i] - measure(c) for i, c in enumerate(compressed) if c is not messages[i])
 
 
 def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy, per: Sequence[int],
                  counter: TokenCounter, measure: Callable[[Message], int],
                  tool_indices: Sequence[int] | None = None,
-                 by_text: Mapping[str, Sequence[int]] | None = None) -> int:
+                 by_text: Mapping[str, Sequence[int]] | None = None,
+                 compress: Callable[..., list[Message]] = compress_tool_results) -> int:
     """tiers_saving_built, where `measure` counts as `counter` does. Under SwarmSDK's estimate a
     message's tokens follow from its text's length and code characters, and a cut text is three
     pieces (the kept head, the marker, maybe the hint) whose lengths and code characters add up:
@@ -569,7 +574,7 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
     limit it is cut to, not once for each result."""
     limits = _tier_limits(policy)
     if type(counter) is not SwarmEstimate or limits is None:
-        return tiers_saving_built(messages, keep_recent, policy, per, measure)
+        return tiers_saving_built(messages, keep_recent, policy, per, measure, compress)
     n = len(messages)
     stop = min(n - keep_recent, n)
     if not policy.enabled or stop <= 0:
@@ -613,7 +618,7 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
             elif name is _UNSEEN:
                 name = detected.get(text, _UNSEEN)
                 if name is _UNSEEN:
-                    name = detected[text] = detect_tool_name_cached(text)
+                    name = detected[text] = detect_tool_name(text)
             if limit != cut_to or name is not cut_name:
                 cut_to, cut_name = limit, name
                 chars, code = stats(text[:limit])

@@ -12,35 +12,21 @@ are computed as the original does (the role becomes "tool", the content a
 plain string).
 
 The tiers and policies are data (tiers.py); which tool produced a result is
-tool_names.py. This module cuts.
+tool_names.py. This module is the rule; ctxview._fast.compression computes
+the same results with memo tables, for the pipeline's repeated runs.
 """
 
 from __future__ import annotations
 
-from itertools import compress, count
-from typing import Any, Container, Iterable, Mapping, Sequence
+import dataclasses
+from typing import Sequence
 
-from ctxview._slots import slot_builder
-from ctxview.gcpause import paused_gc
-from ctxview.identity_table import IdentityTable
+from ctxview.engine.tool_names import detect_tool_name, is_rerunnable, tool_names_by_call_id
 from ctxview.model import Content, Message
-from ctxview.spliced import Spliced
-# (the tiers and the tool names have modules of their own; their names are served from here too)
+# (the tiers have a module of their own; their names are served from here too)
 from ctxview.tiers import (DEFAULT_HINT, DEFAULT_MARKER, DEFAULT_POLICY, DEFAULT_RERUNNABLE_TOOLS, DEFAULT_TIERS,
-                    PRESETS, CompressionPolicy, Tier, describe_tier, format_tiers, get_policy, limits_by_age,
-                    parse_tiers, tier_for_age)
-from ctxview.engine.tool_names import (
-    _NAMES,
-    _UNNAMED,
-    _detect_cached,
-    clear_names,
-    detect_tool_name,
-    detect_tool_name_cached,
-    is_rerunnable,
-    tool_names_by_call_id,
-)
-
-_CACHE_LIMIT = 400_000  # entries per memo table before it is emptied
+                           PRESETS, CompressionPolicy, Tier, describe_tier, format_tiers, get_policy, parse_tiers,
+                           tier_for_age)
 
 __all__ = [
     "DEFAULT_HINT",
@@ -51,27 +37,25 @@ __all__ = [
     "PRESETS",
     "CompressionPolicy",
     "Tier",
-    "clear_caches",
+    "as_tool_result",
     "compress_text",
     "compress_tool_message",
     "compress_tool_results",
     "compress_tool_results_between",
     "describe_tier",
     "detect_tool_name",
-    "detect_tool_name_cached",
     "format_tiers",
     "get_policy",
     "is_rerunnable",
     "parse_tiers",
+    "text_of",
     "tier_for_age",
     "tool_names_by_call_id",
 ]
 
 
-# --- compression -------------------------------------------------------------
-
-def _text_of(content: str | Content | None) -> str:
-    # Ruby's `msg.content.to_s`: "" for nil, the text of a Content.
+def text_of(content: str | Content | None) -> str:
+    """Ruby's `msg.content.to_s`: "" for nil, the text of a Content."""
     if content is None:
         return ""
     if isinstance(content, Content):
@@ -92,102 +76,9 @@ def compress_text(text: str, max_chars: int, tool_name: str | None, policy: Comp
     return out
 
 
-# Message(role="tool", content=...) with every other field of `src`.
-_as_tool_result = slot_builder(Message, "_as_tool_result",
-                               {f: ('"tool"' if f == "role" else f"src.{f}") for f in Message.__slots__
-                                if f != "content"}, ("src",))
-
-
-def _table_for(tables: dict[int, IdentityTable], limit: int) -> IdentityTable:
-    """The table of results for a tier limit, made when first asked for, with its entries stored."""
-    table = tables.get(limit)
-    if table is None:
-        table = tables[limit] = IdentityTable(_CACHE_LIMIT)
-    elif table.pending:
-        table.settle()
-    return table
-
-
-class _Plan:
-    """What one policy needs per message, precomputed once, plus its cache.
-
-    The cache maps max_chars to an IdentityTable of {id(message): result} (with the tool name
-    given, if any). Messages are immutable, so a hit is always still right.
-    """
-
-    __slots__ = ("policy", "limits", "top", "last_limit", "marker_parts", "hints", "by_content", "msgs", "cuts")
-
-    def __init__(self, policy: CompressionPolicy, msgs: dict) -> None:
-        self.policy = policy
-        # A table by age for the common ages; huge tier ages fall back to a search.
-        self.limits, self.top = limits_by_age(policy)
-        self.last_limit = policy.tiers[-1].max_chars
-        self.marker_parts = policy.marker.split("{n}")
-        # the hint of each re-runnable tool, formatted once
-        self.hints = {tool: policy.hint.replace("{tool}", tool) for tool in policy.rerunnable_tools}
-        self.by_content = policy.tool_name_from == "content"
-        self.msgs = msgs
-        # {max_chars: IdentityTable of {id(text): cut text} (with the tool name given, if any)}: a text
-        # several messages share (a file read twice, loaded as one string) is cut into one string too
-        self.cuts: dict[int, IdentityTable] = {}
-
-    def limit(self, age: int) -> int | None:
-        if 0 <= age < len(self.limits):
-            return self.limits[age]
-        if age < 0 or age > self.top:
-            return self.last_limit
-        return tier_for_age(self.policy, age)[1].max_chars
-
-    def render(self, text: str, max_chars: int, tool_name: str | None) -> str:
-        """compress_text for a text longer than max_chars; detects the name by content if so set."""
-        out = text[:max_chars] + str(len(text) - max_chars).join(self.marker_parts)
-        if self.by_content:
-            tool_name = _detect_cached(text)
-        hint = self.hints.get(tool_name) if tool_name is not None else None
-        return out if hint is None else out + hint
-
-    def cut(self, text: str, max_chars: int, tool_name: str | None, shared: bool = True) -> str:
-        """render(), remembered by text: a text several messages hold is cut into one string.
-        shared=False: the caller knows no other message holds `text`, so it is not looked up or
-        remembered by text (its message's result is)."""
-        if not shared:
-            return self.render(text, max_chars, tool_name)
-        cuts = _table_for(self.cuts, max_chars)
-        hit = cuts.get(text, tool_name)
-        if hit is not None:
-            return hit
-        out = self.render(text, max_chars, tool_name)
-        cuts.put(text, out, tool_name)
-        return out
-
-
-_PLANS: dict[CompressionPolicy, _Plan] = {}
-_SHARED: dict[tuple, dict] = {}
-
-
-def _plan(policy: CompressionPolicy) -> _Plan:
-    plan = _PLANS.get(policy)
-    if plan is None:
-        if len(_PLANS) > 64:
-            _PLANS.clear()
-        # Policies that render alike (same marker, hint, tools, name source)
-        # share a cache: keys hold the limit, so other tiers reuse the cuts.
-        render = (policy.marker, policy.hint, policy.rerunnable_tools, policy.tool_name_from)
-        msgs = _SHARED.get(render)
-        if msgs is None:
-            if len(_SHARED) > 16:
-                _SHARED.clear()
-            msgs = _SHARED[render] = {}
-        plan = _PLANS[policy] = _Plan(policy, msgs)
-    return plan
-
-
-def clear_caches() -> None:
-    """Forget every cached result (they are bounded; this frees memory at once)."""
-    _PLANS.clear()
-    _SHARED.clear()
-    clear_names()
-    _LINKS.clear()
+def as_tool_result(message: Message, text: str) -> Message:
+    """The compressed message: role "tool", content the plain string `text`, every other field kept."""
+    return dataclasses.replace(message, role="tool", content=text)
 
 
 def compress_tool_message(
@@ -199,57 +90,46 @@ def compress_tool_message(
     """One tool message compressed for its age (the original's compress_tool_message).
 
     The result's role is "tool" and its content a plain string, as the
-    original rebuilds it; every other field is kept.
-    tool_name: with a "tool_call" policy, the linked call's name (message.tool_name wins).
+    original rebuilds it; every other field is kept. The tool is named by the
+    result's text (the default policy), else by message.tool_name, else by
+    `tool_name` (the linked call's name).
     """
     if not policy.enabled:
         return message
-    plan = _plan(policy)
-    limit = plan.limit(age)
+    limit = tier_for_age(policy, age)[1].max_chars
     if limit is None:
         return message
-    text = _text_of(message.content)
+    text = text_of(message.content)
     if len(text) <= limit:
         return message
-    return _as_tool_result(message, plan.cut(text, limit, message.tool_name or tool_name))
+    name = detect_tool_name(text) if policy.tool_name_from == "content" else (message.tool_name or tool_name)
+    return as_tool_result(message, compress_text(text, limit, name, policy))
 
 
 def compress_tool_results(
     messages: Sequence[Message],
     keep_recent: int = 10,
     policy: CompressionPolicy = DEFAULT_POLICY,
-    *,
-    shared_texts: Container[int] | None = None,
 ) -> list[Message]:
     """A new list with old tool results compressed by age (the original's compress_tool_results).
 
     The last `keep_recent` messages and every non-tool message are returned as
     they are; a tool result at index i has age len(messages) - i.
-    shared_texts: when the caller has it, shared_text_ids() of these messages (or of a sequence
-    they start): a text outside it is cut without the by-text table (one lookup and two
-    stores less per result; its message's result is still remembered).
     """
     out = list(messages)
     if not policy.enabled:
         return out
     n = len(out)
-    stop = min(n - keep_recent, n)
-    if stop <= 0:
-        return out
-    plan = _plan(policy)
-    # A tuple (a Conversation's messages) cannot change, so its call-id map is kept.
-    names = _LINKS.get(id(messages)) if type(messages) is tuple else None
-    names = names[1] if names is not None and names[0] is messages else None
-    if stop > 2000:
-        # (keep: the cut messages live on in `out`; see gcpause, no collection walks them at once)
-        with paused_gc(keep=True):
-            names = _compress(out, stop, plan, names, shared=shared_texts)
-    else:
-        names = _compress(out, stop, plan, names, shared=shared_texts)
-    if names is not None and type(messages) is tuple:
-        if len(_LINKS) >= 8:
-            _LINKS.clear()
-        _LINKS[id(messages)] = (messages, names)
+    names = None
+    for i in range(min(n - keep_recent, n)):
+        msg = out[i]
+        if msg.role != "tool":
+            continue
+        name = None
+        if policy.tool_name_from != "content" and msg.tool_name is None and msg.tool_call_id:
+            names = tool_names_by_call_id(messages) if names is None else names
+            name = names.get(msg.tool_call_id)
+        out[i] = compress_tool_message(msg, n - i, policy, name)
     return out
 
 
@@ -260,251 +140,6 @@ def compress_tool_results_between(
     start: int,
     stop: int,
 ) -> list[Message]:
-    """`compress_tool_results(messages, keep_recent, policy)[start:stop]`, computing only that range.
-
-    Ages still count from the end of `messages`; the results come from the
-    same cache, so they are the very objects a full call returns.
-    """
-    start = max(start, 0)
-    part = list(messages[start:stop])
-    end = min(stop, len(messages) - keep_recent)
-    if not policy.enabled or end <= start:
-        return part
-    out = Spliced(messages, {})  # (written in start..end only: a copy of the rest would be O(n))
-    plan = _plan(policy)
-    names = _LINKS.get(id(messages)) if type(messages) is tuple else None
-    names = names[1] if names is not None and names[0] is messages else None
-    _compress(out, end, plan, names, start)  # type: ignore[arg-type]
-    return list(out[start:stop])
-
-
-# {id(messages tuple): (messages, {call id: tool name})}
-_LINKS: dict[int, tuple[tuple, Mapping[str, str]]] = {}
-
-
-def shared_text_ids(messages: Iterable[Message]) -> set[int]:
-    """Ids of the content strings that more than one tool result holds (a loader may share
-    repeated texts): only these need cutting into one shared string."""
-    seen: set[int] = set()
-    shared: set[int] = set()
-    for msg in messages:
-        if msg.role == "tool":
-            key = id(msg.content)
-            if key in seen:
-                shared.add(key)
-            else:
-                seen.add(key)
-    return shared
-
-
-def _compress(out: list[Message], stop: int, plan: _Plan, names: Mapping[str, str] | None,
-              start: int = 0, shared: Container[int] | None = None) -> Mapping[str, str] | None:
-    """_compress_into, by its fast path when the policy names tools by their text."""
-    if plan.by_content:
-        _compress_by_text(out, stop, plan, start, shared)
-        return names
-    return _compress_into(out, stop, plan, names, start, shared)
-
-
-def _compress_into(out: list[Message], stop: int, plan: _Plan, names: Mapping[str, str] | None,
-                   start: int = 0, shared: Container[int] | None = None) -> Mapping[str, str] | None:
-    """Compress out[start:stop] in place; returns the call-id map if one was built or given.
-    shared: see compress_tool_results' shared_texts."""
-    n = len(out)
-    limits, n_limits, limit_of = plan.limits, len(plan.limits), plan.limit
-    top, last_limit = plan.top, plan.last_limit
-    cache = plan.msgs
-    by_content = plan.by_content
-    cut = plan.cut
-    name = None
-    current = None
-    keep = None
-    names_of: dict = {}
-    results: dict = {}
-    entries: IdentityTable | None = None
-    for i in range(start, stop):
-        msg = out[i]
-        if msg.role != "tool":
-            continue
-        age = n - i
-        # (plan.limit inlined: past the last finite tier age every age has the last limit)
-        limit = limits[age] if age < n_limits else (last_limit if age > top else limit_of(age))
-        if limit is None:
-            continue
-        if limit != current:  # ages run in long stretches of one tier
-            current = limit
-            entries = _table_for(cache, limit)
-            keep, names_of, results, kept = entries.kept.append, entries.names, entries.results, entries.kept
-        if not by_content:
-            name = msg.tool_name
-            if name is None and msg.tool_call_id:
-                if names is None:
-                    names = tool_names_by_call_id(out)
-                name = names.get(msg.tool_call_id)
-        key = id(msg)
-        hit = results.get(key)
-        if hit is not None and (by_content or names_of.get(key) == name):
-            out[i] = hit
-            continue
-        text = msg.content
-        if type(text) is str:
-            remember = shared is None or id(text) in shared
-        else:
-            text = _text_of(text)
-            remember = True  # (the set holds content ids: a Content's text may be shared)
-        result = msg if len(text) <= limit else _as_tool_result(msg, cut(text, limit, name, remember))
-        if len(kept) >= _CACHE_LIMIT or name is not None or names_of:
-            entries.put(msg, result, name)  # type: ignore[union-attr]
-        else:  # IdentityTable.put inlined for the common case (no name to store)
-            keep(msg)
-            results[key] = result
-        out[i] = result
-    return names
-
-
-class _Made:
-    """What a run of _compress_by_text computed at one tier limit, handed to the tables after the
-    run (IdentityTable.put_later), in index order: the cut messages whose text no other message
-    holds (the caller said so: see shared_texts) with their results; the others (every one when
-    the caller said nothing) with their positions and results, and then their texts too (a text
-    the caller says is shared has its cut stored as the run goes); the detections made."""
-
-    __slots__ = ("sources", "results", "at", "shared_sources", "texts", "shared_results", "detected", "names")
-
-    def __init__(self) -> None:
-        self.sources: list[Message] = []
-        self.results: list[Message] = []
-        self.at: list[int] = []
-        self.shared_sources: list[Message] = []
-        self.texts: list[str] = []
-        self.shared_results: list[Message] = []
-        self.detected: list[str] = []
-        self.names: list[str | None] = []
-
-
-def _compress_by_text(out: list[Message], stop: int, plan: _Plan, start: int = 0,
-                      shared: Container[int] | None = None) -> None:
-    """_compress_into for a policy that names tools by their text (the default): the same results
-    and, once stored, the same cache entries, with plan.cut, plan.render and _detect_cached
-    written out in the loop.
-
-    What this run computes is handed to the tables in bulk (_store_later) and stored when they
-    are next read, not one entry at a time: on a cold run storing each entry into a big dict as
-    it went was a large share of the work. tests/test_compression_fastpath.py holds this equal
-    to _compress_into.
-    """
-    n = len(out)
-    limits, n_limits, limit_of = plan.limits, len(plan.limits), plan.limit
-    top, last_limit = plan.top, plan.last_limit
-    marker_parts, hints = plan.marker_parts, plan.hints
-    marker_head, marker_tail = marker_parts if len(marker_parts) == 2 else (None, None)
-    named = _NAMES.results
-    # the names a run handed over are stored when a detection is first looked up, by a run as long
-    # as they are many; a shorter one (a keep_recent step) detects again what it does not find
-    settle_names = bool(_NAMES.pending) and _NAMES.waiting() <= stop - start
-    made: dict[int, _Made] = {}
-    current = None
-    for i in range(start, stop):
-        msg = out[i]
-        if msg.role != "tool":
-            continue
-        age = n - i
-        limit = limits[age] if age < n_limits else (last_limit if age > top else limit_of(age))
-        if limit is None:
-            continue
-        if limit != current:  # ages run in long stretches of one tier
-            current = limit
-            results = _table_for(plan.msgs, limit).results
-            cuts = _table_for(plan.cuts, limit)
-            cut_results, cut_names = cuts.results, cuts.names
-            now = made.get(limit)
-            if now is None:
-                now = made[limit] = _Made()
-            source, result_of = now.sources.append, now.results.append
-            shared_at, shared_source, text_of, shared_result = (
-                now.at.append, now.shared_sources.append, now.texts.append, now.shared_results.append)
-            detected, name_of = now.detected.append, now.names.append
-        hit = results.get(id(msg))  # (a by-text policy stores no names with messages)
-        if hit is not None:
-            out[i] = hit
-            continue
-        text = msg.content
-        if type(text) is str:
-            remember = shared is None or id(text) in shared
-        else:
-            text = _text_of(text)
-            remember = True
-        if len(text) <= limit:
-            continue  # (out[i] is msg)
-        # plan.cut: a text several messages hold is cut into one string
-        text_key = id(text)
-        cut = cut_results.get(text_key) if remember else None
-        if cut is None or (cut_names and cut_names.get(text_key) is not None):
-            # plan.render, with the detection remembered per text (_detect_cached)
-            name = named.get(text_key, _UNNAMED)
-            if name is _UNNAMED and settle_names:
-                _NAMES.settle()
-                settle_names = False
-                name = named.get(text_key, _UNNAMED)
-            if name is _UNNAMED:
-                name = detect_tool_name(text)
-                detected(text)
-                name_of(name)
-            hint = hints.get(name, "")  # type: ignore[arg-type]
-            if marker_tail is None:
-                cut = text[:limit] + str(len(text) - limit).join(marker_parts) + hint
-            else:  # one "{n}" in the marker: built in one step (the hint's emoji makes it 4 bytes a char)
-                cut = f"{text[:limit]}{marker_head}{len(text) - limit}{marker_tail}{hint}"
-            if remember and shared is not None:
-                # the caller says other messages hold this text: stored now, so that they find it
-                cuts.put(text, cut)
-        result = out[i] = _as_tool_result(msg, cut)
-        if remember:
-            shared_at(i)
-            shared_source(msg)
-            shared_result(result)
-            if shared is None:  # (else its cut is stored already)
-                text_of(text)
-        else:
-            source(msg)
-            result_of(result)
-    _store_later(out, plan, made)
-
-
-def _content(message: Message) -> Any:
-    return message.content
-
-
-def _store_later(out: list[Message], plan: _Plan, made: dict[int, _Made]) -> None:
-    """Hand what a run of _compress_by_text made to the tables, to be stored when next read."""
-    for limit, now in made.items():
-        # every text remembered (the caller said nothing): a text met twice is put right after the
-        # run; else its texts were stored as it went, and only a message listed twice is left
-        keys = now.texts or now.shared_sources
-        if len(set(map(id, keys))) < len(keys):
-            _share_repeats(out, now, keys)
-        msgs = _table_for(plan.msgs, limit)
-        msgs.put_later(now.sources, now.results)
-        msgs.put_later(now.shared_sources, now.shared_results)
-        _table_for(plan.cuts, limit).put_later(now.texts, map(_content, now.shared_results))
-        _NAMES.put_later(now.detected, now.names)
-
-
-def _share_repeats(out: list[Message], now: _Made, keys: list[Any]) -> None:
-    """A text or message met more than once at one limit in a run (`keys`: the texts or the
-    messages of now's shared entries): as one entry at a time would have done, the later ones take
-    the first one's result (the same message) or cut string (another message). Rare but for texts
-    the caller said nothing about; only the entries of repeated keys are visited."""
-    ids = list(map(id, keys))
-    seen: set[int] = set()
-    repeated = {key for key in ids if key in seen or seen.add(key)}  # type: ignore[func-returns-value]
-    first_result: dict[int, Message] = {}
-    first_cut: dict[int, str] = {}
-    at, sources, results = now.at, now.shared_sources, now.shared_results
-    for k in compress(count(), map(repeated.__contains__, ids)):
-        msg, result = sources[k], results[k]
-        hit = first_result.get(id(msg))
-        if hit is None:
-            cut = first_cut.setdefault(id(_text_of(msg.content)), result.content)  # type: ignore[arg-type]
-            hit = first_result[id(msg)] = result if cut is result.content else _as_tool_result(msg, cut)
-        out[at[k]] = results[k] = hit
+    """`compress_tool_results(messages, keep_recent, policy)[start:stop]`: ages still count from
+    the end of `messages`."""
+    return compress_tool_results(messages, keep_recent, policy)[max(start, 0):stop]

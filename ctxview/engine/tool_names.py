@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from ctxview.identity_table import IdentityTable
 from ctxview.model import Message
 from ctxview.tiers import DEFAULT_POLICY, CompressionPolicy
 
-__all__ = ["detect_tool_name", "detect_tool_name_cached", "is_rerunnable", "tool_names_by_call_id"]
+__all__ = ["detect_tool_name", "is_rerunnable", "tool_names_by_call_id"]
 
 
 # Ruby's \s is [ \t\r\n\f\v] and \d is [0-9]; Python's are Unicode-wide, so the
@@ -79,39 +78,6 @@ def detect_tool_name(text: str | None) -> str | None:
         if _MEMORY_DELETE_AT(text):
             return "MemoryDelete"
     return None
-
-
-# Bounded: a cache is emptied when it reaches this many entries.
-_CACHE_LIMIT = 400_000
-
-
-# {id(text): detected name}: detection depends on the text only, so it is shared by every policy and
-# survives tier changes (identity_table says why an id found here is the id of the text stored)
-_NAMES = IdentityTable(_CACHE_LIMIT)
-_UNNAMED = object()  # not detected yet (a detected name may be None)
-
-
-def _detect_cached(text: str) -> str | None:
-    if _NAMES.pending:
-        _NAMES.settle()
-    name = _NAMES.results.get(id(text), _UNNAMED)
-    if name is _UNNAMED:
-        name = detect_tool_name(text)
-        if len(_NAMES.kept) >= _CACHE_LIMIT:
-            clear_names()
-        _NAMES.kept.append(text)
-        _NAMES.results[id(text)] = name
-    return name  # type: ignore[return-value]
-
-
-def clear_names() -> None:
-    """Forget every remembered detection."""
-    _NAMES.clear()
-
-
-def detect_tool_name_cached(text: str) -> str | None:
-    """detect_tool_name, remembered per text object (the texts of a loaded session do not change)."""
-    return _detect_cached(text)
 
 
 def is_rerunnable(name: str | None, policy: CompressionPolicy = DEFAULT_POLICY) -> bool:

@@ -15,7 +15,7 @@ from ctxview.gcpause import paused_gc
 from ctxview.model import Session
 from ctxview.formats import (anthropic, claude_code, claude_tap, claude_trace, codex, context_lens, gemini, har, inspect_ai,
                inspect_eval_zip, native, openai, swarm_events, swarm_snapshot)
-from ctxview.formats.parsing.argument_depth import MAX_ARGUMENT_DEPTH, check_arguments
+from ctxview.formats.parsing.argument_depth import check_arguments
 from ctxview.formats.contract import SessionFormat
 from ctxview.formats import limits
 from ctxview.formats.errors import LoadError

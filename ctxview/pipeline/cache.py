@@ -14,6 +14,8 @@ import itertools
 import threading
 from typing import Any, Mapping, NamedTuple, Sequence
 
+from ctxview._fast import compression as fast
+from ctxview._fast.tool_names import detect_tool_name_cached
 from ctxview.engine import compression, reminders
 from ctxview.engine.grouping import unit_runs
 from ctxview.identity_table import IdentityTable
@@ -93,7 +95,7 @@ class _ConversationData:
         """compression.shared_text_ids of the conversation's messages (valid for any prefix)."""
         if self.shared is None:
             msgs = self.conversation.messages
-            self.shared = compression.shared_text_ids(msgs[i] for i in self.tool_indices)
+            self.shared = fast.shared_text_ids(msgs[i] for i in self.tool_indices)
         return self.shared
 
     def valid_ephemeral(self) -> dict[int, Sequence[str]]:
@@ -153,7 +155,7 @@ class PipelineCache:
         SHARED_CHANGES.clear()
         SHARED_ONES.clear()
         made.clear_memos()
-        compression.clear_caches()
+        fast.clear_caches()
 
     def forget_derived(self) -> None:
         """Forget the messages made from the stored ones (cut, cleared, embedded), their counts and rows,
@@ -346,7 +348,7 @@ class PipelineCache:
         elif policy is None:
             done = StageResult(msgs, self.counts_of(data, counter)[:n], Specs(n, tag, msgs, msgs, ()), {}, {})
         else:
-            current = compression.compress_tool_results(msgs, keep_recent, policy, shared_texts=data.shared_texts())
+            current = fast.compress_tool_results(msgs, keep_recent, policy, shared_texts=data.shared_texts())
             cur_counts = self.counts_of(data, counter)[:n]
             tools = data.tool_indices
             changed = [i for i in tools[:bisect.bisect_left(tools, n - keep_recent)] if current[i] is not msgs[i]]
@@ -447,4 +449,4 @@ def _tool_name(msg: Message, names: Mapping[str, str] | BaseRows) -> str | None:
     """A tool result's tool: its own field, its call's name, else detected from the text (cached by the
     compression module, which detects the same texts when it cuts them)."""
     name = msg.tool_name or (names.get(msg.tool_call_id) if msg.tool_call_id else None)
-    return name if name is not None else compression.detect_tool_name_cached(msg.text)
+    return name if name is not None else detect_tool_name_cached(msg.text)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import bisect
 import dataclasses
 
-from ctxview.engine import compression
+from ctxview._fast import compression as fast
 from ctxview.engine.clearing import tool_name_of
 from ctxview.model import Conversation, Message
 from ctxview.settings import Settings
@@ -135,7 +135,7 @@ class _Step:
         self.policy = policy = cache.policy(settings)
         self.tag = cache.policy_tag(policy)
         k = settings.keep_recent
-        self.part = (compression.compress_tool_results_between(msgs, k, policy, lo, hi)
+        self.part = (fast.compress_tool_results_between(msgs, k, policy, lo, hi)
                      if settings.compression and policy.enabled and n - k > lo else list(msgs[lo:hi]))
         self.eph = data.valid_ephemeral() if settings.embed_ephemeral else {}
         self.row_cache = cache.row_table(counter)

@@ -1,0 +1,103 @@
+"""Every function of ctxview._fast beside the rule it stands for: equal results, always.
+
+One row per pair: the fast twin, the plain rule, and how to draw their arguments. Each pair is
+called warm (after other calls have filled the memo tables) and cold, so a stale memo entry
+shows up as a difference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxview._fast import compression as fast
+from ctxview._fast import tool_names as fast_names
+from ctxview.engine import compression as rule
+from ctxview.engine import tool_names
+from ctxview.model import Content, Message, ToolCall
+from ctxview.tiers import PRESETS, CompressionPolicy, Tier
+
+READ = "".join(f"{i:6d}→    line {i}\n" for i in range(1, 40))
+GLOB = "Found 3 files matching *.py\na.py\nb.py\nc.py\n" * 5
+GREP = "12 matches in 3 files\nsrc/a.py:3: x\n" * 10
+TEXTS = [READ, GLOB, GREP, "ok", "y" * 300, "z" * 1200, "memory://notes\nStored at memory://notes\n" * 20]
+
+texts = st.sampled_from(TEXTS) | st.text(max_size=400)
+
+
+@st.composite
+def messages(draw) -> list[Message]:
+    out = []
+    for i in range(draw(st.integers(0, 40))):
+        kind = draw(st.sampled_from(["tool", "tool", "tool_content", "assistant", "user"]))
+        if kind == "assistant":
+            out.append(Message("assistant", "a", tool_calls=(ToolCall(f"c{i}", draw(st.sampled_from(["Read", "Bash"])), {}),)))
+        elif kind == "user":
+            out.append(Message("user", "u"))
+        else:
+            text = draw(texts)
+            content: Any = Content(text) if kind == "tool_content" else text
+            out.append(Message("tool", content, tool_call_id=f"c{draw(st.integers(0, 40))}",
+                               tool_name=draw(st.sampled_from([None, None, "Read", "Grep"]))))
+    return out
+
+
+policies = st.sampled_from(list(PRESETS.values())) | st.builds(
+    CompressionPolicy,
+    tiers=st.sampled_from([(Tier(0, None), Tier(3, 40), Tier(None, 5)), (Tier(None, 1),), (Tier(2, None), Tier(None, 3))]),
+    marker=st.sampled_from([" [{n} cut]", "", "{n}/{n}"]),
+    hint=st.sampled_from(["", " ({tool})"]),
+    tool_name_from=st.sampled_from(["content", "tool_call"]),
+)
+
+
+@dataclass(frozen=True)
+class Pair:
+    name: str
+    fast: Callable[..., Any]
+    plain: Callable[..., Any]
+    arguments: st.SearchStrategy   # a tuple of positional arguments
+
+
+@st.composite
+def between(draw):
+    msgs = draw(messages())
+    start = draw(st.integers(-2, len(msgs) + 2))
+    return msgs, draw(st.integers(-3, 15)), draw(policies), start, draw(st.integers(start, len(msgs) + 3))
+
+
+PAIRS = [
+    Pair("compress_tool_results", fast.compress_tool_results, rule.compress_tool_results,
+         st.tuples(messages(), st.integers(-3, 45), policies)),
+    Pair("compress_tool_results on a tuple", fast.compress_tool_results, rule.compress_tool_results,
+         st.tuples(messages().map(tuple), st.integers(0, 20), policies)),
+    Pair("compress_tool_results_between", fast.compress_tool_results_between, rule.compress_tool_results_between,
+         between()),
+    Pair("compress_tool_message", fast.compress_tool_message, rule.compress_tool_message,
+         st.tuples(messages().filter(bool).map(lambda m: m[0]), st.integers(-2, 80), policies,
+                   st.sampled_from([None, "Read", "Bash"]))),
+    Pair("detect_tool_name", fast_names.detect_tool_name_cached, tool_names.detect_tool_name, st.tuples(texts)),
+]
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=[p.name for p in PAIRS])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_the_fast_twin_equals_the_rule(pair, data):
+    args = data.draw(pair.arguments)
+    expected = pair.plain(*args)
+    assert pair.fast(*args) == expected      # warm: with whatever earlier examples left in the tables
+    assert pair.fast(*args) == expected      # again: from its own entries
+    fast.clear_caches()
+    assert pair.fast(*args) == expected      # cold
+
+
+def test_every_public_function_of_the_fast_compression_has_a_row():
+    twins = {p.fast for p in PAIRS}
+    public = {getattr(fast, name) for name in ("compress_tool_results", "compress_tool_results_between",
+                                               "compress_tool_message")}
+    assert public <= twins and fast_names.detect_tool_name_cached in twins
