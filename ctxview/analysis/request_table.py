@@ -24,7 +24,7 @@ from ctxview.engine.harness import history_as_sent, rewrite_events
 from ctxview.model import Content, Conversation, Message, request_indices
 from ctxview.pipeline import PipelineCache
 from ctxview.pipeline.context import context_tokens
-from ctxview.engine.tokens import TokenCounter, _fit_line, tool_calls_text
+from ctxview.engine.tokens import TokenCounter, fit_line, tool_calls_text
 from ctxview.analysis.usage import timestamp_of
 
 __all__ = ["CATEGORIES", "IMAGE_TOKENS", "composition_of", "request_rows"]
@@ -130,7 +130,7 @@ def request_rows(conversation: Conversation, counter: TokenCounter, cache: Pipel
     # estimate) less the fitted slope × its messages' parts (slope of recorded against the parts
     # over the recorded requests; None with fewer than two: the messages count as counted)
     xs = [sum(epochs.sums(k).values()) for k in figures.indices]
-    fitted = _fit_line(xs, figures.recorded)[1] if len(xs) >= 2 else None
+    fitted = fit_line(xs, figures.recorded)[1] if len(xs) >= 2 else None
     hidden = None if fitted is None else max(system_estimate, round(figures.recorded[0] - fitted * xs[0]))
     caching = {e.index: e for e in cache_events(conversation, prices)}
     rows: list[dict[str, Any]] = []

@@ -9,7 +9,7 @@ from ctxview import __version__
 from ctxview.settings import OLD_MESSAGE_STRATEGIES, ClearSettings
 from ctxview.tiers import PRESETS
 
-__all__ = ["InputError", "UsageError"]  # (and the parsers cli.py builds: _open_parser, _report_parser, _prepare_parser)
+__all__ = ["InputError", "UsageError"]  # (and the parsers cli.py builds: open_parser, report_parser, prepare_parser)
 
 
 class UsageError(Exception):
@@ -110,7 +110,7 @@ def _add_trace(parser: argparse.ArgumentParser) -> None:
                              "reconstructs it (as sent) with the body really sent")
 
 
-def _open_parser() -> argparse.ArgumentParser:
+def open_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ctxview",
         usage="ctxview [options] [FILE|DIR]\n       ctxview report FILE [options] [--json]\n"
@@ -134,7 +134,7 @@ def _open_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _sessions_parser() -> argparse.ArgumentParser:
+def sessions_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ctxview sessions", description="List the sessions (newest first) from each file's head "
                      "and tail: in DIR, else where Claude Code, Codex and Gemini CLI keep them.")
     parser.add_argument("dir", nargs="?", metavar="DIR", help="the directory to look in (default: the known places)")
@@ -144,7 +144,7 @@ def _sessions_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _report_parser() -> argparse.ArgumentParser:
+def report_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ctxview report", description="Tokens stored versus prepared, the context-window "
                      "gauge and the bloat analysis, per conversation.")
     parser.add_argument("file", metavar="FILE", help="session file ('-' for stdin)")
@@ -220,13 +220,13 @@ def _add_usage_options(parser: argparse.ArgumentParser) -> None:
                              "'10:full,*:100', 'default+clear=3', 'budget=50000'")
 
 
-def _price_table(args: argparse.Namespace):
+def price_table(args: argparse.Namespace):
     from ctxview.analysis.prices import PriceTable
 
     return PriceTable(dict(args.price))
 
 
-def _prepare_parser() -> argparse.ArgumentParser:
+def prepare_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ctxview prepare", description="Write the prepared messages, as the model would get "
                      "them, as JSON (stdout without -o).")
     parser.add_argument("file", metavar="FILE", help="session file ('-' for stdin)")

@@ -26,11 +26,11 @@ from typing import Any, Sequence
 from ctxview.cli.arguments import (
     InputError,
     UsageError,
-    _open_parser,
-    _prepare_parser,
-    _price_table,
-    _report_parser,
-    _sessions_parser,
+    open_parser,
+    prepare_parser,
+    price_table,
+    report_parser,
+    sessions_parser,
 )
 from ctxview.settings import ClearSettings
 
@@ -140,7 +140,7 @@ def _load(args: argparse.Namespace):
 # --- commands --------------------------------------------------------------------
 
 def _run_open(argv: Sequence[str]) -> int:
-    args = _open_parser().parse_args(argv)
+    args = open_parser().parse_args(argv)
     _check_format(args.fmt)
     _check_counter(args.counter)
     browse: str | None = None
@@ -186,7 +186,7 @@ def _run_open(argv: Sequence[str]) -> int:
 
 
 def _run_sessions(argv: Sequence[str]) -> int:
-    args = _sessions_parser().parse_args(argv)
+    args = sessions_parser().parse_args(argv)
     _stdout()
     if args.dir is not None and not os.path.isdir(args.dir):
         raise InputError(f"{args.dir}: {'not a directory' if os.path.exists(args.dir) else 'no such directory'}")
@@ -211,7 +211,7 @@ def _run_sessions(argv: Sequence[str]) -> int:
 
 
 def _run_report(argv: Sequence[str]) -> int:
-    args = _report_parser().parse_args(argv)
+    args = report_parser().parse_args(argv)
     _stdout()  # closed (`>&-`): one line now, not after the work (sys.stdout is None then)
     session = _load(args)
     trace = _load_trace(args.trace)
@@ -219,7 +219,7 @@ def _run_report(argv: Sequence[str]) -> int:
 
     try:
         data = build_report(session, _overrides(args), agent=args.agent, rows=args.messages, requests=args.requests,
-                            prices=_price_table(args), cache_ttl=args.cache_ttl, compare=args.compare,
+                            prices=price_table(args), cache_ttl=args.cache_ttl, compare=args.compare,
                             series=not args.json and sys.stdout.isatty(),  # the chart: on a terminal only
                             trace=trace)
     except ValueError as exc:  # e.g. a conversation's own settings are invalid
@@ -277,7 +277,7 @@ def _output_target(args: argparse.Namespace) -> str:
 
 
 def _run_prepare(argv: Sequence[str]) -> int:
-    args = _prepare_parser().parse_args(argv)
+    args = prepare_parser().parse_args(argv)
     target = _output_target(args) if args.output else None
     if target is None:
         _stdout()

@@ -139,7 +139,7 @@ class ContextTokens:
 
     def slope_of(self, k: int) -> float | None:
         """The least-squares slope of recorded against estimated over the first k recorded requests
-        (as tokens._fit_line: through the origin where the free line's intercept would be < 0);
+        (as tokens.fit_line: through the origin where the free line's intercept would be < 0);
         None with fewer than two distinct estimates."""
         if k < 2:
             return None

@@ -363,7 +363,7 @@ def calibrate(
     est = sum(r.estimated for r in rows)
     rec = sum(r.recorded for r in rows)
     xs, ys = [r.estimated for r in rows], [r.recorded for r in rows]
-    overhead, slope = _fit_line(xs, ys)
+    overhead, slope = fit_line(xs, ys)
     return Calibration(
         counter=counter.name,
         requests=tuple(rows),
@@ -389,7 +389,7 @@ def _r2(xs: Sequence[int], ys: Sequence[int], a: int | None, b: float | None) ->
     return 1 - sum((y - (a + b * x)) ** 2 for x, y in zip(xs, ys)) / ss_tot
 
 
-def _fit_line(xs: Sequence[int], ys: Sequence[int]) -> tuple[int | None, float | None]:
+def fit_line(xs: Sequence[int], ys: Sequence[int]) -> tuple[int | None, float | None]:
     """Least-squares `y = a + b·x` with a ≥ 0 (an overhead cannot be negative;
     where the free fit gives a < 0, the line through the origin is used)."""
     n = len(xs)

@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping
 import orjson
 
 from ctxview.model import ContextEvent, Conversation, Message, Session, Usage
-from ctxview.formats.parsing.blocks import _base64_size, binary_placeholder, join_texts
+from ctxview.formats.parsing.blocks import base64_size, binary_placeholder, join_texts
 from ctxview.formats.parsing.builders import message, tool_call_from, usage
 from ctxview.formats.contract import ModuleFormat
 from ctxview.formats.errors import LoadError
@@ -118,7 +118,7 @@ def _media_placeholder(part: dict) -> str | None:
     if type(inline) is dict:
         mime = inline.get("mimeType") if type(inline.get("mimeType")) is str else None
         data = inline.get("data")
-        return binary_placeholder((mime or "data").split("/")[0], mime, _base64_size(data))
+        return binary_placeholder((mime or "data").split("/")[0], mime, base64_size(data))
     if type(file) is dict:
         mime = file.get("mimeType") if type(file.get("mimeType")) is str else None
         uri = file.get("fileUri")

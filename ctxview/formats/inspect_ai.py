@@ -26,7 +26,7 @@ from typing import Any, Mapping
 import orjson
 
 from ctxview.model import Conversation, Message, Session, Usage
-from ctxview.formats.parsing.blocks import _data_url_placeholder, binary_placeholder, join_texts
+from ctxview.formats.parsing.blocks import data_url_placeholder, binary_placeholder, join_texts
 from ctxview.formats.parsing.builders import message, tool_call_from, usage
 from ctxview.formats.contract import ModuleFormat
 from ctxview.formats.errors import LoadError
@@ -76,7 +76,7 @@ def _resolve(value: Any, attachments: Mapping[str, Any]) -> Any:
 
 def _media(kind: str, value: Any, extra: str | None = None) -> str:
     if type(value) is str and not value.startswith(_ATTACHMENT):
-        return _data_url_placeholder(kind, value)  # a data: URL (type and size) or a URL
+        return data_url_placeholder(kind, value)  # a data: URL (type and size) or a URL
     return binary_placeholder(kind, None, None, extra)
 
 

@@ -54,7 +54,7 @@ class StageResult(NamedTuple):
 
 # Counters whose count_message reads only the role, the text and the tool
 # calls: for them a short message without tool calls is counted once per text.
-_TEXT_ONLY_COUNTERS = (SwarmEstimate, CharsCounter, BpeCounter)
+TEXT_ONLY_COUNTERS = (SwarmEstimate, CharsCounter, BpeCounter)
 
 
 
@@ -220,7 +220,7 @@ class PipelineCache:
         hit = table.get(id(msg))
         if hit is not None and hit[0] is msg:
             return hit[1]
-        if msg.role == "tool" and not msg.tool_calls and type(counter) in _TEXT_ONLY_COUNTERS:
+        if msg.role == "tool" and not msg.tool_calls and type(counter) in TEXT_ONLY_COUNTERS:
             by_text = self.tool_text_counts.get(counter.name)
             if by_text is None:
                 by_text = self.tool_text_counts[counter.name] = IdentityTable(limits.ENTRIES)
@@ -238,7 +238,7 @@ class PipelineCache:
 
     def count_cleared(self, counter: TokenCounter, msg: Message) -> int:
         """count() for clearing's messages: a placeholder is counted once per text, not once per message."""
-        if type(counter) in _TEXT_ONLY_COUNTERS and not msg.tool_calls:
+        if type(counter) in TEXT_ONLY_COUNTERS and not msg.tool_calls:
             text = msg.text
             if len(text) <= limits.SHORT_TEXT:
                 key = (counter.name, msg.role, text)

@@ -40,7 +40,7 @@ from ctxview.pipeline import limits
 from ctxview.pipeline import changes as made
 from ctxview.pipeline import sent_history
 from ctxview.pipeline.context import context_fit
-from ctxview.pipeline.cache import _TEXT_ONLY_COUNTERS, PipelineCache
+from ctxview.pipeline.cache import TEXT_ONLY_COUNTERS, PipelineCache
 from ctxview.pipeline.delta import note_recalled_step, prepare_keep_recent_delta
 from ctxview.pipeline.embedding import embed_ephemeral_into
 from ctxview.model import request_indices
@@ -200,7 +200,7 @@ class _Run:
         current, cur_counts, specs = self.current, self.counts, self.specs
         count_cleared = cache.count_cleared
         placeholder = clear.placeholder
-        by_role: dict[str, int] | None = {} if type(counter) in _TEXT_ONLY_COUNTERS else None
+        by_role: dict[str, int] | None = {} if type(counter) in TEXT_ONLY_COUNTERS else None
 
         def measure(m: Message) -> int:
             # Under a text-only counter a blanked result's tokens depend on its role alone.

@@ -39,7 +39,7 @@ def human_size(nbytes: int) -> str:
     return f"{nbytes / (1024 * 1024):.1f} MB"
 
 
-def _base64_size(data: Any) -> int:
+def base64_size(data: Any) -> int:
     if not isinstance(data, str):
         return 0
     pad = data[-2:].count("=")
@@ -58,7 +58,7 @@ def _anthropic_source_placeholder(kind: str, source: Any) -> str:
     stype = source.get("type")
     media = source.get("media_type") if isinstance(source.get("media_type"), str) else None
     if stype == "base64":
-        return binary_placeholder(kind, media, _base64_size(source.get("data")))
+        return binary_placeholder(kind, media, base64_size(source.get("data")))
     if stype == "url":
         url = source.get("url")
         return binary_placeholder(kind, media, None, str(url)[:200] if url else None)
@@ -214,24 +214,24 @@ def openai_parts_text(content: Any) -> str | None:
             url = part.get("image_url")
             if isinstance(url, Mapping):
                 url = url.get("url")
-            out.append(_data_url_placeholder("image", url))
+            out.append(data_url_placeholder("image", url))
         elif ptype in ("input_audio",):
             audio = part.get("input_audio") or {}
-            out.append(binary_placeholder("audio", f"audio/{audio.get('format') or '?'}", _base64_size(audio.get("data"))))
+            out.append(binary_placeholder("audio", f"audio/{audio.get('format') or '?'}", base64_size(audio.get("data"))))
         elif ptype in ("file", "input_file"):
             f = part.get("file") if isinstance(part.get("file"), Mapping) else part
             data = f.get("file_data")
-            out.append(binary_placeholder("file", None, _base64_size(data) if data else None, f.get("filename") or f.get("file_id")))
+            out.append(binary_placeholder("file", None, base64_size(data) if data else None, f.get("filename") or f.get("file_id")))
         elif isinstance(ptype, str):
             out.append(f"[{ptype}]")
     return out[0] if len(out) == 1 else "\n".join(out)
 
 
-def _data_url_placeholder(kind: str, url: Any) -> str:
+def data_url_placeholder(kind: str, url: Any) -> str:
     if isinstance(url, str) and url.startswith("data:"):
         head, _, data = url.partition(",")
         media = head[5:].split(";")[0] or None
-        return binary_placeholder(kind, media, _base64_size(data))
+        return binary_placeholder(kind, media, base64_size(data))
     if isinstance(url, str):
         return binary_placeholder(kind, None, None, url[:200])
     return binary_placeholder(kind, None, None)
