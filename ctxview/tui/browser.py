@@ -104,7 +104,7 @@ class BrowserApp(App[str | None]):
         Binding("ctrl+home", "move(-1000000000)", "First", show=False),
         Binding("ctrl+end", "move(1000000000)", "Last", show=False),
         Binding("enter", "open", "Open", id="ctxview.browser_open"),
-        Binding("escape", "escape", "Clear the filter / quit", id="ctxview.browser_escape"),
+        Binding("escape", "escape", "Clear the filter", id="ctxview.browser_escape"),
         Binding("ctrl+c,ctrl+q", "quit", "Quit", priority=True, id="ctxview.browser_quit"),
     ]
 
@@ -310,7 +310,9 @@ class BrowserApp(App[str | None]):
         self.exit(row.path)
 
     def action_escape(self) -> None:
+        # Escape only clears: pressed once too often (after the palette or a dialog closed), it must
+        # not end the session. Quitting is ctrl+q, which the footer shows.
         if self.filter_text:
             self.query_one("#filter", Input).value = ""  # (Input.Changed refills the table)
         else:
-            self.exit(None)
+            self.notify("ctrl+q quits", timeout=2)

@@ -88,7 +88,10 @@ async def test_filter_words_all_match_any_field(root):
         await pilot.press("escape")  # clears the filter
         await pilot.pause()
         assert app.filter_text == "" and len(app.shown) == 3
-        await pilot.press("escape")  # quits
+        await pilot.press("escape")  # with nothing to clear: does not quit
+        await pilot.pause()
+        assert app.is_running and len(app.shown) == 3
+        await pilot.press("ctrl+q")  # quits
         await pilot.pause()
     assert app.return_value is None
 
