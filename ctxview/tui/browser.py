@@ -95,6 +95,8 @@ class BrowserApp(App[str | None]):
     #progress { height: 1; padding: 0 1; }
     #table { height: 1fr; }
     #status { height: 1; padding: 0 1; background: $panel; }
+    ToastRack { margin-bottom: 2; }   /* above the status line and the footer, never over them */
+    Toast { max-width: 75%; }
     """
     BINDINGS = [
         Binding("up", "move(-1)", "Up", show=False),

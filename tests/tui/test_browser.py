@@ -251,3 +251,23 @@ async def test_escape_closes_the_search_and_dialogs_before_it_goes_back():
         await pilot.press("escape")  # back to the list
         await pilot.pause()
     assert app.went_back
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)])
+async def test_a_notification_leaves_the_status_line_and_the_footer_visible(root, size):
+    from textual.widgets import Footer
+    from textual.widgets._toast import Toast
+
+    app = in_home(root)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await indexed(pilot)
+        await pilot.press("escape")  # nothing to clear: the note that ctrl+q quits
+        for _ in range(20):
+            await pilot.pause(0.05)
+            toasts = list(app.screen.query(Toast))
+            if toasts and all(t.region.area for t in toasts):
+                break
+        assert toasts and app.is_running
+        status, footer = app.query_one("#status").region, app.query_one(Footer).region
+        for toast in toasts:
+            assert toast.region.area and toast.region.bottom <= status.y < footer.y
