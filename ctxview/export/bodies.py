@@ -11,7 +11,7 @@ providers' request schemas (the tests validate every sample against the
 official SDKs' types); ctxview's own figures are in `export_stats`.
 
 Not exported: attachments (images and files are placeholders in the model,
-"[image: image/png, 48.2 KB]": an image goes out as one where export_media reads
+"[image: image/png, 48.2 KB]": an image goes out as one where export.media reads
 it back from the source file, else as that text, which `images_as_text` lists)
 and, for OpenAI, thinking (chat requests have no field for it); the stats count them. `LeftOut` says, message
 by message, what the body leaves out or changes (the inspector's prepared pane
@@ -131,7 +131,7 @@ def _openai_message(msg: Message) -> dict[str, Any]:
 
 
 def _openai_user_parts(text: str, images: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A user message's text and its images read back (export_media) as Chat Completions parts."""
+    """A user message's text and its images read back (export.media) as Chat Completions parts."""
     parts: list[dict[str, Any]] = []
     for k, piece in enumerate(split_at_images(text)):
         if piece.strip():
@@ -145,7 +145,7 @@ def _openai_user_parts(text: str, images: list[dict[str, Any]]) -> list[dict[str
 
 def to_openai(view: PreparedView, model: str | None = None,
               images: Mapping[int, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
-    """`images` (export_media.recorded_images): a user message's go out as image parts (a tool message
+    """`images` (media.recorded_images): a user message's go out as image parts (a tool message
     is text only in Chat Completions)."""
     out: list[dict[str, Any]] = []
     if view.system_prompt:
@@ -260,7 +260,7 @@ def _add(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -
 
 def to_anthropic(view: PreparedView, model: str | None = None, *, max_tokens: int = DEFAULT_MAX_TOKENS,
                  images: Mapping[int, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
-    """`images`: export_media.recorded_images of the view, sent as image blocks where the
+    """`images`: media.recorded_images of the view, sent as image blocks where the
     placeholders were (in a user turn or a tool result)."""
     system_parts = [view.system_prompt] if view.system_prompt and view.system_prompt.strip() else []
     turns: list[dict[str, Any]] = []
@@ -289,7 +289,7 @@ def to_shape(view: PreparedView, shape: str = "openai", model: str | None = None
              max_tokens: int = DEFAULT_MAX_TOKENS, images: Mapping[int, list[dict[str, Any]]] | None = None
              ) -> dict[str, Any]:
     """The body in `shape`; `max_tokens` goes into Anthropic bodies (OpenAI's is optional, left out);
-    `images`: the view's images read back from its source (export_media.recorded_images)."""
+    `images`: the view's images read back from its source (media.recorded_images)."""
     if shape == "openai":
         return to_openai(view, model, images)
     if shape == "anthropic":
@@ -301,7 +301,7 @@ def body_for(conversation: Conversation, view: PreparedView, shape: str = "opena
              max_tokens: int = DEFAULT_MAX_TOKENS, cache: Any = None, source: str | None = None
              ) -> tuple[dict[str, Any], tuple[str, ...], dict[int, list[dict[str, Any]]]]:
     """(the request body of `view` in `shape`, the anthropic-beta headers it needs, the images read
-    back from `source` that it carries: export_media.recorded_images).
+    back from `source` that it carries: media.recorded_images).
 
     With the Anthropic API's own edits in force (api_edits: clear_tool_uses_20250919,
     clear_thinking_20251015, compact_20260112) an Anthropic body asks the API for them: its
@@ -376,7 +376,7 @@ def export_stats(view: PreparedView, shape: str, images: Mapping[int, Any] | Non
 
 class LeftOut:
     """What a body leaves out of, or changes in, each prepared message ("" for nothing): paired's left-out
-    results and calls, an image not read back (export_media). Worked out once per view, when asked."""
+    results and calls, an image not read back (export.media). Worked out once per view, when asked."""
 
     __slots__ = ("prepared", "source", "_kept", "_cut", "_images")
 
@@ -384,7 +384,7 @@ class LeftOut:
         self.prepared, self.source = prepared, source
         self._kept: set[int] | None = None
         self._cut: set[int] = set()
-        self._images: dict[int, Any] | None = None   # export_media.recorded_images, read on the first image
+        self._images: dict[int, Any] | None = None   # media.recorded_images, read on the first image
 
     def _pair(self) -> set[int]:
         out, _, _ = paired(self.prepared)

@@ -110,7 +110,7 @@ def images_as_text(prepared: Sequence[Message], images: Mapping[int, Any] | None
                    shape: str = "anthropic") -> list[tuple[int, str, str]]:
     """(position in the prepared messages, role, placeholder) of each image, document, audio or file
     the body carries as its placeholder text: the loaders keep no binary data, and an image goes out
-    as one only where export_media read it back (`images`)."""
+    as one only where export.media read it back (`images`)."""
     out = []
     for k, m in enumerate(prepared):
         if sent_as_image(m, images, shape):

@@ -4,7 +4,7 @@
     index.py        one SessionRow per file, from its head and tail (bounded reads, never a full parse)
     index_cache.py  the rows kept on disk, keyed by path, size and mtime
 
-No terminal libraries here: the browser (tui/browser.py) and `ctxview sessions` (cli.py) show the rows.
+No terminal libraries here: the browser (tui/browser.py) and `ctxview sessions` (cli/commands.py) show the rows.
 """
 
 from __future__ import annotations

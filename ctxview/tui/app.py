@@ -8,7 +8,7 @@ handlers below apply it. At most one pipeline run is in flight, on one
 PipelineCache shared by all of them, so a change redoes only what it touches;
 a result that is no longer wanted is dropped and the newest settings run
 next. The panes, their cursor and the search scan are the PanePair's
-(pane_pair.py); starting from the command line is launch.py's. The workers
+(widgets/pane_pair.py); starting from the command line is launch.py's. The workers
 run on daemon threads (threads.py): `q` and ctrl+c quit at once, even while
 a file loads.
 """
@@ -160,7 +160,7 @@ class CtxviewApp(NavigationActions, App[int]):
         return self.session.conversations[self.state.conversation]
 
     def configure(self, keymap: Mapping[str, str], theme: str | None, note: str = "") -> None:
-        """The user's config.toml (user_config.py): keys by binding id, a theme; `note` says when its
+        """The user's config.toml (cli/user_config.py): keys by binding id, a theme; `note` says when its
         settings make every view a what-if."""
         if keymap:
             self.set_keymap(dict(keymap))
@@ -402,7 +402,7 @@ class CtxviewApp(NavigationActions, App[int]):
         self.push_screen(TierEditor(editable_tiers(self.settings.tiers), tier_lines), done)
 
     def action_settings(self, focus: str = "keep_recent") -> None:
-        """The settings dialog (settings_dialog.py): every setting, at any width."""
+        """The settings dialog (screens/settings.py): every setting, at any width."""
         def done(changes: dict[str, Any] | None) -> None:
             if changes:
                 self.update_settings(**changes)

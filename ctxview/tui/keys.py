@@ -68,7 +68,7 @@ FOOTER_IDS = {
 }
 
 
-# Palette entries that open the settings dialog at one field (settings_dialog.FIELDS).
+# Palette entries that open the settings dialog at one field (screens.settings.FIELDS).
 SETTINGS_ENTRIES = [
     ("Token budget (or off)", "budget"),
     ("Clearing of old tool uses (keep N, trigger, excluded tools, inputs)", "clear"),
