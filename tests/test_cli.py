@@ -71,7 +71,8 @@ def test_report_options_change_the_figures(tmp_path):
     assert off["tokens"]["prepared"] == off["tokens"]["stored"] > base["tokens"]["prepared"]
     budget = json.loads(run("report", str(path), "--json", "--budget", "500", "--context-window", "4000").stdout)
     conv = budget["conversations"][0]
-    assert conv["tokens"]["prepared"] <= 500 or conv["budget"]["shortfall"] > 0
+    assert conv["context"]["tokens"] <= 500 or conv["budget"]["shortfall"] > 0
+    assert conv["budget"]["basis"] == conv["context"]["basis"]
     assert conv["window"]["size"] == 4000
     assert conv["changes"]["dropped"] > 0
 

@@ -257,8 +257,8 @@ def test_contexttokens_without_any_record_is_counted():
 
 
 def test_the_recommended_budget_brings_the_request_under_the_threshold(spotter):
-    """The verdict is in the model's tokens; the budget the pipeline applies is in the counter's:
-    the recommended --budget is the counted room, and applying it gives the saving it promised."""
+    """The verdict and the budget are in the model's tokens: the recommended --budget is the
+    threshold of the window, and applying it gives the saving it promised."""
     from ctxview.analysis.report import conversation_bloat
 
     cache = PipelineCache()
@@ -266,6 +266,7 @@ def test_the_recommended_budget_brings_the_request_under_the_threshold(spotter):
     assert report.bloated and report.basis == "calibrated"
     (drop,) = [r for r in report.recommendations if r.setting.startswith("--budget ")]
     budget = int(drop.setting.split()[1])
+    assert budget == 70_000
     view = prepare(spotter, Settings(context_window=100_000, budget=budget), cache=cache)
     assert view.context.tokens == report.total_tokens - drop.saves
     assert view.context.tokens <= 0.7 * 100_000
@@ -279,3 +280,57 @@ def test_the_exact_openai_counter_is_in_the_base_install():
     assert any(d.replace(" ", "").startswith("quicktok-v1") for d in project["dependencies"])
     codex = load_session(str(Path(__file__).parent / "fixtures" / "samples" / "codex" / "agentlogs-crud.jsonl"))
     assert prepare(codex.conversations[0], Settings()).counter_name == "o200k_base"
+
+
+# --- the what-ifs' thresholds are the model's tokens --------------------------------------------
+
+@pytest.mark.parametrize("offset, scale", [(0.0, 1.0), (22_215.0, 1.87), (-500.0, 0.8), (3.5, 0.29)])
+def test_token_units_counted_is_the_largest_prompt_within_the_figure(offset, scale):
+    from ctxview.engine.context_tokens import TokenUnits
+
+    units = TokenUnits(offset, scale)
+    for model in (1, 999, 30_000, 76_350, 200_000):
+        c = units.counted(model)
+        assert units.model(c) <= model or c <= 0
+        assert units.model(c + 1) > model
+
+
+def test_a_budget_in_the_models_tokens_bounds_the_figure_shown(spotter):
+    """--budget is the whole request in the model's tokens: the calibrated figure of the view is
+    within it, while the counter's tokens of the same view are far below it (the fit's slope is
+    about 1.9 and the harness's prefix is not in the file)."""
+    from ctxview.pipeline import prepare_reference
+
+    cache = PipelineCache()
+    as_sent = prepare(spotter, Settings(), cache=cache)
+    budget = as_sent.context.tokens * 3 // 4
+    assert as_sent.tokens_prepared < budget   # in the counter's tokens the whole request would fit
+    view = prepare(spotter, Settings(budget=budget), cache=cache)
+    assert view.context.basis == "calibrated" and view.budget_shortfall == 0
+    assert view.stats["dropped"] > 0 and view.context.tokens <= budget
+    assert view == prepare_reference(spotter, Settings(budget=budget))
+    # under the harness's own prefix nothing fits: the shortfall is in the model's tokens too
+    tiny = prepare(spotter, Settings(budget=1_000), cache=cache)
+    assert tiny.budget_shortfall == tiny.context.tokens - 1_000 > 0
+
+
+def test_the_clearing_trigger_and_minimum_saving_are_the_models_tokens(spotter):
+    from ctxview.settings import ClearSettings
+
+    cache = PipelineCache()
+    as_sent = prepare(spotter, Settings(), cache=cache)
+    scale = as_sent.context_fit.scale
+    messages = as_sent.tokens_prepared - as_sent.system_tokens   # counted
+    assert scale > 1.5
+    # a trigger between the messages' counted tokens and their model tokens: over it now
+    trigger = round(messages * (1 + scale) / 2)
+    over = prepare(spotter, Settings(clear=ClearSettings(keep=3, trigger=trigger)), cache=cache)
+    assert over.stats["cleared"] > 0
+    assert prepare(spotter, Settings(clear=ClearSettings(keep=3, trigger=round(messages * scale) + 10)),
+                   cache=cache).stats["cleared"] == 0
+    # the minimum saving: what clearing saves, counted, is less than the same in the model's tokens
+    saved = sum(c.saved_tokens for r in over.rows for c in r.changes if c.action == "cleared")
+    minimum = round(saved * (1 + scale) / 2)
+    assert prepare(spotter, Settings(clear=ClearSettings(keep=3, min_saving=minimum)), cache=cache).stats["cleared"] > 0
+    assert prepare(spotter, Settings(clear=ClearSettings(keep=3, min_saving=round(saved * scale) + 10)),
+                   cache=cache).stats["cleared"] == 0

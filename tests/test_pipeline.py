@@ -211,9 +211,11 @@ def test_truncate_strategy_excerpts_rows():
 def test_budget_drops_oldest_and_reports_shortfall():
     conv = make_conversation()
     full = prepare(conv, Settings(), counter=C4)
-    budget = full.tokens_prepared // 2
+    # the budget is the model's tokens of the whole request (the file recorded usage: calibrated)
+    budget = full.context.tokens // 2
     view = prepare(conv, Settings(budget=budget), counter=C4)
-    assert view.tokens_prepared <= budget and view.budget_shortfall == 0
+    assert view.context.basis == "calibrated" and view.context_fit.scale != 1
+    assert view.context.tokens <= budget and view.budget_shortfall == 0
     dropped = [r for r in view.rows if r.prepared is None]
     assert dropped and dropped[0].index == 0
     assert all(r.changes[-1].action == "dropped" and r.changes[-1].rule == "budget" for r in dropped)
@@ -223,7 +225,7 @@ def test_budget_drops_oldest_and_reports_shortfall():
     assert all(m.tool_call_id in calls for m in view.prepared if m.role == "tool")
     check_view_invariants(conv, view)
     tiny = prepare(conv, Settings(budget=1), counter=C4)
-    assert tiny.budget_shortfall == tiny.tokens_prepared - 1 > 0
+    assert tiny.budget_shortfall == tiny.context.tokens - 1 > 0
 
 
 def test_context_window_and_counter_resolution():
@@ -361,7 +363,10 @@ def test_clearing_minimum_saving_is_checked_again_after_a_keep_recent_step():
     low = _cleared_tokens(prepare(CONV, Settings(tiers="default", keep_recent=0, clear=ClearSettings(keep=0)), counter=C4))
     high = _cleared_tokens(prepare(CONV, Settings(tiers="default", keep_recent=60, clear=ClearSettings(keep=0)), counter=C4))
     assert 0 < low < high
-    clear = ClearSettings(keep=0, min_saving=(low + high) // 2)
+    # the minimum is the model's tokens: the counter's savings scaled by the file's fit
+    scale = prepare(CONV, Settings(), counter=C4).context_fit.scale
+    assert scale != 1
+    clear = ClearSettings(keep=0, min_saving=round(scale * (low + high) / 2))
     cache = PipelineCache()
     applied = prepare(CONV, Settings(tiers="default", keep_recent=60, clear=clear), counter=C4, cache=cache)
     assert applied.stats["cleared"] > 0

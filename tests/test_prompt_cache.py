@@ -295,6 +295,22 @@ def test_budgets_are_stepped_not_replayed_request_by_request():
     assert replay(odd, s) == replay_naive(odd, s)
 
 
+@pytest.mark.parametrize("overhead, scale", [(0, 1.0), (20_000, 1.8), (500, 0.7)])
+def test_a_replayed_budget_is_the_models_tokens(overhead, scale):
+    """The replay's prompts are the provider's tokens (overhead + scale × counted): a budget given
+    in them bounds each prompt (to the rounding of its messages), stepped or not."""
+    from ctxview.pipeline import PipelineCache
+    from ctxview.analysis.stepwise_replay import StepwiseReplay
+
+    conv = load_session(ROOT / "sample_sessions" / "swarm-demo.ctxview.json").conversations[0]
+    s = Settings(budget=3_000 + overhead, keep_recent=0)   # (nothing protected: every prompt can fit)
+    stepped = [Prompt(*f) for f in StepwiseReplay(conv, s, PipelineCache(), overhead, scale).run()]
+    assert stepped == replay_naive(conv, s, overhead=overhead, scale=scale)
+    whole = replay(conv, Settings(), overhead=overhead, scale=scale)
+    assert max(p.tokens for p in whole) > s.budget   # the budget does bind
+    assert all(p.tokens <= s.budget + p.blocks for p in stepped)
+
+
 @pytest.mark.parametrize("order", ["result before its call", "call id used twice"])
 def test_a_broken_link_between_call_and_result_falls_back_to_request_by_request(order):
     from ctxview.model import ToolCall

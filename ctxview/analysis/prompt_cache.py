@@ -29,6 +29,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from ctxview.engine.context_tokens import TokenUnits
 from ctxview.model import Conversation, Message, request_indices
 from ctxview.pipeline import PipelineCache, prepare
 from ctxview.analysis.prices import dollars
@@ -140,7 +141,8 @@ def replay(conversation: Conversation, settings: Settings, *, cache: PipelineCac
 
     `overhead`: tokens every request carried that the file does not store (tool definitions,
     the harness's own system prompt: the calibration's fitted constant); `scale`: the
-    calibration's slope, turning ctxview's estimate into the provider's tokens."""
+    calibration's slope, turning ctxview's estimate into the provider's tokens. A budget, a
+    clearing trigger and a minimum saving are in the provider's tokens, read through the two."""
     cache = cache or PipelineCache()
     if incremental(settings):
         try:
@@ -157,7 +159,8 @@ def replay_naive(conversation: Conversation, settings: Settings, *, cache: Pipel
     out: list[Prompt] = []
     previous: tuple[Message, ...] = ()
     for r in request_indices(conversation.messages):
-        view = prepare(conversation, dataclasses.replace(settings, request=r), cache=cache)
+        view = prepare(conversation, dataclasses.replace(settings, request=r), cache=cache,
+                       units=TokenUnits(overhead, scale))
         sent = view.prepared
         tokens = [row.tokens_prepared for row in view.rows if row.prepared is not None]
         shared = 0

@@ -163,7 +163,9 @@ def conversation_report(
             "marks": list(WARNING_MARKS),
             "marks_reached": gauge_level(share),
         },
-        "budget": {"tokens": settings.budget, "shortfall": view.budget_shortfall},
+        # the budget is the model's tokens, read through the request's fit: its basis is the figure's
+        "budget": {"tokens": settings.budget, "shortfall": view.budget_shortfall,
+                   "basis": None if settings.budget is None or view.context_fit is None else view.context_fit.basis},
         "calibration": calibration_section(calibration),
         "bloat": _bloat_section(bloat, settings),
     }

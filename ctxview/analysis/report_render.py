@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ctxview.engine.context_tokens import format_figure
+from ctxview.engine.context_tokens import basis_label, format_figure
 
 __all__ = ["render_report"]
 
@@ -122,7 +122,8 @@ def _context_lines(conv: dict[str, Any], ascii_only: bool) -> list[tuple]:
                         f"summarised or removed, {ch.get('dropped', 0):,} dropped for the budget", 0))
     if conv["budget"]["tokens"]:
         short = conv["budget"]["shortfall"]
-        out.append(("line", f"budget {conv['budget']['tokens']:,} tokens: "
+        basis = basis_label(conv["budget"].get("basis") or "counted")
+        out.append(("line", f"budget {conv['budget']['tokens']:,} tokens ({basis}): "
                             + (f"still {short:,} over (the protected part alone is too big)" if short else "fits"),
                     2 if short else 0))
     r = conv["reminders"]

@@ -32,6 +32,7 @@ from ctxview.engine.clearing import tool_name_of
 from ctxview._fast.compression import Plan, as_tool_result
 from ctxview.engine.compression import text_of
 from ctxview.engine.context_manager import embed_ephemeral
+from ctxview.engine.context_tokens import TokenUnits
 from ctxview.engine.grouping import unit_runs
 from ctxview.engine.harness import SentHistory, history_as_sent
 from ctxview.model import Conversation, Message, request_indices
@@ -191,6 +192,8 @@ class StepwiseReplay:
     def __init__(self, conversation: Conversation, settings: Settings, cache: PipelineCache, overhead: int,
                  scale: float) -> None:
         self.conversation, self.settings, self.cache, self.scale = conversation, settings, cache, scale
+        # the budget, the trigger and the minimum saving are the model's tokens, as the prompts' are
+        self.units = TokenUnits(overhead, scale)
         self.counter = counter = cache.counter(conversation, settings.counter)
         data = cache.data(conversation)
         self.system_raw = cache.system_tokens(data, counter)
@@ -333,8 +336,9 @@ class StepwiseReplay:
         clear = self.clear
         now_old = max(len(e.results) - clear.keep, 0)
         bound = e.results[now_old - 1] + 1 if now_old else 0
-        now_active = ((not clear.trigger or e.total > clear.trigger) and e.clearable.prefix(bound) > 0
-                      and e.saving.prefix(bound) >= clear.min_saving)
+        units = self.units
+        now_active = ((not clear.trigger or units.part(e.total) > clear.trigger) and e.clearable.prefix(bound) > 0
+                      and units.part(e.saving.prefix(bound)) >= clear.min_saving)
         if now_active and e.active:
             todo, first = e.results[e.old:now_old], e.old
         elif now_active != e.active:
@@ -354,7 +358,7 @@ class StepwiseReplay:
         """budget.fit_to_budget on positions [0, m): (the user turn kept before the rest, or None;
         the first position of the kept suffix)."""
         total = e.raw_tree.prefix(m)
-        room = max(self.budget - self.system_raw, 0)
+        room = max(self.units.counted(self.budget) - self.system_raw, 0)
         if total <= room:
             return None, 0
         heads = e.heads

@@ -78,7 +78,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help=f"compression tiers, a what-if: {', '.join(n for n in PRESETS if n != 'off')}, "
                              "off (the default: the requests as sent), or e.g. '10:full,20:1000,*:100'")
     parser.add_argument("--budget", metavar="TOKENS", type=_int_at_least(1, "--budget"),
-                        help="fit the prepared messages to this many tokens (oldest dropped first)")
+                        help="fit the whole request (system prompt and tools too) to this many of the "
+                             "model's tokens, calibrated on the file's recorded requests (oldest dropped first)")
     parser.add_argument("--context-window", metavar="N", type=_int_at_least(1, "--context-window"),
                         help="context window in tokens (default: from the session or the model table)")
     parser.add_argument("--format", metavar="FMT", dest="fmt",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Sequence
 
+from ctxview.engine.context_tokens import COUNTED, TokenUnits
 from ctxview.sanitize import excerpt
 from ctxview.model import Message, request_indices
 from ctxview.settings import ClearSettings, CompactSettings, Settings, ThinkingClearSettings
@@ -151,20 +152,22 @@ def plan_thinking_clearing(messages: Sequence[Message], keep: int | str) -> Thin
     return ThinkingClearResult(tuple(out), tuple(cleared))
 
 
-def compaction_point(messages: Sequence[Message], counts: Sequence[int], base: int, trigger: int) -> int:
+def compaction_point(messages: Sequence[Message], counts: Sequence[int], base: int, trigger: int,
+                     units: TokenUnits = COUNTED) -> int:
     """Where the last compact_20260112 compaction up to the request after `messages` falls: the
     position whose messages (and those after) are still sent, 0 when none. Request by request
     (model.request_indices, then the request after the last message), a request whose input
     reaches `trigger` (base, the system prompt and tool definitions, plus the messages since the
-    last compaction) is compacted there: the messages before it give way to the summary. The
-    summary's own tokens are not counted (its size is the model's to decide)."""
+    last compaction; in the model's tokens through `units`) is compacted there: the messages
+    before it give way to the summary. The summary's own tokens are not counted (its size is the
+    model's to decide)."""
     point = 0
     total = base
     start = 0
     for r in (*request_indices(messages), len(messages)):
         total += sum(counts[start:r])
         start = r
-        if total >= trigger and r > point:
+        if units.model(total) >= trigger and r > point:
             point, total = r, base
     return point
 

@@ -369,8 +369,10 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     room = (threshold * context_window - (shown - held)) / scale if context_window and bloated else None
     if figure is None:
         room = threshold * context_window - system_tokens - eph_tokens if context_window and bloated else None
-    # the budget the pipeline applies is in the counter's tokens, the system block counted in
-    budget = None if room is None else int(room) + system_tokens + eph_tokens
+    # the budget is the whole request's: in the model's tokens where the figure is, the threshold
+    # itself; counted, the room with the system block counted in
+    budget = (None if room is None else int(threshold * context_window) if figure is not None
+              else int(room) + system_tokens + eph_tokens)
     recs = _recommendations(messages, per, counter, measure, keep_recent, repeated, tally.stale, room, threshold,
                             context_window, measure_cleared or measure, blank, scan.units, scan.results,
                             tally.same_text, budget, compress)

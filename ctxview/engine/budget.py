@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from ctxview.engine.compression import DEFAULT_MARKER
+from ctxview.engine.context_tokens import TokenUnits
 from ctxview.engine.grouping import units
 from ctxview.model import Content, Message
 from ctxview.engine.reminders import strip as strip_reminders
@@ -32,6 +33,7 @@ from ctxview.engine.tokens import SwarmEstimate, TokenCounter
 __all__ = [
     "FitResult",
     "SUMMARY_STRATEGIES",
+    "budget_shortfall",
     "SummaryResult",
     "extractive_summary",
     "fit_plan",
@@ -160,6 +162,12 @@ def _user_first(messages: Sequence[Message], counts: Sequence[int], all_units: S
                 break
         return saved
     return saved
+
+
+def budget_shortfall(units: TokenUnits, budget: int, kept: int) -> int:
+    """How far a request of `kept` counted tokens (system block included) is over `budget` of the
+    model's tokens (0: within it)."""
+    return max(0, units.model(kept) - budget)
 
 
 def truncate_to_fit(

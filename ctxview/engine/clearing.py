@@ -10,6 +10,10 @@ saving is not worth it: the API's clear_at_least). The messages stay in place,
 so no call loses its result. With ClearSettings.api the trigger counts the
 whole prompt, as the API does: the caller passes the tokens outside the
 messages (`base`: the system prompt and the tool definitions).
+
+The trigger and the minimum saving are in the model's tokens, as the API's are: `units`
+(context_tokens.TokenUnits) turns the counter's tokens into them; without it they are compared
+with the counter's.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from ctxview.engine.compression import detect_tool_name
+from ctxview.engine.context_tokens import COUNTED, TokenUnits
 from ctxview.model import Message, ToolCall
 from ctxview.engine.tokens import SwarmEstimate, TokenCounter
 from ctxview.settings import ClearSettings
@@ -55,12 +60,15 @@ def plan_clearing(
     measure: Callable[[Message], int] | None = None,
     blank: Callable[[Message, str], Message] | None = None,
     base: int = 0,
+    units: TokenUnits = COUNTED,
 ) -> ClearResult:
     """Clear old tool results per `settings`; report what was cleared and the tokens saved.
 
     counts, measure (tokens of one message) and blank (a message with its
     content replaced) let a caller with caches supply them. base: the prompt's
     tokens outside the messages, which an API trigger counts (settings.api).
+    units: how the counter's tokens become the model's, in which the trigger and
+    the minimum saving are given. saved_tokens is in the counter's tokens.
     """
     counter = counter or SwarmEstimate()
     measure = measure or counter.count_message
@@ -71,7 +79,7 @@ def plan_clearing(
         if uses <= settings.trigger:
             return ClearResult(tuple(messages), reason=f"{uses:,} tool uses ≤ trigger {settings.trigger:,}")
     elif settings.trigger:
-        total = sum(counts) + (base if settings.api else 0)
+        total = units.model(sum(counts) + base) if settings.api else units.part(sum(counts))
         if total <= settings.trigger:
             return ClearResult(tuple(messages), reason=f"context {total:,} tokens ≤ trigger {settings.trigger:,}")
     inputs_of = settings.clear_inputs if type(settings.clear_inputs) is tuple else None
@@ -117,10 +125,10 @@ def plan_clearing(
             inputs_cleared.append(j)
     if not cleared:
         return ClearResult(tuple(messages), triggered=True, reason="no tool result old enough to clear")
-    if saved < settings.min_saving:
+    if units.part(saved) < settings.min_saving:
         return ClearResult(
             tuple(messages), triggered=True,
-            reason=f"clearing would save {saved:,} tokens < minimum {settings.min_saving:,}",
+            reason=f"clearing would save {units.part(saved):,} tokens < minimum {settings.min_saving:,}",
         )
     return ClearResult(tuple(out), tuple(cleared), tuple(inputs_cleared), saved, True)
 

@@ -27,12 +27,14 @@ for all but the first request after the compaction (docs/notes/s21-numbers.md ha
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ctxview.model import Conversation
 
-__all__ = ["BASES", "ContextFigure", "ContextFit", "ContextTokens", "basis_label", "format_figure"]
+__all__ = ["BASES", "COUNTED", "ContextFigure", "ContextFit", "ContextTokens", "TokenUnits", "basis_label",
+           "format_figure"]
 
 BASES = ("recorded", "calibrated", "counted")
 _LABELS = {"recorded": "recorded", "calibrated": "≈ calibrated", "counted": "counted"}
@@ -65,6 +67,38 @@ class ContextFigure:
 
 
 @dataclass(frozen=True, slots=True)
+class TokenUnits:
+    """How the counter's tokens of one request become the model's: a whole prompt of `counted`
+    tokens (system block included) is `offset + scale × counted` of the model's; a part of it (the
+    messages alone, a saving) is `scale ×` its count. The what-ifs' thresholds (a budget, a
+    clearing trigger, a minimum saving) are given in the model's tokens and read through this."""
+
+    offset: float = 0.0
+    scale: float = 1.0
+
+    def model(self, counted: int) -> int:
+        """A whole prompt's tokens, the model's."""
+        return max(0, round(self.offset + self.scale * counted))
+
+    def part(self, counted: int) -> int:
+        """A part of a prompt (messages, a saving), the model's."""
+        return round(self.scale * counted)
+
+    def counted(self, model: int) -> int:
+        """The largest whole prompt, in the counter's tokens, that `model(...)` keeps within `model`
+        tokens (negative when even an empty prompt is over it)."""
+        c = math.floor((model - self.offset) / self.scale)
+        while self.model(c + 1) <= model:   # (round() may leave a token of room)
+            c += 1
+        while c > 0 and self.model(c) > model:
+            c -= 1
+        return c
+
+
+COUNTED = TokenUnits()   # no fit: the counter's tokens are the figure
+
+
+@dataclass(frozen=True, slots=True)
 class ContextFit:
     """What one request's figure rests on: its estimate, its record, the fit's anchor and slope."""
 
@@ -89,18 +123,31 @@ class ContextFit:
         is this many times as many of the model's tokens."""
         return self.slope if self.slope is not None and self.slope > 0 else 1.0
 
+    @property
+    def basis(self) -> str:
+        """The basis of a what-if's figure of this request: "calibrated" or "counted"."""
+        return "counted" if self.units() is COUNTED else "calibrated"
+
+    def units(self) -> TokenUnits:
+        """How a what-if view of this request is turned into the model's tokens: from the
+        request's own record where it has one (what the what-if changes, scaled), else from the
+        fit's anchor, else as counted."""
+        if self.recorded is not None:
+            return TokenUnits(self.recorded - self.scale * self.estimate, self.scale)
+        if self.slope is not None and self.anchor_tokens is not None and self.anchor_estimate is not None:
+            return TokenUnits(self.anchor_tokens - self.scale * self.anchor_estimate, self.scale)
+        return COUNTED
+
     def figure(self, estimate: int | None = None, as_sent: bool = True) -> ContextFigure:
         """The request's figure; `estimate`: the counter's estimate of the view shown (a what-if's),
         `as_sent`: whether that view is the request as the harness sent it."""
         est = self.estimate if estimate is None else estimate
-        if self.recorded is not None:
-            if as_sent:
-                return ContextFigure(self.recorded, "recorded")
-            return ContextFigure(max(0, round(self.recorded + self.scale * (est - self.estimate))), "calibrated")
-        if self.slope is not None and self.anchor_tokens is not None and self.anchor_estimate is not None:
-            return ContextFigure(max(0, round(self.anchor_tokens + self.slope * (est - self.anchor_estimate))),
-                                 "calibrated")
-        return ContextFigure(est, "counted")
+        if self.recorded is not None and as_sent:
+            return ContextFigure(self.recorded, "recorded")
+        units = self.units()
+        if units is COUNTED:
+            return ContextFigure(est, "counted")
+        return ContextFigure(units.model(est), "calibrated")
 
     def saving(self, estimated: int) -> int:
         """A saving counted in the estimate, in the model's tokens."""

@@ -27,8 +27,9 @@ import bisect
 from typing import Callable, Sequence
 
 from ctxview.engine.api_edits import compaction_point, plan_thinking_clearing
-from ctxview.engine.budget import EXCERPT_CHARS, fit_to_budget, plan_summary
+from ctxview.engine.budget import EXCERPT_CHARS, budget_shortfall, fit_to_budget, plan_summary
 from ctxview.engine.clearing import plan_clearing
+from ctxview.engine.context_tokens import COUNTED, TokenUnits
 from ctxview.gcpause import paused_gc
 from ctxview.model import Conversation, Message
 from ctxview.settings import AS_SENT, Settings
@@ -57,38 +58,53 @@ def prepare(
     counter: TokenCounter | None = None,
     cache: PipelineCache | None = None,
     summarizer: Callable[[Sequence[Message]], str] | None = None,
+    units: TokenUnits | None = None,
 ) -> PreparedView:
     """Run `conversation` through `settings`: what reference.prepare_reference computes.
 
     counter: overrides settings.counter. summarizer: for old_messages="llm",
     a callable turning the old messages into the checkpoint's text (the
-    offline extractive summary when None).
+    offline extractive summary when None). units: how the counter's tokens
+    become the model's, in which the budget and the triggers are given (None:
+    the request's own fit, as its figure is made).
     """
     if cache is None:
         cache = PipelineCache()
     counter = counter or cache.counter(conversation, settings.counter)
-    sent = sent_history.for_request(cache, conversation, settings, counter)
-    if sent is None:  # the harness sent the stored messages as they are
-        view = _prepare_stored(conversation, settings, counter, cache, summarizer)
-    else:
-        inner = _prepare_stored(sent.conversation, sent.inner_settings(settings), counter, cache, summarizer)
-        view = sent.view(cache, counter, settings, inner)
     # The figure in the model's tokens: the same for every view of this request (a memoised view is
     # one of this request: the memo's key holds the settings, and so the request).
-    object.__setattr__(view, "context_fit", context_fit(cache, conversation, counter, settings.request))
+    fit = context_fit(cache, conversation, counter, settings.request)
+    if units is None:
+        units = fit.units() if thresholds_in_tokens(settings) else COUNTED
+    sent = sent_history.for_request(cache, conversation, settings, counter)
+    if sent is None:  # the harness sent the stored messages as they are
+        view = _prepare_stored(conversation, settings, counter, cache, summarizer, units)
+    else:
+        inner = _prepare_stored(sent.conversation, sent.inner_settings(settings), counter, cache, summarizer, units)
+        view = sent.view(cache, counter, settings, inner)
+    object.__setattr__(view, "context_fit", fit)
     return view
 
 
+def thresholds_in_tokens(settings: Settings) -> bool:
+    """Whether a stage under `settings` compares tokens with a threshold the user gave (a budget,
+    a clearing trigger or minimum saving, the API compaction's trigger): those are the model's."""
+    clear = settings.clear
+    return (settings.budget is not None or settings.compact is not None
+            or (clear is not None and (clear.min_saving > 0
+                                       or (clear.trigger > 0 and clear.trigger_unit == "input_tokens"))))
+
+
 def _prepare_stored(conversation: Conversation, settings: Settings, counter: TokenCounter, cache: PipelineCache,
-                    summarizer: Callable[[Sequence[Message]], str] | None) -> PreparedView:
+                    summarizer: Callable[[Sequence[Message]], str] | None, units: TokenUnits) -> PreparedView:
     """Stages 1-5 on a history the harness sent as stored (the conversation's own, or stage 0's)."""
     # Going back to settings seen a moment ago (+ then -) returns the same view.
-    key = (id(conversation), settings, counter.name, id(summarizer))
+    key = (id(conversation), settings, counter.name, id(summarizer), units)
     try:
         hit = cache.views.get(key)
     except TypeError:  # unhashable settings (a list where a tuple belongs): no memo
         key, hit = None, None
-    base_key = (id(conversation), counter.name)
+    base_key = (id(conversation), counter.name, units)
     base = cache.last.get(base_key)
     if hit is not None and hit[0] is conversation and hit[1] is summarizer:
         if base is not None and base[0] is conversation:
@@ -98,9 +114,9 @@ def _prepare_stored(conversation: Conversation, settings: Settings, counter: Tok
     with paused_gc():
         done = None
         if base is not None and base[0] is conversation:
-            done = prepare_keep_recent_delta(conversation, settings, counter, cache, base[1], base[2])
+            done = prepare_keep_recent_delta(conversation, settings, counter, cache, base[1], base[2], units)
         if done is None:
-            done = _prepare(conversation, settings, counter, cache, summarizer)
+            done = _prepare(conversation, settings, counter, cache, summarizer, units)
     view, clear_saved = done
     if len(cache.last) > limits.KEPT:
         cache.last.clear()
@@ -118,9 +134,10 @@ def _prepare(
     counter: TokenCounter | None,
     cache: PipelineCache | None,
     summarizer: Callable[[Sequence[Message]], str] | None,
+    units: TokenUnits = COUNTED,
 ) -> tuple[PreparedView, int | None]:
     """The full path: the view, and the tokens clearing saved (None when it cleared nothing)."""
-    run = _Run(conversation, settings, counter, cache or PipelineCache())
+    run = _Run(conversation, settings, counter, cache or PipelineCache(), units)
     run.compress()              # 1 (and 4, when no stage between them runs)
     run.clear()                 # 2
     run.clear_thinking()        # 2b
@@ -135,9 +152,10 @@ class _Run:
     specs of what changed), then the view made of it."""
 
     def __init__(self, conversation: Conversation, settings: Settings, counter: TokenCounter | None,
-                 cache: PipelineCache) -> None:
+                 cache: PipelineCache, units: TokenUnits = COUNTED) -> None:
         settings.check()
         self.conversation, self.settings, self.cache = conversation, settings, cache
+        self.units = units  # the model's tokens, in which the budget and the triggers are given
         self.counter = counter = counter or cache.counter(conversation, settings.counter)
         self.data = data = cache.data(conversation)
         all_msgs = conversation.messages
@@ -213,7 +231,7 @@ class _Run:
 
         base = cache.system_tokens(self.data, counter) if clear.api else 0
         result = plan_clearing(current, clear, counter, counts=cur_counts, measure=measure, blank=cache.blanked,
-                               base=base)
+                               base=base, units=self.units)
         inputs = frozenset(result.inputs_cleared)
         blanked_tokens = by_role.get("tool") if by_role is not None else None
         for i in (*result.cleared, *result.inputs_cleared):
@@ -254,7 +272,7 @@ class _Run:
         if settings.compact is not None:
             strategy = "llm"
             before_index = compaction_point(current, cur_counts, cache.system_tokens(self.data, counter),
-                                            settings.compact.trigger)
+                                            settings.compact.trigger, self.units)
         elif strategy == "keep":
             return
         else:
@@ -308,10 +326,13 @@ class _Run:
             seq_msgs = [inserted if j is None else current[j] for j in seq_index]
             seq_counts = [inserted_tokens if j is None else cur_counts[j] for j in seq_index]
             protected = [p for p, j in enumerate(seq_index) if j is None]
-        room = settings.budget - cache.system_tokens(self.data, self.counter)
+        # the budget is the model's tokens of the whole request: the messages get what the system
+        # block leaves of it, in the counter's tokens
+        system = cache.system_tokens(self.data, self.counter)
+        room = self.units.counted(settings.budget) - system
         fit = fit_to_budget(seq_msgs, max(room, 0), settings.keep_recent, counts=seq_counts, protected=protected,
                             unit_list=cache.units(self.data, self.n) if inserted is None else None)
-        self.shortfall = fit.shortfall + max(0, -room)
+        self.shortfall = budget_shortfall(self.units, settings.budget, system + fit.tokens)
         # (a dropped row's last spec, ("dropped", budget, its tokens), is added when it is made)
         dropped = {seq_index[p] for p in fit.dropped}
         if None in dropped:

@@ -9,6 +9,7 @@ import dataclasses
 
 from ctxview._fast import compression as fast
 from ctxview.engine.clearing import tool_name_of
+from ctxview.engine.context_tokens import COUNTED, TokenUnits
 from ctxview.model import Conversation, Message
 from ctxview.settings import Settings
 from ctxview.engine.tokens import TokenCounter
@@ -31,6 +32,7 @@ def prepare_keep_recent_delta(
     cache: PipelineCache,
     prev: PreparedView,
     prev_saved: int | None,
+    units: TokenUnits = COUNTED,
 ) -> tuple[PreparedView, int | None] | None:
     """The view for `settings` built from `prev`, when they differ only in keep_recent; else None.
     Also returns the tokens clearing saved (None: no clearing applied).
@@ -57,7 +59,7 @@ def prepare_keep_recent_delta(
         same = dataclasses.replace(prev, settings=settings, stats=dict(prev.stats))
         note_step(cache, prev, same, range(0))
         return same, prev_saved
-    step = _Step(conversation, settings, counter, cache, prev, prev_saved, n, lo, hi)
+    step = _Step(conversation, settings, counter, cache, prev, prev_saved, n, lo, hi, units)
     rows: list[Row] = []
     prepared: list[Message] = []
     for i in range(lo, hi):
@@ -124,8 +126,10 @@ class _Step:
     """The tool results between the old and the new keep_recent boundary, redone one at a time."""
 
     def __init__(self, conversation: Conversation, settings: Settings, counter: TokenCounter,
-                 cache: PipelineCache, prev: PreparedView, prev_saved: int | None, n: int, lo: int, hi: int):
+                 cache: PipelineCache, prev: PreparedView, prev_saved: int | None, n: int, lo: int, hi: int,
+                 units: TokenUnits = COUNTED):
         all_msgs = conversation.messages
+        self.units = units  # the model's tokens, in which clearing's minimum saving is given
         self.settings, self.counter, self.cache, self.prev, self.n, self.lo, self.hi = (
             settings, counter, cache, prev, n, lo, hi)
         self.msgs = msgs = all_msgs if n == len(all_msgs) else all_msgs[:n]
@@ -213,7 +217,7 @@ class _Step:
 
     def view(self, rows: list[Row], prepared: list[Message]) -> tuple[PreparedView, int | None] | None:
         clear, prev, lo, hi = self.settings.clear, self.prev, self.lo, self.hi
-        if clear is not None and self.saved < clear.min_saving:  # type: ignore[operator]
+        if clear is not None and self.units.part(self.saved) < clear.min_saving:  # type: ignore[operator]
             return None  # clearing would not apply at all now
         stats = dict(prev.stats)
         stats["compressed"] += self.delta_compressed

@@ -12,9 +12,9 @@ import itertools
 from typing import Callable, Mapping, Sequence
 
 from ctxview.engine import harness, reminders
-from ctxview.engine.context_tokens import ContextTokens
+from ctxview.engine.context_tokens import ContextTokens, TokenUnits
 from ctxview.engine.api_edits import compaction_point, plan_thinking_clearing
-from ctxview.engine.budget import EXCERPT_CHARS, fit_to_budget, plan_summary
+from ctxview.engine.budget import EXCERPT_CHARS, budget_shortfall, fit_to_budget, plan_summary
 from ctxview.engine.clearing import plan_clearing
 from ctxview.engine.compression import (
     compress_tool_results,
@@ -89,12 +89,17 @@ def harness_events(conversation: Conversation, settings: Settings, counts: Seque
 
 def prepare_reference(conversation: Conversation, settings: Settings = AS_SENT, *,
                       counter: TokenCounter | None = None,
-                      summarizer: Callable[[Sequence[Message]], str] | None = None) -> PreparedView:
-    """`conversation` at the request `settings` name, through the stages in order."""
+                      summarizer: Callable[[Sequence[Message]], str] | None = None,
+                      units: TokenUnits | None = None) -> PreparedView:
+    """`conversation` at the request `settings` name, through the stages in order. The budget and
+    the triggers are in the model's tokens: `units` turns the counter's into them (None: the
+    request's own fit, as its figure is made)."""
     settings.check()
     counter = counter or counter_for(conversation, settings.counter)
     n, recorded = _request(conversation, settings.request)
-    run = _Run(conversation, settings, counter, n)
+    # the request's figure in the model's tokens (view.context), counted from scratch
+    fit = ContextTokens.of(conversation, counter).fit(settings.request)
+    run = _Run(conversation, settings, counter, n, fit.units() if units is None else units)
     run.harness()                  # 0. what the harness itself sent (the view "as sent")
     run.compress()                 # 1. what-if: tiers
     run.clear()                    # 2. what-if: clearing
@@ -103,8 +108,7 @@ def prepare_reference(conversation: Conversation, settings: Settings = AS_SENT, 
     run.embed()                    # 4. the recorded reminders, on the messages still sent
     run.fit_budget()               # 5. what-if: the budget
     view = run.view(recorded)
-    # the request's figure in the model's tokens (view.context), counted from scratch
-    return dataclasses.replace(view, context_fit=ContextTokens.of(conversation, counter).fit(settings.request))
+    return dataclasses.replace(view, context_fit=fit)
 
 
 def _request(conversation: Conversation, request: int | None) -> tuple[int, int | None]:
@@ -122,8 +126,10 @@ class _Run:
     """The messages of one request as each stage leaves them (position j is stored index start + j),
     their tokens, and per position the specs of what changed, made into Changes at the end."""
 
-    def __init__(self, conversation: Conversation, settings: Settings, counter: TokenCounter, n: int) -> None:
+    def __init__(self, conversation: Conversation, settings: Settings, counter: TokenCounter, n: int,
+                 units: TokenUnits) -> None:
         self.conversation, self.settings, self.counter, self.n = conversation, settings, counter, n
+        self.units = units
         self.count = counter.count_message
         self.stored_tokens = [self.count(m) for m in conversation.messages]
         self.names = tool_names_by_call_id(conversation.messages)
@@ -166,7 +172,8 @@ class _Run:
     def clear(self) -> None:
         clear = self.settings.clear
         if clear is not None:
-            result = plan_clearing(self.current, clear, self.counter, counts=self.tokens, base=self.system_tokens)
+            result = plan_clearing(self.current, clear, self.counter, counts=self.tokens, base=self.system_tokens,
+                                   units=self.units)
             for j in (*result.cleared, *result.inputs_cleared):
                 new = result.messages[j]
                 before = self._replace(j, new)
@@ -187,7 +194,8 @@ class _Run:
         compact = self.settings.compact
         if compact is not None:  # the API's compaction: a summary of everything before its point
             strategy = "llm"
-            before_index = compaction_point(self.current, self.tokens, self.system_tokens, compact.trigger)
+            before_index = compaction_point(self.current, self.tokens, self.system_tokens, compact.trigger,
+                                            self.units)
         elif strategy == "keep":
             return
         else:
@@ -236,12 +244,12 @@ class _Run:
         budget = self.settings.budget
         if budget is None:
             return
-        room = budget - self.system_tokens
+        room = self.units.counted(budget) - self.system_tokens   # the budget is the model's tokens
         fit = fit_to_budget([self.inserted if j is None else self.current[j] for j in seq], max(room, 0),
                             self.settings.keep_recent,
                             counts=[self.inserted_tokens if j is None else self.tokens[j] for j in seq],
                             protected=[p for p, j in enumerate(seq) if j is None])
-        self.shortfall = fit.shortfall + max(0, -room)
+        self.shortfall = budget_shortfall(self.units, budget, self.system_tokens + fit.tokens)
         self.dropped = {seq[p] for p in fit.dropped}
         self.stats["dropped"] = len(fit.dropped)
         self.seq = [seq[p] for p in fit.kept]

@@ -114,7 +114,7 @@ class TestControls:
         what-if setting in its shortest form and ends with the row position."""
         from ctxview.settings import ClearSettings
 
-        app = _claude_app(Settings(counter="swarm", tiers="default", budget=20_000, clear=ClearSettings(keep=2)))
+        app = _claude_app(Settings(counter="swarm", tiers="default", budget=50_000, clear=ClearSettings(keep=2)))
         assert snap_compare(app, terminal_size=(80, 24), run_before=settled())
 
     def test_settings_dialog(self, snap_compare):
