@@ -158,6 +158,18 @@ def make_tree(home: Path, n: int, seed: int = 0) -> list[Path]:
     return paths
 
 
+def tree_in(keep: str | None, n: int, prefix: str) -> tuple[Path, Path, dict[str, str]]:
+    """(the work folder, its home, the environment pointing the index there): the tree of `n`
+    files generated under `keep` unless it is there already, else in a new temporary folder."""
+    work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix=prefix))
+    home = work / "home"
+    if not (home / ".claude").exists():
+        start = time.perf_counter()
+        make_tree(home, n)
+        print(f"generated {n:,} files in {time.perf_counter() - start:.1f} s")
+    return work, home, {"HOME": str(home), CACHE_ENV: str(work / "cache")}
+
+
 def _time(fn) -> tuple[float, float]:
     """Wall-clock and CPU seconds (on a shared machine the CPU time says what the index costs)."""
     start, cpu = time.perf_counter(), time.process_time()
@@ -174,14 +186,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from ctxview.sessions import build_index
 
-    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="ctxview-bench-sessions-"))
-    home, cache_dir = work / "home", work / "cache"
-    env = {"HOME": str(home), CACHE_ENV: str(cache_dir)}
+    work, home, env = tree_in(args.keep, args.n, "ctxview-bench-sessions-")
+    cache_dir = work / "cache"
     try:
-        if not (home / ".claude").exists():
-            start = time.perf_counter()
-            make_tree(home, args.n)
-            print(f"generated {args.n:,} files in {time.perf_counter() - start:.1f} s")
         sizes = [os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(home) for f in fs
                  if f.endswith((".json", ".jsonl"))]
         print(f"tree: {len(sizes):,} session files, {sum(sizes) / 2**20:,.0f} MiB, largest {max(sizes) / 2**20:.1f} MiB")

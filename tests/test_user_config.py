@@ -86,7 +86,7 @@ def test_the_environment_variable_names_the_file_and_the_default_is_the_user_con
     ('[settings.clear]\nkeeep = 3\n', "settings.clear.keeep: unknown clearing setting"),
     ('theme = "neon"\n', "theme: unknown theme 'neon' (themes: ansi-dark"),
     ('theme = 1\n', "theme: expected a theme name string, got 1"),
-    ('colour = "red"\n', "colour: unknown key (expected theme, [keys] or [settings])"),
+    ('colour = "red"\n', "colour: unknown key (expected theme, export_dir, [keys] or [settings])"),
     ('keys = "f"\n', "keys: expected a table of binding id = key, got 'f'"),
 ])
 def test_a_bad_value_names_the_file_and_the_key(tmp_path, text, message):
@@ -225,3 +225,12 @@ def test_a_bad_config_is_one_line_and_exit_1_before_the_app(tmp_path):
     # (HOME is tmp_path here: the file is named as under the home directory)
     assert done.stderr == "ctxview: error: ~/config.toml: keys.ctxview.search: expected a key name string, got 3\n"
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_export_dir_is_a_folder_path_with_the_home_expanded(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert load(write(tmp_path, 'export_dir = "~/exports"\n')).export_dir == str(tmp_path / "exports")
+    assert load(write(tmp_path, 'theme = "nord"\n')).export_dir is None
+    for bad in ("export_dir = 3", 'export_dir = ""', "export_dir = [\"a\"]"):
+        with pytest.raises(ConfigError, match="export_dir: expected a folder's path string"):
+            load(write(tmp_path, bad + "\n"))

@@ -116,7 +116,7 @@ def open_parser() -> argparse.ArgumentParser:
         prog="ctxview",
         usage="ctxview [options] [FILE|DIR]\n       ctxview report FILE [options] [--json]\n"
               "       ctxview prepare FILE [options] [-o OUT] [--shape openai|anthropic]\n"
-              "       ctxview sessions [DIR] [--json]",
+              "       ctxview sessions [DIR] [--json] [--search WORDS] [--by project|day]",
         description="Inspect what an LLM agent stored and what it sent to the model. "
                     "Without FILE, opens the session browser on the sessions Claude Code, Codex and Gemini CLI "
                     "keep (the bundled SwarmSDK demo session when there are none); with DIR, the browser on "
@@ -142,6 +142,10 @@ def sessions_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print a JSON list of objects (path, format, project, "
                         "title, started, updated, messages, size_bytes, model, ...)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the index cache")
+    parser.add_argument("--by", choices=("project", "day"), help="the recorded usage and its cost summed by project "
+                        "or by day (UTC) instead of the list (each file read whole once, then kept beside the cache)")
+    parser.add_argument("--search", metavar="WORDS", help="only the sessions whose text holds every word (as a "
+                        "word's start, any case)")
     return parser
 
 

@@ -196,17 +196,9 @@ def _run_sessions(argv: Sequence[str]) -> int:
         print(f"ctxview: warning: {_one_line(line)}", file=sys.stderr)
 
     rows = build_index(args.dir, cache=not args.no_cache, notice=notice)
-    if args.json:
-        from ctxview.export.bodies import dumps
+    from ctxview.cli.sessions_command import sessions_output
 
-        _write_stdout(dumps([row.as_json() for row in rows]))
-        return EXIT_OK
-    import shutil
-
-    from ctxview.sessions.columns import table
-
-    width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 1000
-    _write_stdout(table(rows, width))
+    _write_stdout(sessions_output(rows, args, notice))
     return EXIT_OK
 
 

@@ -77,6 +77,7 @@ class UserConfig:
     keys: dict[str, str] = field(default_factory=dict)    # binding id → keys ("f", "S,o")
     settings: dict[str, Any] = field(default_factory=dict)  # Settings field → value, checked
     theme: str | None = None
+    export_dir: str | None = None                         # where `w` offers to write (None: the current folder)
 
     def what_if_note(self) -> str:
         """'' when the config's settings leave the view as sent; else a line saying they do not."""
@@ -203,8 +204,13 @@ def _read(data: Mapping[str, Any], shown: str, binding_ids: Collection[str] | No
         return ConfigError(f"{shown}: {_short(key, 2 * _EXCERPT)}: {_short(what, _WHAT)}")
 
     for key in data:
-        if key not in ("keys", "settings", "theme"):
-            raise fail(key, "unknown key (expected theme, [keys] or [settings])")
+        if key not in ("keys", "settings", "theme", "export_dir"):
+            raise fail(key, "unknown key (expected theme, export_dir, [keys] or [settings])")
+    export_dir = data.get("export_dir")
+    if export_dir is not None:
+        if not isinstance(export_dir, str) or not export_dir.strip() or "\x00" in export_dir:
+            raise fail("export_dir", f"expected a folder's path string, got {_got(export_dir)}")
+        export_dir = os.path.expanduser(export_dir)
     theme = data.get("theme")
     if theme is not None:
         if not isinstance(theme, str) or not theme.strip():
@@ -213,7 +219,7 @@ def _read(data: Mapping[str, Any], shown: str, binding_ids: Collection[str] | No
             raise fail("theme", f"unknown theme {_got(theme)} (themes: {', '.join(sorted(themes))})")
     keys = _keys(data.get("keys", {}), fail, binding_ids)
     settings = _settings(data.get("settings", {}), fail)
-    return UserConfig(shown, keys, settings, theme)
+    return UserConfig(shown, keys, settings, theme, export_dir)
 
 
 def _flat(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -159,9 +159,11 @@ class CtxviewApp(NavigationActions, App[int]):
             return None
         return self.session.conversations[self.state.conversation]
 
-    def configure(self, keymap: Mapping[str, str], theme: str | None, note: str = "") -> None:
-        """The user's config.toml (cli/user_config.py): keys by binding id, a theme; `note` says when its
-        settings make every view a what-if."""
+    def configure(self, keymap: Mapping[str, str], theme: str | None, note: str = "",
+                  export_dir: str | None = None) -> None:
+        """The user's config.toml (cli/user_config.py): keys by binding id, a theme, the folder `w`
+        offers; `note` says when its settings make every view a what-if."""
+        self._export_dir = export_dir
         if keymap:
             self.set_keymap(dict(keymap))
         if theme:
@@ -535,7 +537,7 @@ class CtxviewApp(NavigationActions, App[int]):
             model = self.conversation.model if self.conversation is not None else None
             # a full path, so the user sees where it goes before anything is written (a folder whose
             # name holds control characters is not echoed into the box: the name alone, as before)
-            here = os.getcwd()
+            here = getattr(self, "_export_dir", None) or os.getcwd()
             target = export_name(self.path)
             target = os.path.join(here, target) if sanitize(here) == here else target
             self.push_screen(WriteScreen(target, default_shape(self.session.format, model)),

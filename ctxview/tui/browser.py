@@ -1,7 +1,12 @@
 """The session browser: the sessions found, newest first; type to filter, Enter opens one.
 
 The index (ctxview/sessions) is built in a thread worker behind a progress bar and kept in the
-cache, so a second start lists at once. Enter ends this app with the chosen path; launch.py opens
+cache, so a second start lists at once. A second worker then reads each session whole, once
+(sessions/contents.py): its text for the search (ctrl+f: the filter box searches the text) and
+its recorded usage for the cost column and the totals by project and by day (ctrl+t). ctrl+s
+sorts by the next column (or click a header), ctrl+r turns the order round. The columns that fit
+the width are chosen by importance (sessions/columns.fit_columns). Enter ends this app with the
+chosen path; launch.py opens
 it in the inspector and, when the user presses Escape there, starts a browser again with the same
 rows, filter and row (`BrowserApp(rows=..., filter_text=..., selected=...)`). Every cell is a Rich
 Text of sanitised text (sessions/columns.py), never markup.
@@ -15,67 +20,25 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.widgets.data_table import RowDoesNotExist
 
 from ctxview.sanitize import sanitize
 from ctxview.sessions import SessionRow, build_index
-from ctxview.sessions.columns import COLUMNS, RowFilter, cells
+from ctxview.sessions.columns import (COLUMNS, SORTS, TOTAL_COLUMNS, RowFilter, cells, fit_cell, fit_columns,
+                                     fit_total_columns, sort_rows, total_cells)
+from ctxview.sessions.contents import Totals, open_contents
+from ctxview.tui.widgets.session_table import (ContentsProgress, ContentsReady, IndexFailed, IndexNotice, IndexProgress,
+                                               IndexReady, SessionTable, status_text)
 
 __all__ = ["BrowserApp"]
 
 
-class IndexProgress(Message):
-    def __init__(self, done: int, total: int) -> None:
-        super().__init__()
-        self.done, self.total = done, total
+VIEWS = ("list", "project", "day")   # ctrl+t: the sessions, then the totals by project, by day
 
 
-class IndexReady(Message):
-    def __init__(self, rows: list[SessionRow]) -> None:
-        super().__init__()
-        self.rows = rows
-
-
-class IndexNotice(Message):
-    """A line about an index cache that could not be used (the list is built all the same)."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
-
-
-class IndexFailed(Message):
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
-
-
-class SessionTable(DataTable):
-    """A DataTable that asks for more rows when scrolled near either end of those it holds."""
-
-    class NearEnd(Message):
-        pass
-
-    class NearStart(Message):
-        pass
-
-    _clearing = False
-
-    def clear(self, columns: bool = False) -> SessionTable:
-        self._clearing = True  # (clear() scrolls to the top: that is no user's scroll)
-        try:
-            return super().clear(columns)
-        finally:
-            self._clearing = False
-
-    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        super().watch_scroll_y(old_value, new_value)
-        if new_value >= self.max_scroll_y - 5:
-            self.post_message(self.NearEnd())
-        elif new_value <= 5 < old_value and not self._clearing:
-            self.post_message(self.NearStart())
+def _cost_at(columns: tuple[tuple[str, int], ...]) -> int:
+    return [name for name, _ in columns].index("cost")
 
 
 # The table measures every cell it is given (5,000 rows: seconds), so it holds a window of the rows
@@ -106,7 +69,12 @@ class BrowserApp(App[str | None]):
         Binding("ctrl+home", "move(-1000000000)", "First", show=False),
         Binding("ctrl+end", "move(1000000000)", "Last", show=False),
         Binding("enter", "open", "Open", id="ctxview.browser_open"),
-        Binding("escape", "escape", "Clear the filter", id="ctxview.browser_escape"),
+        Binding("escape", "escape", "Clear", id="ctxview.browser_escape"),
+        Binding("ctrl+s", "sort", "Sort", id="ctxview.browser_sort"),
+        # (left out of the footer, which has no room for it at 80 columns; the status line says "↑")
+        Binding("ctrl+r", "reverse", "Reverse", show=False, id="ctxview.browser_reverse"),
+        Binding("ctrl+f", "search_text", "Search text", id="ctxview.browser_search"),
+        Binding("ctrl+t", "totals", "Totals", id="ctxview.browser_totals"),
         Binding("ctrl+c,ctrl+q", "quit", "Quit", priority=True, id="ctxview.browser_quit"),
     ]
 
@@ -123,9 +91,19 @@ class BrowserApp(App[str | None]):
         self.indexing = True
         self._cache = cache
         self._env = env
-        self._made: dict[str, tuple[SessionRow, tuple[Text, ...]]] = {}
+        self._made: dict[str, tuple[SessionRow, float | None, tuple[str, ...]]] = {}
         self._filter = RowFilter(self.rows)
         self.offset = 0  # the index in `shown` of the table's first row
+        self.sort, self.reverse = "date", False
+        self.search_text = False          # ctrl+f: the filter box searches the sessions' text
+        self.view = "list"                # or the totals by "project", by "day"
+        self.totals: list[Totals] = []
+        self.cost: dict[str, float | None] = {}
+        self.contents = open_contents(env, cache=cache)
+        self.contents_done: tuple[int, int] | None = None   # (read, to read) while the pass runs
+        self.columns = fit_columns(160)
+        self.total_columns = TOTAL_COLUMNS
+        self.closing = False   # the app is ending: the contents pass stops, its last messages are let go
 
     def compose(self) -> ComposeResult:
         where = (f"session files under {self.root}" if self.root is not None
@@ -139,14 +117,19 @@ class BrowserApp(App[str | None]):
         yield Static(id="status")
         yield Footer()
 
+    def on_unmount(self) -> None:
+        self.closing = True
+
+    def exit(self, *args, **kwargs) -> None:  # type: ignore[override]
+        self.closing = True
+        super().exit(*args, **kwargs)
+
     @property
     def table(self) -> DataTable:
         return self.query_one("#table", DataTable)
 
     def on_mount(self) -> None:
-        table = self.table
-        for header, width in COLUMNS:
-            table.add_column(header, width=width or None, key=header)
+        self._set_columns()
         self.query_one("#filter", Input).focus()
         if self.rows:
             self._fill()
@@ -178,6 +161,47 @@ class BrowserApp(App[str | None]):
         self.rows = event.rows
         self._filter = RowFilter(self.rows)
         self._fill()
+        self._read_contents(self.rows)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="contents")
+    def _read_contents(self, rows: list[SessionRow]) -> None:
+        try:
+            def progress(done: int, total: int) -> None:
+                if done % 25 == 0 or done == total:   # (a message per file would keep the screen busy)
+                    self.post_message(ContentsProgress(done, total))
+
+            self.contents.update(rows, progress=progress, stop=lambda: self.closing)
+        except Exception as exc:  # noqa: BLE001 - the list works without it; the browser says so
+            self.post_message(IndexNotice(f"the sessions' text and cost could not be read: {type(exc).__name__}: {exc}"))
+        self.post_message(ContentsReady())
+
+    @on(ContentsProgress)
+    def _contents_progress(self, event: ContentsProgress) -> None:
+        if self.closing:
+            return
+        self.contents_done = (event.done, event.total)
+        if event.done % 200 == 0 and self.search_text and self.filter_text:
+            self._fill()   # (the search sees what is read so far)
+        self._status()
+
+    @on(ContentsReady)
+    def _contents_ready(self) -> None:
+        """The costs are known: put them in the rows the table holds, where they are (the cursor and
+        the window stay); an order or a view that depends on them is made anew."""
+        if self.closing:
+            return
+        self.contents_done = None
+        self.cost = self.contents.cost_by_path()
+        if self.view != "list" or self.sort == "cost" or self.search_text:
+            self._fill()
+            return
+        table = self.table
+        if "cost" in dict(self.columns):
+            at = _cost_at(self.columns)
+            for k, row in enumerate(table.ordered_rows):
+                if self.offset + k < len(self.shown):
+                    table.update_cell(row.key, "cost", self._cells(self.shown[self.offset + k])[at])
+        self._status()
 
     @on(IndexNotice)
     def _index_notice(self, event: IndexNotice) -> None:
@@ -192,12 +216,57 @@ class BrowserApp(App[str | None]):
 
     # -- the table ----------------------------------------------------------------------
 
+    def _set_columns(self) -> None:
+        """The columns that fit the table's width (by importance), the sorted one marked."""
+        table = self.table
+        if self.view == "list":
+            # (the vertical scrollbar takes 2 cells; the column sorted by is shown whatever the width)
+            self.columns = fit_columns(max(self.size.width - 2, 40), keep=SORTS[self.sort])
+            arrow = "↑" if self.reverse else "↓"
+            marked = {SORTS[self.sort]: arrow} if (self.sort, self.reverse) != ("date", False) else {}
+            labels = [(f"{name} {marked[name]}" if name in marked else name, width, name)
+                      for name, width in self.columns]
+        else:
+            key_width, sums = fit_total_columns(max(self.size.width - 2, 40))
+            self.total_columns = sums
+            labels = [(self.view, key_width, self.view), *((name, width, name) for name, width in sums)]
+        table.clear(columns=True)
+        for label, width, key in labels:
+            table.add_column(label, width=width, key=key)
+
+    def on_resize(self) -> None:
+        if self.view == "list" and fit_columns(max(self.size.width - 2, 40), keep=SORTS[self.sort]) != self.columns:
+            self._set_columns()
+            self._fill()
+
     def _fill(self) -> None:
-        """Show the rows the filter keeps, the cursor on the selected path where it is still shown."""
+        """Show the rows the filter (or the text search) keeps, in the order chosen, the cursor on the
+        selected path where it is still shown; in a totals view, their totals."""
         keep = self.selected
-        self.shown = self._filter(self.filter_text)
+        found = self.contents.search(self.filter_text) if self.search_text else None
+        shown = self._filter("" if self.search_text else self.filter_text)
+        if found is not None:
+            shown = [r for r in shown if r.path in found]
+        if (self.sort, self.reverse) != ("date", False):
+            shown = sort_rows(shown, self.sort, self.reverse, self.cost)
+        self.shown = shown
+        if self.view != "list":
+            self._fill_totals()
+            return
         index = next((i for i, r in enumerate(self.shown) if r.path == keep), 0) if keep else 0
         self._window(index)
+        self._status()
+
+    def _fill_totals(self) -> None:
+        """The totals of the rows shown, by project or day (from what the contents pass has read)."""
+        self.totals = self.contents.totals(self.shown, self.view)
+        self.table.clear()
+        key_width = self.table.ordered_columns[0].width
+        shown = {name for name, _ in self.total_columns}
+        self.table.add_rows([(Text(fit_cell("project", sanitize(t.key), key_width), no_wrap=True, end=""),
+                              *(Text(c, justify="right", end="")
+                                for (name, _), c in zip(TOTAL_COLUMNS, total_cells(t)) if name in shown))
+                             for t in self.totals])
         self._status()
 
     def _window(self, index: int) -> None:
@@ -219,12 +288,15 @@ class BrowserApp(App[str | None]):
             table.add_rows([self._cells(r) for r in self.shown[have:want]])
 
     def _cells(self, row: SessionRow) -> tuple[Text, ...]:
-        """The row's cells as Text (plain, never markup), made once per row."""
+        """The row's cells in the columns shown, as Text (plain, never markup); its texts made once
+        per row and cost."""
+        cost = self.cost.get(row.path)
         made = self._made.get(row.path)
-        if made is None or made[0] is not row:
-            made = self._made[row.path] = (row, tuple(Text(c, no_wrap=True, overflow="ellipsis", end="")
-                                                      for c in cells(row)))
-        return made[1]
+        if made is None or made[0] is not row or made[1] != cost:
+            made = self._made[row.path] = (row, cost, cells(row, cost))
+        shown = dict(self.columns)
+        return tuple(Text(fit_cell(name, c, shown[name]), no_wrap=True, overflow="ellipsis", end="")
+                     for (name, _), c in zip(COLUMNS, made[2]) if name in shown)
 
     @on(SessionTable.NearEnd)
     def _near_end(self) -> None:
@@ -246,16 +318,7 @@ class BrowserApp(App[str | None]):
             table.call_after_refresh(table.scroll_to, y=top - self.offset, animate=False)
 
     def _status(self) -> None:
-        problems = sum(1 for r in self.shown if r.problem)
-        noun = "session" if len(self.rows) == 1 else "sessions"
-        parts = [f"{len(self.shown):,} of {len(self.rows):,} {noun}" if self.filter_text
-                 else f"{len(self.rows):,} {noun}"]
-        if problems:
-            parts.append(f"⚠ {problems:,} with a problem")
-        if self.indexing:
-            parts.append("indexing…")
-        parts.append("Enter opens · Esc " + ("clears the filter" if self.filter_text else "quits"))
-        self.query_one("#status", Static).update(Text(" · ".join(parts), end=""))
+        self.query_one("#status", Static).update(Text(status_text(self), end=""))
 
     @property
     def cursor_index(self) -> int:
@@ -269,6 +332,8 @@ class BrowserApp(App[str | None]):
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.view != "list":
+            return
         try:  # (an event from before the table was filled anew names a row no longer in it)
             row = self.table.get_row_index(event.row_key)
         except RowDoesNotExist:
@@ -294,6 +359,11 @@ class BrowserApp(App[str | None]):
         self.action_open()
 
     def action_move(self, delta: int) -> None:
+        if self.view != "list":   # (the totals are all in the table)
+            if self.totals:
+                target = max(0, min(len(self.totals) - 1, self.table.cursor_row + delta))
+                self.table.move_cursor(row=target, animate=False)
+            return
         if self.shown:
             target = max(0, min(len(self.shown) - 1, self.cursor_index + delta))
             end = self.offset + self.table.row_count
@@ -304,12 +374,63 @@ class BrowserApp(App[str | None]):
                 self._window(target)
 
     def action_open(self) -> None:
+        if self.view != "list":
+            self._open_total()
+            return
         row = self.current
         if row is None:
             self.bell()
             return
         self.selected = row.path
         self.exit(row.path)
+
+    def _open_total(self) -> None:
+        """Enter on a project's totals: the list of its sessions (the filter set to the project)."""
+        row = self.table.cursor_row
+        if self.view != "project" or not 0 <= row < len(self.totals):
+            self.bell()
+            return
+        self.view = "list"
+        if self.search_text:
+            self.action_search_text()   # (the project is a filter, not words of the text)
+        self._set_columns()
+        self.query_one("#filter", Input).value = self.totals[row].key   # (Input.Changed refills the table)
+
+    def action_sort(self) -> None:
+        """The next sort order (SORTS), largest or A to Z first."""
+        keys = list(SORTS)
+        self._sort_by(keys[(keys.index(self.sort) + 1) % len(keys)], False)
+
+    def action_reverse(self) -> None:
+        self._sort_by(self.sort, not self.reverse)
+
+    def _sort_by(self, key: str, reverse: bool) -> None:
+        self.sort, self.reverse = key, reverse
+        if self.view == "list":
+            self._set_columns()
+        self._fill()
+
+    @on(DataTable.HeaderSelected)
+    def _header(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a column's header sorts by it; a second click turns the order round."""
+        key = next((k for k, column in SORTS.items() if column == event.column_key.value), None)
+        if self.view != "list" or key is None:
+            return
+        self._sort_by(key, not self.reverse if key == self.sort else False)
+
+    def action_search_text(self) -> None:
+        """The filter box searches the sessions' text (ctrl+f again: their project, title, ...)."""
+        self.search_text = not self.search_text
+        box = self.query_one("#filter", Input)
+        box.placeholder = ("search the sessions' text (every word, as a word's start)" if self.search_text
+                           else "type to filter (project, title, model, format, path)")
+        self._fill()
+
+    def action_totals(self) -> None:
+        """The sessions, then their recorded usage and cost by project, then by day."""
+        self.view = VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)]
+        self._set_columns()
+        self._fill()
 
     def action_escape(self) -> None:
         # Escape only clears: pressed once too often (after the palette or a dialog closed), it must

@@ -65,7 +65,7 @@ def run_app(
     app = CtxviewApp(path, settings, agent=agent, fmt=fmt, lenient=lenient, session=session, overrides=overrides,
                      trace=trace)
     if config is not None:
-        app.configure(config.keys, config.theme, config.what_if_note())
+        app.configure(config.keys, config.theme, config.what_if_note(), config.export_dir)
     result = app.run()
     if app.error is not None:
         print(f"ctxview: error: {sanitize(app.error)}", file=sys.stderr)
@@ -102,7 +102,7 @@ def run_browser(
         rows, filter_text, selected = browser.rows, browser.filter_text, path
         app = CtxviewApp(path, settings, fmt=fmt, lenient=lenient, overrides=overrides, browsing=True)
         if config is not None:
-            app.configure(config.keys, config.theme, config.what_if_note())
+            app.configure(config.keys, config.theme, config.what_if_note(), config.export_dir)
         result = app.run()
         notice = app.error
         if notice is None and not app.went_back:

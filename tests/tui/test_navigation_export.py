@@ -121,3 +121,26 @@ async def test_w_offers_a_full_path_and_counts_the_messages_of_the_body_it_wrote
         count = len(body["messages"])
         assert count != len(app.view.prepared)                         # (what made the old notice wrong)
         assert said[-1] == f"wrote a request body of {count:,} messages (anthropic) to {offered}"
+
+
+async def test_w_offers_the_folder_the_user_config_names(tmp_path, monkeypatch):
+    from ctxview.cli.user_config import load_user_config
+
+    here, there = tmp_path / "repo", tmp_path / "exports"
+    here.mkdir()
+    there.mkdir()
+    monkeypatch.chdir(here)
+    config = tmp_path / "config.toml"
+    config.write_text(f'export_dir = "{there}"\n')
+    path = next((SAMPLES / "claude-code").glob("*.jsonl"))
+    app = CtxviewApp(str(path), Settings())
+    app.configure({}, None, "", load_user_config(config).export_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        offered = Path(app.screen.query_one(Input).value)
+        assert offered.parent == there                      # the config's folder, not the current one
+        await pilot.press("enter")
+        await settle(pilot)
+    assert offered.exists() and not list(here.iterdir())   # nothing written where the user stood

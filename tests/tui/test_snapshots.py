@@ -135,3 +135,33 @@ class TestControls:
 
         app = _claude_app(Settings(counter="swarm"))
         assert snap_compare(app, terminal_size=(80, 24), run_before=run)
+
+
+class TestBrowser:
+    @pytest.mark.parametrize("keys", [(), ("ctrl+t",)], ids=["list", "totals"])
+    def test_browser_at_80_columns(self, snap_compare, tmp_path, keys):
+        """The session browser at 80×24 once the text and cost are read: the columns that fit (date,
+        project cut from its start, title, tokens, cost), then the totals by project."""
+        import sys
+
+        from textual.widgets import Input
+
+        sys.path.insert(0, str(ROOT / "tests" / "tui"))
+        from test_browser_columns import browser, read
+
+        sys.path.insert(0, str(ROOT / "tests"))
+        from test_sessions_contents import write_zoo
+
+        app = browser(write_zoo(tmp_path / "home", farm="/home/me/projects/a-rather-long-farm-name",
+                                goat_day="2026-05-29"))
+
+        async def run(pilot) -> None:
+            await read(pilot)
+            for key in keys:
+                await pilot.press(key)
+                await pilot.pause()
+            pilot.app.query_one(Input).cursor_blink = False
+            await pilot.pause()
+
+        assert snap_compare(app, terminal_size=(80, 24), run_before=run)
+

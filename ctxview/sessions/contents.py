@@ -1,0 +1,337 @@
+"""What the browser knows of a session beyond its head and tail: its text, searchable, and what
+its recorded usage cost, by day.
+
+Both come from reading each file whole with its loader, once: the results are kept in an SQLite
+database beside the index cache (`sessions-contents.sqlite`), a file's rows reused while its size
+and mtime are unchanged, so a second start searches and totals at once. The text is an FTS5 table
+(the standard library's sqlite3, as claude-code-log and agentsview do); the usage is summed per
+file and per day of its requests (UTC), priced with the price table (analysis/prices.py).
+
+The database is the cache's, never a session's: a session file is only read. A database that
+cannot be used (not a regular file, corrupt, another version) is built anew, and said so in one
+line; one that cannot be written, or no cache at all, leaves the contents in a temporary
+database for this run (each thread has its own connection, which an in-memory one cannot share).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
+
+import orjson
+
+from ctxview.analysis.prices import PriceTable, dollars
+from ctxview.analysis.usage import UsageTotals, recorded_requests
+from ctxview.formats import load_session
+from ctxview.formats.errors import LoadError
+from ctxview.sessions.index import SessionRow
+
+__all__ = ["CONTENTS_VERSION", "MAX_FILE_BYTES", "MAX_TEXT_CHARS", "Contents", "Totals", "contents_path", "fts_query", "text_of"]
+
+CONTENTS_VERSION = 2   # 2: the text's rowid is its file's id (a delete by path scanned the whole table)
+MAX_TEXT_CHARS = 2_000_000       # of one file's text: a search needs words, not every byte of a 1 GB log
+MAX_FILE_BYTES = 512 * 2**20     # a larger file is not read whole in the background (its row says so)
+_NAME = "sessions-contents.sqlite"
+_COMMIT_EVERY = 50               # files: a search during the build sees what is done
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, path TEXT UNIQUE, size INTEGER, mtime_ns INTEGER,"
+    " problem TEXT)",
+    "CREATE TABLE IF NOT EXISTS days (path TEXT, day TEXT, requests INTEGER, input INTEGER, output INTEGER,"
+    " cache_read INTEGER, cache_write INTEGER, usd REAL, unpriced INTEGER)",
+    "CREATE INDEX IF NOT EXISTS days_path ON days(path)",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS body USING fts5(path UNINDEXED, text, tokenize='unicode61 remove_diacritics 2')",
+)
+
+
+def contents_path(index_cache: Path) -> Path:
+    """Where the contents are kept: beside the index cache (sessions/index_cache.cache_path)."""
+    return index_cache.parent / _NAME
+
+
+def text_of(session) -> str:
+    """The words of a session a search looks in: every message's text and its tool calls' names and
+    arguments, over every conversation, at most MAX_TEXT_CHARS."""
+    parts: list[str] = []
+    size = 0
+    for conv in session.conversations:
+        for m in conv.messages:
+            text = m.text
+            if text:
+                parts.append(text)
+                size += len(text)
+            for call in m.tool_calls:
+                args = call.arguments
+                parts.append(f"{call.name or ''} {orjson.dumps(args).decode() if args else ''}")
+                size += len(parts[-1])
+            if size >= MAX_TEXT_CHARS:
+                return "\n".join(parts)[:MAX_TEXT_CHARS]
+    return "\n".join(parts)
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 query for what the user typed: every word, as a prefix, all of them (None: no word).
+    Each word is quoted, so that no character of it is FTS5 syntax."""
+    words = [w for w in text.split() if w.strip('"')]
+    if not words:
+        return None
+    return " ".join('"' + w.replace('"', '""') + '"*' for w in words)
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """Recorded usage and its cost over some sessions (a project's, a day's)."""
+
+    key: str
+    sessions: int = 0
+    requests: int = 0
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    usd: float | None = None     # None: nothing priced
+    unpriced: int = 0            # requests on a model without a price
+
+    def to_json(self, by: str) -> dict:
+        return {by: self.key, "sessions": self.sessions, "requests": self.requests, "input": self.input,
+                "output": self.output, "cache_read": self.cache_read, "cache_write": self.cache_write,
+                "usd": None if self.usd is None else round(self.usd, 6), "unpriced_requests": self.unpriced}
+
+
+def _day(timestamp: str | None) -> str:
+    return timestamp[:10] if timestamp and len(timestamp) >= 10 and timestamp[4] == "-" else "unknown"
+
+
+def _usage_by_day(session, prices: PriceTable) -> dict[str, list]:
+    """day → [requests, input, output, cache_read, cache_write, usd or None, unpriced]."""
+    out: dict[str, list] = {}
+    for conv in session.conversations:
+        for r in recorded_requests(conv):
+            day = out.setdefault(_day(r.timestamp), [0, 0, 0, 0, 0, None, 0])
+            u = UsageTotals.of((r.usage,))
+            day[0] += 1
+            day[1] += u.input
+            day[2] += u.output
+            day[3] += u.cache_read
+            day[4] += u.cache_write
+            cost = prices.cost(r.usage, r.model, r.timestamp)
+            if cost is None:
+                day[6] += 1
+            else:
+                day[5] = (day[5] or 0.0) + (dollars(cost) or 0.0)
+    return out
+
+
+class Contents:
+    """The contents database: `update(rows)` reads what changed (in a worker thread), `search` and
+    `totals` answer from what is there (from any thread: each has its own connection)."""
+
+    def __init__(self, path: Path | None, notice: Callable[[str], None] | None = None) -> None:
+        self.path = path
+        self._notice = notice
+        self._local = threading.local()
+        self._scratch: tempfile.TemporaryDirectory | None = None
+        if path is not None:
+            self._check_file(path)
+        if self.path is None:
+            self._use_scratch()
+
+    def _use_scratch(self) -> None:
+        self._scratch = tempfile.TemporaryDirectory(prefix="ctxview-contents-")
+        self.path = Path(self._scratch.name) / _NAME
+
+    # -- the database ------------------------------------------------------------------
+    def _say(self, text: str) -> None:
+        if self._notice is not None:
+            self._notice(text)
+
+    def _check_file(self, path: Path) -> None:
+        """A path that is no regular file is not opened; a database of another version or a corrupt
+        one is removed (it is the cache's own)."""
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            self._say(f"{path}: cannot be read ({exc.strerror or exc}); the contents are kept for this run only")
+            self.path = None
+            return
+        if not stat.S_ISREG(st.st_mode):
+            self._say(f"{path}: not a regular file; the contents are kept for this run only")
+            self.path = None
+            return
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+                db.execute("SELECT count(*) FROM files").fetchone()
+        except sqlite3.DatabaseError as exc:
+            self._say(f"{path}: cannot be used ({exc}); built anew")
+            version = None
+        if version != CONTENTS_VERSION:
+            for suffix in ("", "-wal", "-shm"):
+                try:
+                    os.unlink(f"{path}{suffix}")
+                except FileNotFoundError:
+                    pass
+                except OSError:
+                    self.path = None
+
+    def _connect(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            return db
+        assert self.path is not None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=5, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            self._init(db)
+        except (sqlite3.Error, OSError) as exc:
+            if self._scratch is not None:
+                raise
+            self._say(f"{self.path}: cannot be written ({exc}); the contents are kept for this run only")
+            self._use_scratch()
+            return self._connect()
+        self._local.db = db
+        return db
+
+    @staticmethod
+    def _init(db: sqlite3.Connection) -> None:
+        for statement in _SCHEMA:
+            db.execute(statement)
+        db.execute(f"PRAGMA user_version = {CONTENTS_VERSION}")
+        db.commit()
+
+    # -- building ----------------------------------------------------------------------
+    def update(self, rows: Sequence[SessionRow], progress: Callable[[int, int], None] | None = None,
+               prices: PriceTable | None = None, stop: Callable[[], bool] | None = None) -> int:
+        """Read every listed session whose size or mtime changed since it was read (all, the first
+        time); forget the files no longer listed. Returns how many were read."""
+        db = self._connect()
+        prices = prices or PriceTable()
+        known = {p: (s, m) for p, s, m in db.execute("SELECT path, size, mtime_ns FROM files")}
+        wanted = {r.path: r for r in rows if r.format is not None}
+        gone = [p for p in known if p not in wanted]
+        for chunk in _chunks(gone, 500):
+            marks = ",".join("?" * len(chunk))
+            db.execute(f"DELETE FROM body WHERE rowid IN (SELECT id FROM files WHERE path IN ({marks}))", chunk)
+            db.execute(f"DELETE FROM days WHERE path IN ({marks})", chunk)
+            db.execute(f"DELETE FROM files WHERE path IN ({marks})", chunk)
+        todo = [r for p, r in wanted.items() if known.get(p) != (r.size_bytes, r.mtime_ns)]
+        total = len(todo)
+        for done, row in enumerate(todo, 1):
+            if stop is not None and stop():
+                break
+            self._read(db, row, prices)
+            if done % _COMMIT_EVERY == 0 or done == total:
+                db.commit()
+            if progress is not None:
+                progress(done, total)
+        db.commit()
+        return total
+
+    def _read(self, db: sqlite3.Connection, row: SessionRow, prices: PriceTable) -> None:
+        problem = None
+        text = ""
+        days: dict[str, list] = {}
+        try:
+            if row.size_bytes > MAX_FILE_BYTES:
+                raise LoadError(f"{row.path}: {row.size_bytes:,} bytes, more than the background pass reads "
+                                f"({MAX_FILE_BYTES:,}); open it to see it")
+            session = load_session(row.path, row.format, lenient=True)
+            text = text_of(session)
+            days = _usage_by_day(session, prices)
+        except LoadError as exc:
+            problem = str(exc)
+        except (MemoryError, RecursionError, ValueError, OSError) as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+        # (the text is found by its file's id: a delete by its unindexed path would read every text)
+        known = db.execute("SELECT id FROM files WHERE path = ?", (row.path,)).fetchone()
+        if known is None:
+            file_id = db.execute("INSERT INTO files (path, size, mtime_ns, problem) VALUES (?, ?, ?, ?)",
+                                 (row.path, row.size_bytes, row.mtime_ns, problem)).lastrowid
+        else:
+            file_id = known[0]
+            db.execute("UPDATE files SET size = ?, mtime_ns = ?, problem = ? WHERE id = ?",
+                       (row.size_bytes, row.mtime_ns, problem, file_id))
+            db.execute("DELETE FROM body WHERE rowid = ?", (file_id,))
+            db.execute("DELETE FROM days WHERE path = ?", (row.path,))
+        db.executemany("INSERT INTO days VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       [(row.path, day, *values) for day, values in days.items()])
+        if text:
+            db.execute("INSERT INTO body (rowid, path, text) VALUES (?, ?, ?)", (file_id, row.path, text))
+
+    # -- answering ---------------------------------------------------------------------
+    def known(self) -> int:
+        return self._connect().execute("SELECT count(*) FROM files").fetchone()[0]
+
+    def search(self, text: str) -> set[str] | None:
+        """The paths whose text holds every word typed (as word prefixes, any case); None when
+        nothing was typed. Unranked: the list shows them in its own order (ranking every match
+        by bm25, or reading the path from the text table, costs ten to twenty times the match)."""
+        query = fts_query(text)
+        if query is None:
+            return None
+        try:
+            found = self._connect().execute(
+                "SELECT path FROM files WHERE id IN (SELECT rowid FROM body WHERE body MATCH ?)", (query,)).fetchall()
+        except sqlite3.OperationalError:
+            return set()
+        return {p for (p,) in found}
+
+    def cost_by_path(self) -> dict[str, float | None]:
+        """Each file's dollars (None: nothing priced)."""
+        out: dict[str, float | None] = {}
+        for path, usd in self._connect().execute("SELECT path, sum(usd) FROM days GROUP BY path"):
+            out[path] = usd
+        return out
+
+    def totals(self, rows: Iterable[SessionRow], by: str) -> list[Totals]:
+        """The usage of the listed sessions summed by "project" (the row's) or "day" (each
+        request's, UTC), the most expensive first."""
+        if by not in ("project", "day"):
+            raise ValueError(f"totals by project or day, not {by!r}")
+        project = {r.path: r.project or "(none)" for r in rows}
+        sums: dict[str, list] = {}
+        sessions: dict[str, set[str]] = {}
+        for path, day, *values in self._connect().execute("SELECT * FROM days"):
+            if path not in project:
+                continue
+            key = project[path] if by == "project" else day
+            acc = sums.setdefault(key, [0, 0, 0, 0, 0, None, 0])
+            for k in (0, 1, 2, 3, 4, 6):
+                acc[k] += values[k]
+            if values[5] is not None:
+                acc[5] = (acc[5] or 0.0) + values[5]
+            sessions.setdefault(key, set()).add(path)
+        out = [Totals(key, len(sessions[key]), *acc) for key, acc in sums.items()]
+        if by == "day":
+            out.sort(key=lambda t: t.key, reverse=True)
+        else:
+            out.sort(key=lambda t: (-(t.usd or 0.0), t.key))
+        return out
+
+    def close(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+
+def _chunks(items: list, size: int) -> Iterator[list]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def open_contents(env: Mapping[str, str] | None = None, notice: Callable[[str], None] | None = None,
+                  cache: bool = True) -> Contents:
+    """The contents database beside the index cache (in memory with cache=False)."""
+    from ctxview.sessions.index_cache import cache_path
+
+    return Contents(contents_path(cache_path(env)) if cache else None, notice)

@@ -1,0 +1,256 @@
+"""What the browser reads of each session whole (sessions/contents.py): its text, searched through
+SQLite FTS5, and its recorded usage priced and summed by project and by day; the columns fitted
+to the width and the sort orders (sessions/columns.py); `ctxview sessions --search/--by`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctxview.sessions import build_index
+from ctxview.sessions.columns import COLUMNS, fit_cell, fit_columns, fit_total_columns, sort_rows, table
+from ctxview.sessions.contents import CONTENTS_VERSION, Contents, contents_path, fts_query, open_contents
+from ctxview.sessions.index import SessionRow
+
+SONNET = "claude-sonnet-4-5-20250929"
+
+
+def _claude(home: Path, project: str, name: str, turns: list[tuple[str, str, str, int, int]]) -> Path:
+    """A Claude Code file: per turn (day, the user's words, the reply, input tokens, output tokens)."""
+    path = home / ".claude" / "projects" / project.replace("/", "-") / f"{name}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines, parent = [], None
+    for k, (day, asks, says, tokens_in, tokens_out) in enumerate(turns):
+        base = {"sessionId": name, "cwd": project, "version": "2.0.50", "isSidechain": False}
+        lines.append({**base, "type": "user", "uuid": f"u{k}", "parentUuid": parent, "timestamp": f"{day}T10:00:00.000Z",
+                      "message": {"role": "user", "content": asks}})
+        lines.append({**base, "type": "assistant", "uuid": f"a{k}", "parentUuid": f"u{k}",
+                      "timestamp": f"{day}T10:00:05.000Z", "requestId": f"req_{name}_{k}",
+                      "message": {"id": f"msg_{name}_{k}", "type": "message", "role": "assistant", "model": SONNET,
+                                  "content": [{"type": "text", "text": says}],
+                                  "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out,
+                                            "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}}})
+        parent = f"a{k}"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+def write_zoo(home: Path, farm: str = "/home/me/farm", goat_day: str = "2026-05-28",
+              otter_says: str = "river.py") -> Path:
+    """Three sessions in two projects, their usage worked out by hand below."""
+    _claude(home, "/home/me/zoo", "walrus", [("2026-05-27", "find the walrus in aquarium.py", "found it", 100_000, 10_000),
+                                             ("2026-05-28", "now feed it", "fed", 100_000, 10_000)])
+    _claude(home, "/home/me/zoo", "otter", [("2026-05-28", "where is the otter", otter_says, 50_000, 2_000)])
+    _claude(home, farm, "goat", [(goat_day, "milk the goat", "done with goats", 20_000, 1_000)])
+    return home
+
+
+@pytest.fixture
+def home(tmp_path):
+    return write_zoo(tmp_path / "home")
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {"HOME": str(home), "CTXVIEW_CACHE_DIR": str(home / "cache")}
+
+
+def _names(paths) -> list[str]:
+    return [os.path.basename(p) for p in paths]
+
+
+def test_search_finds_words_of_the_text_as_word_starts(home):
+    rows = build_index(None, env=_env(home))
+    contents = open_contents(_env(home))
+    assert contents.update(rows) == 3
+    assert _names(contents.search("aquarium")) == ["walrus.jsonl"]       # in a message, not the title
+    assert _names(contents.search("goa")) == ["goat.jsonl"]              # a word's start
+    assert sorted(_names(contents.search("the"))) == ["goat.jsonl", "otter.jsonl", "walrus.jsonl"]
+    assert _names(contents.search("the river")) == ["otter.jsonl"]       # every word
+    assert contents.search("elephant") == set()
+    assert contents.search("   ") is None
+    # what FTS5 would read as syntax is searched as text, never an error
+    assert contents.search('"') is None   # (no word in it)
+    for odd in ('walrus"', "a*b", "NOT", "(", "walrus OR goat", "col:x", "^", "'; DROP TABLE files; --"):
+        assert isinstance(contents.search(odd), set), odd
+    assert contents.search("walrus OR goat") == set()   # (OR is a word here: no file holds it)
+
+
+def test_fts_query_quotes_each_word():
+    assert fts_query('say "hi" now') == '"say"* """hi"""* "now"*'
+    assert fts_query("") is None
+
+
+def test_totals_by_project_and_by_day_against_a_hand_computation(home):
+    """Sonnet 4.5 below 200k input: $3 a million input, $15 a million output. Walrus: two requests
+    of 100k in + 10k out = 2 × ($0.30 + $0.15) = $0.90; otter $0.15 + $0.03 = $0.18; goat $0.06 +
+    $0.015 = $0.075."""
+    rows = build_index(None, env=_env(home))
+    contents = open_contents(_env(home))
+    contents.update(rows)
+    zoo, farm = contents.totals(rows, "project")
+    assert (zoo.key, zoo.sessions, zoo.requests, zoo.input, zoo.output) == ("/home/me/zoo", 2, 3, 250_000, 22_000)
+    assert zoo.usd == pytest.approx(0.90 + 0.18) and farm.usd == pytest.approx(0.075)
+    days = {t.key: t for t in contents.totals(rows, "day")}
+    assert list(days) == ["2026-05-28", "2026-05-27"]
+    assert days["2026-05-27"].usd == pytest.approx(0.45) and days["2026-05-27"].sessions == 1
+    assert days["2026-05-28"].usd == pytest.approx(0.45 + 0.18 + 0.075) and days["2026-05-28"].sessions == 3
+    assert contents.cost_by_path()[str(home / ".claude/projects/-home-me-zoo/walrus.jsonl")] == pytest.approx(0.90)
+    # the totals of some rows only (the browser's filter)
+    (only,) = contents.totals([r for r in rows if r.path.endswith("goat.jsonl")], "project")
+    assert only.key == "/home/me/farm" and only.sessions == 1
+
+
+def test_a_second_update_reads_only_what_changed_and_forgets_what_is_gone(home):
+    env = _env(home)
+    contents = open_contents(env)
+    contents.update(build_index(None, env=env))
+    assert contents.update(build_index(None, env=env)) == 0
+    _claude(home, "/home/me/farm", "goat", [("2026-05-29", "shear the goat", "sheared", 20_000, 1_000)])
+    os.remove(home / ".claude/projects/-home-me-zoo/otter.jsonl")
+    rows = build_index(None, env=env)
+    assert contents.update(rows) == 1
+    assert _names(contents.search("shear")) == ["goat.jsonl"] and contents.search("milk") == set()
+    assert contents.search("otter") == set() and contents.known() == 2
+    # a new Contents on the same database starts from what is there
+    assert open_contents(env).update(rows) == 0
+
+
+def test_the_session_files_are_only_read(home):
+    files = sorted(home.rglob("*.jsonl"))
+    before = [(p.read_bytes(), p.stat().st_mtime_ns) for p in files]
+    open_contents(_env(home)).update(build_index(None, env=_env(home)))
+    assert [(p.read_bytes(), p.stat().st_mtime_ns) for p in files] == before
+    assert sorted(home.rglob("*.jsonl")) == files
+
+
+def test_no_cache_writes_nothing_beside_the_index(home):
+    env = _env(home)
+    contents = open_contents(env, cache=False)
+    contents.update(build_index(None, env=env, cache=False))
+    assert _names(contents.search("walrus")) == ["walrus.jsonl"]
+    assert not (home / "cache").exists()
+
+
+@pytest.mark.parametrize("kind", ["garbage", "directory", "fifo", "old version"])
+def test_a_database_that_cannot_be_used_is_said_and_not_used(home, kind):
+    env = _env(home)
+    path = contents_path(home / "cache" / "sessions-index.json")
+    path.parent.mkdir(parents=True)
+    if kind == "garbage":
+        path.write_bytes(b"not a database\x00" * 100)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        import sqlite3
+
+        with sqlite3.connect(path) as db:
+            db.execute("CREATE TABLE files (x)")
+            db.execute(f"PRAGMA user_version = {CONTENTS_VERSION + 7}")
+    said: list[str] = []
+    contents = Contents(path, notice=said.append)
+    contents.update(build_index(None, env=env))
+    assert _names(contents.search("walrus")) == ["walrus.jsonl"]
+    if kind == "old version":
+        assert not said   # (another version's cache is the cache's own: rebuilt silently)
+    else:
+        assert len(said) == 1 and str(path) in said[0]
+    if kind in ("directory", "fifo"):
+        assert contents.path != path   # (never opened; this run's contents are elsewhere)
+
+
+def test_a_file_its_loader_refuses_is_kept_with_its_problem(home):
+    bad = home / ".claude" / "projects" / "-home-me-zoo" / "broken.jsonl"
+    bad.write_text('{"type": "user", "cwd": "/home/me/zoo", "message": {"role": "user", "content": "x"}}\n{oops\n')
+    env = _env(home)
+    rows = build_index(None, env=env)
+    contents = open_contents(env)
+    contents.update(rows)
+    assert contents.known() == len([r for r in rows if r.format is not None])
+
+
+# --- the columns and the orders ------------------------------------------------------------
+
+@pytest.mark.parametrize("width", [40, 60, 80, 100, 120, 160, 200, 300])
+def test_the_columns_fit_the_width_by_importance(width):
+    shown = fit_columns(width)
+    assert sum(w + 2 for _, w in shown) <= width
+    names = [n for n, _ in shown]
+    assert names == [n for n, _ in COLUMNS if n in names]                # in the table's order
+    assert {"last activity", "title"} <= set(names)
+    if width >= 80:
+        assert {"project", "tokens", "cost"} <= set(names)
+    if width >= 160:
+        assert names == [n for n, _ in COLUMNS]
+
+
+def test_the_column_sorted_by_is_kept_at_any_width():
+    assert "size" not in dict(fit_columns(80)) and "size" in dict(fit_columns(80, keep="size"))
+
+
+def test_totals_columns_keep_the_cost_first():
+    key, shown = fit_total_columns(80)
+    assert "cost" in dict(shown) and key + 2 + sum(w + 2 for _, w in shown) <= 80
+    assert len(fit_total_columns(200)[1]) == 7
+
+
+def test_a_project_is_cut_from_its_start():
+    assert fit_cell("project", "/home/me/src/app20", 11) == "…/src/app20"
+    assert fit_cell("title", "Task 20: cache spec", 10) == "Task 20: …"
+
+
+def test_sort_orders_put_rows_without_the_value_last():
+    rows = [SessionRow(path=p, format="codex", size_bytes=s, messages=m, updated=u, project=pr)
+            for p, s, m, u, pr in [("a", 10, 5, "2026-05-01", "b"), ("b", 30, None, "2026-05-03", None),
+                                   ("c", 20, 9, "2026-05-02", "a")]]
+    paths = lambda out: [r.path for r in out]
+    assert paths(sort_rows(rows, "size")) == ["b", "c", "a"]
+    assert paths(sort_rows(rows, "size", reverse=True)) == ["a", "c", "b"]
+    assert paths(sort_rows(rows, "msgs")) == ["c", "a", "b"]
+    assert paths(sort_rows(rows, "msgs", reverse=True)) == ["a", "c", "b"]
+    assert paths(sort_rows(rows, "project")) == ["c", "a", "b"]
+    assert paths(sort_rows(rows, "date")) == ["b", "c", "a"]
+    assert paths(sort_rows(rows, "cost", cost={"a": 1.0, "c": 2.5})) == ["c", "a", "b"]
+
+
+def test_the_plain_table_fits_its_width(home):
+    rows = build_index(None, env=_env(home))
+    for width in (80, 120):
+        out = table(rows, width).splitlines()
+        assert all(len(line) <= width for line in out)
+        assert out[0].split()[:2] == ["last", "activity"] and "tokens" in out[0]
+
+
+# --- ctxview sessions --search / --by ------------------------------------------------------
+
+def _run(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, **_env(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
+    return subprocess.run([sys.executable, "-m", "ctxview", "sessions", *args], env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_sessions_by_project_and_day_as_json_and_text(home):
+    out = _run(home, "--by", "project", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert [(d["project"], d["sessions"], d["requests"]) for d in doc] == [("/home/me/zoo", 2, 3),
+                                                                            ("/home/me/farm", 1, 1)]
+    assert doc[0]["usd"] == pytest.approx(1.08)
+    days = json.loads(_run(home, "--by", "day", "--json").stdout)
+    assert [d["day"] for d in days] == ["2026-05-28", "2026-05-27"]
+    text = _run(home, "--by", "project").stdout.splitlines()
+    assert text[0].split()[0] == "project" and "$1.08" in text[1]
+    assert text[-1] == "2 projects, 3 sessions, 4 requests, $1.16"
+
+
+def test_sessions_search_lists_the_matches(home):
+    out = _run(home, "--search", "goat", "--json")
+    assert out.returncode == 0, out.stderr
+    assert _names(r["path"] for r in json.loads(out.stdout)) == ["goat.jsonl"]
+    assert _run(home, "--search", "nothing-here").stdout.splitlines()[-1] == "0 sessions"
