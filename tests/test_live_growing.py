@@ -54,13 +54,14 @@ def test_appended_lines_read_alone_give_the_whole_read(tmp_path, src):
     same_as_whole(grow.load(), path)
     assert grow.appends
     for cut in [c for c in cuts if c > first]:
-        before = grow._resumable.end
+        before, whole = grow._resumable.end, grow.preparing
         with path.open("ab") as f:
             f.write(data[path.stat().st_size:cut])
         assert grow.poll() == APPENDED
         r = grow.refresh(APPENDED)
         assert (r.change, r.whole, r.notice) == (APPENDED, False, "")
-        assert grow._resumable.reader.start == before  # read from where the last read stopped
+        # read from where the last read stopped (the first append after the one pass: whole)
+        assert grow._resumable.reader.start == (0 if whole else before) and not grow.preparing
         same_as_whole(r.session, path)
         assert grow.poll() == SAME
 
@@ -239,3 +240,30 @@ def test_a_read_that_fails_as_the_file_outgrows_it_is_picked_up_by_the_next(tmp_
     r = grow.refresh(grow.poll())
     same_as_whole(r.session, path)
     assert grow.poll() == SAME
+
+
+@pytest.mark.parametrize("src", [SAMPLE_CC, *FIXTURES_CC], ids=lambda p: p.name)
+def test_the_first_read_is_the_one_pass_and_an_append_before_prepare_is_read_whole(tmp_path, src):
+    """The first screen comes from the one pass (linear.py) where the file allows it, as
+    load_session's; an append that comes before the background read is read whole, the same."""
+    from ctxview.formats.claude_code.linear import read_linear
+    from ctxview.formats.inputs import open_input
+
+    data = src.read_bytes()
+    path = tmp_path / src.name
+    half = data.index(b"\n", len(data) // 2) + 1
+    if not data[half:].strip():   # (a file whose second half is one line: cut after its first)
+        half = data.index(b"\n") + 1
+    path.write_bytes(data[:half])
+    if src == SAMPLE_CC:
+        shutil.copytree(src.with_suffix(""), tmp_path / src.stem)
+    linear = read_linear(open_input(str(path)), "transcript", False) is not None
+    grow = GrowingSession(path)
+    same_as_whole(grow.load(), path)
+    assert grow.preparing == linear
+    with path.open("ab") as f:
+        f.write(data[half:])
+    assert grow.poll() == APPENDED
+    r = grow.refresh(APPENDED)
+    same_as_whole(r.session, path)
+    assert not grow.preparing and grow.poll() == SAME

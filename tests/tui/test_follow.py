@@ -185,3 +185,20 @@ async def test_a_refresh_that_fails_as_the_file_outgrows_it_is_caught_up_by_the_
         full = main_count(path)
         await wait_until(pilot, lambda: len(app.conversation.messages) == full, "the rest of the file")
         assert len(app.view.rows) == full
+
+
+
+async def test_the_first_screen_comes_from_the_one_pass_and_appends_are_then_read_alone(tmp_path):
+    """The inspector reads a transcript by the one pass (as load_session); the first append reads
+    it again by the general path, and each append after that is read alone."""
+    third = len(LINES) // 3
+    async with following(tmp_path, b"".join(LINES[:third])) as (app, pilot, path):
+        growing = app.follower.growing
+        assert growing.preparing
+        for start, end in ((third, 2 * third), (2 * third, len(LINES))):
+            before = growing._resumable.end
+            append(path, LINES[start:end])
+            await wait_until(pilot, lambda: len(app.session.conversations[0].messages) == main_count(path),
+                             "the appended messages")
+            assert not growing.preparing
+        assert growing._resumable.reader.start == before   # the second append: from where the first stopped

@@ -130,10 +130,30 @@ def finished(inp: Input, scan: Scan, reader: LineReader | None, convs: list[Conv
 class Resumable:
     """A transcript read so that what is appended to it later is read alone (formats/growing.py):
     the scan goes on from the reader's last complete line and the session is rebuilt from it.
-    A LoadError from `appended` leaves this spoilt: read the file anew."""
+    A LoadError from `appended` leaves this spoilt: read the file anew.
+
+    The first read is the one pass (linear.py) where the file allows it, as load_session's is: it
+    keeps no entries to go on from, so the first append reads the file again by the general path
+    (in the follower's worker), which from then on reads only what is appended. A file that never
+    grows (most files opened) never pays for the general path's entries."""
 
     def __init__(self, inp: Input, lenient: bool) -> None:
-        self.reader = LineReader(inp, EXPECTED, lenient)
+        self.lenient = lenient
+        linear = read_linear(inp, EXPECTED, lenient)
+        if linear is None:
+            self._general(inp)
+            return
+        scan, self.reader, conv, warnings = linear
+        self.scan: Scan | None = None   # (nothing to go on from: see the class docstring)
+        self.session = finished(inp, scan, self.reader, [conv], warnings)
+
+    @property
+    def preparing(self) -> bool:
+        """Read by the one pass: nothing kept to go on from yet (the first append reads it whole)."""
+        return self.scan is None
+
+    def _general(self, inp: Input) -> None:
+        self.reader = LineReader(inp, EXPECTED, self.lenient)
         self.scan = Scan()
         self.scan.resumable, self.scan.made = True, {}
         self.scan.run_lines(self.reader)
@@ -146,6 +166,9 @@ class Resumable:
 
     def appended(self, inp: Input) -> Session:
         """The session with the lines appended since the last read (`inp`: the file opened anew)."""
+        if self.scan is None:   # read by the one pass: the whole file, once, by the general path
+            self._general(inp)
+            return self.session
         reader = self.reader
         reader.inp = inp
         reader.resume()
