@@ -80,8 +80,10 @@ class BrowserApp(App[str | None]):
 
     def __init__(self, root: str | None = None, *, rows: list[SessionRow] | None = None, filter_text: str = "",
                  selected: str | None = None, notice: str | None = None, cache: bool = True,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, contents: bool = True) -> None:
+        """`contents`: read each session whole in the background (text search, cost, totals)."""
         super().__init__()
+        self._contents_pass = contents
         self.root = root
         self.rows: list[SessionRow] = list(rows or [])
         self.shown: list[SessionRow] = []
@@ -161,7 +163,8 @@ class BrowserApp(App[str | None]):
         self.rows = event.rows
         self._filter = RowFilter(self.rows)
         self._fill()
-        self._read_contents(self.rows)
+        if self._contents_pass:
+            self._read_contents(self.rows)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="contents")
     def _read_contents(self, rows: list[SessionRow]) -> None:

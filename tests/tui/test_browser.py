@@ -210,7 +210,8 @@ async def test_many_rows_are_added_a_batch_at_a_time(tmp_path):
     from ctxview.tui.browser import BATCH
 
     tree.make_tree(tmp_path, BATCH + 50)
-    app = in_home(tmp_path)
+    # (the list alone: reading 150 sessions whole, some of a MiB, is the contents tests' business)
+    app = BrowserApp(None, env={"HOME": str(tmp_path)}, cache=False, contents=False)
     async with app.run_test(size=SIZE) as pilot:
         await indexed(pilot)
         assert len(app.shown) == BATCH + 50 and app.table.row_count == BATCH  # the first batch only

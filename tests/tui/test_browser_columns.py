@@ -15,7 +15,7 @@ from ctxview.tui.browser import BrowserApp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from test_sessions_contents import write_zoo  # noqa: E402
 
-SIZES = [(80, 24), (120, 40), (200, 50)]
+from pilot_sizes import SIZES  # noqa: E402  (80×24 and 120×40; 200×50 in CI's second pass)
 
 
 @pytest.fixture
