@@ -8,7 +8,8 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview.engine.bloat import _args_key, args_groups, args_keys
+from ctxview.engine.call_arguments import args_groups, args_keys
+from ctxview.engine.call_arguments import args_key as _args_key
 
 # what the loaders give: JSON values (orjson parses no NaN, no big ints past 64 bits as floats, ...)
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1),
@@ -104,7 +105,7 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 from ctxview import load_session  # noqa: E402
-from ctxview.engine.bloat import tiers_saving, tiers_saving_built  # noqa: E402
+from ctxview.engine.tiers_saving import tiers_saving, tiers_saving_built  # noqa: E402
 from ctxview.engine.clearing import clearing_saving, plan_clearing  # noqa: E402
 from ctxview.engine.compression import PRESETS, CompressionPolicy, get_policy  # noqa: E402
 from ctxview.model import Content, Message, ToolCall  # noqa: E402

@@ -13,33 +13,25 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import json
-import math
 from collections import defaultdict
 from itertools import islice
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
-
-import orjson
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from ctxview.engine import reminders
 from ctxview.engine.budget import checkpoint_message, extractive_summary, fit_plan, summary_span
 from ctxview.engine.clearing import clearing_saving
-from ctxview.engine.compression import (
-    DEFAULT_POLICY,
-    CompressionPolicy,
-    compress_tool_results,
-    tool_names_by_call_id,
-)
-from ctxview.tiers import limits_by_age
+from ctxview.engine.call_arguments import args_groups
+from ctxview.engine.compression import DEFAULT_POLICY, compress_tool_results
 from ctxview.gcpause import paused_gc
 from ctxview.engine.grouping import unit_runs, units
 from ctxview.model import Message
 from ctxview.engine.tokens import SwarmEstimate, TokenCounter
 from ctxview.engine.tool_names import detect_tool_name
+from ctxview.engine.tiers_saving import result_text, tiers_saving
 from ctxview.settings import ClearSettings
 
-__all__ = ["BloatReport", "Recommendation", "analyze_context_bloat", "tiers_saving"]
+__all__ = ["BloatReport", "Recommendation", "analyze_context_bloat"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,89 +95,9 @@ class BloatReport:
         return self.to_dict()[key]
 
 
-def _args_key(args: Mapping[str, Any]) -> str:
-    """The arguments as canonical JSON: equal for calls whose arguments are equal (it only groups)."""
-    try:
-        return json.dumps(dict(args), sort_keys=True, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return repr(args)
-
-
-# objects, datetimes and subclasses of str, int, dict... raise instead of being written orjson's way
-_ORJSON_KEY = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-               | orjson.OPT_PASSTHROUGH_SUBCLASS)
-
-
-def _has_non_finite(value: Any) -> bool:
-    if type(value) is float:
-        return not math.isfinite(value)
-    if type(value) is dict:
-        return any(_has_non_finite(v) for v in value.values())
-    if type(value) in (list, tuple):
-        return any(_has_non_finite(v) for v in value)
-    return False
-
-
 def _reminder_tokens(text: str, count: Callable[[str], int]) -> int:
     """Tokens of the reminder blocks in one text."""
     return sum(count(block) for block in reminders.extract(text)) if reminders.OPEN in text else 0
-
-
-def args_keys(arguments: Sequence[Mapping[str, Any]], names: Sequence[str] | None = None) -> list:
-    """The key of each call's arguments, grouping them as _args_key does; with `names` (the tool of
-    each call), the key of each (name, arguments), grouping as (name, _args_key(arguments)) does.
-    When every one is made of plain JSON values (what the loaders give) the keys are orjson's
-    canonical text, several times faster (and one bytes object hashes faster than a tuple); if any is
-    not (orjson raises for a non-str key, an int past 64 bits, an object, a subclass; writes NaN and
-    infinities as null, as it does None) every key is _args_key's, so that the two kinds never mix
-    (tests/test_bloat_fastpath.py holds them equal)."""
-    try:
-        dumps, option = orjson.dumps, _ORJSON_KEY
-        if names is None:
-            keys = [dumps(args, option=option) for args in arguments]
-        else:
-            keys = [dumps((name, args), option=option) for name, args in zip(names, arguments)]
-        _refuse_non_finite(keys, arguments)
-        return keys
-    except TypeError:
-        return _simple_keys(arguments, names)
-
-
-def args_groups(indices: Sequence[int], arguments: Sequence[Mapping[str, Any]],
-                names: Sequence[str] | None = None) -> dict[Any, list[int]]:
-    """The indices (one for each call) grouped as args_keys(arguments, names) groups them, groups in
-    order of their first index. The keys are made and dropped one at a time: a repeated call's
-    canonical text is freed at once, not kept in a list of 60k texts (whose fresh pages cost more
-    than the grouping)."""
-    groups: dict[Any, list[int]] = defaultdict(list)
-    dumps, option = orjson.dumps, _ORJSON_KEY
-    try:
-        if names is None:
-            for i, args in zip(indices, arguments):
-                groups[dumps(args, option=option)].append(i)
-        else:
-            for i, name, args in zip(indices, names, arguments):
-                groups[dumps((name, args), option=option)].append(i)
-        _refuse_non_finite(groups, arguments)
-    except TypeError:
-        groups = defaultdict(list)
-        for i, key in zip(indices, _simple_keys(arguments, names)):
-            groups[key].append(i)
-    return groups
-
-
-def _refuse_non_finite(keys: Iterable[bytes], arguments: Iterable[Any]) -> None:
-    """TypeError if an arguments holds a NaN or an infinity, which orjson writes as null (as it does
-    None). Such arguments have a key with a null in it: the arguments are looked through only when
-    a distinct key has one (searching every key as it was made cost a quarter of the grouping)."""
-    if any(b"null" in key for key in keys) and any(map(_has_non_finite, arguments)):
-        raise TypeError("NaN or an infinity: orjson writes them as null")
-
-
-def _simple_keys(arguments, names) -> list:
-    if names is None:
-        return [_args_key(args) for args in arguments]
-    return [(name, _args_key(args)) for name, args in zip(names, arguments)]
 
 
 def _result_tool(msg: Message, call: Any) -> str | None:
@@ -223,7 +135,7 @@ def _scan_by_id(messages: Sequence[Message], per: Sequence[int]) -> _Scan:
         if role == "tool":
             results.append(i)  # (their reminders are looked for once per distinct text: _Tally)
         else:
-            text = _result_text(m)
+            text = result_text(m)
             if reminders.OPEN in text:
                 reminded.append(text)
         if m.tool_calls:
@@ -539,104 +451,3 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
                 f"{len(dropped):,} messages dropped, tool calls kept with their results"))
     recs.sort(key=lambda r: -r.saves)
     return recs
-
-
-# --- what the tiers save, measured without cutting ----------------------------------
-
-_UNSEEN = object()
-
-
-def _tier_limits(policy: CompressionPolicy) -> list[int | None] | None:
-    """The policy's max_chars by age as a table whose last entry is the last tier's: an age of 0 or
-    more has table[min(age, len(table) - 1)]. None for tiers going past age 4095 (no table that long)."""
-    table, top = limits_by_age(policy)
-    return None if top > 4095 else table + [policy.tiers[-1].max_chars]
-
-
-def tiers_saving_built(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy,
-                       per: Sequence[int], measure: Callable[[Message], int],
-                       compress: Callable[..., list[Message]] = compress_tool_results) -> int:
-    """Tokens compress_tool_results(messages, keep_recent, policy) saves: each result it cuts, measured."""
-    compressed = compress(messages, keep_recent, policy)
-    return sum(per[i] - measure(c) for i, c in enumerate(compressed) if c is not messages[i])
-
-
-def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: CompressionPolicy, per: Sequence[int],
-                 counter: TokenCounter, measure: Callable[[Message], int],
-                 tool_indices: Sequence[int] | None = None,
-                 by_text: Mapping[str, Sequence[int]] | None = None,
-                 compress: Callable[..., list[Message]] = compress_tool_results) -> int:
-    """tiers_saving_built, where `measure` counts as `counter` does. Under SwarmSDK's estimate a
-    message's tokens follow from its text's length and code characters, and a cut text is three
-    pieces (the kept head, the marker, maybe the hint) whose lengths and code characters add up:
-    so the cut is measured without building it (tests/test_bloat_fastpath.py holds the two equal).
-    `tool_indices`: the indices of the tool results in order, when the caller has them (the others
-    are not looked at); or `by_text`: the tool results with a text, in order, by their text (the
-    tally's same_text): a text repeated in several results is then looked at once for each tier
-    limit it is cut to, not once for each result."""
-    limits = _tier_limits(policy)
-    if type(counter) is not SwarmEstimate or limits is None:
-        return tiers_saving_built(messages, keep_recent, policy, per, measure, compress)
-    n = len(messages)
-    stop = min(n - keep_recent, n)
-    if not policy.enabled or stop <= 0:
-        return 0
-    stats, tokens_of = SwarmEstimate.text_stats, SwarmEstimate.count_stats
-    marker_parts = policy.marker.split("{n}")
-    marker_chars, marker_code = stats("".join(marker_parts))
-    slots = len(marker_parts) - 1   # where the number of chars cut goes (digits: no code characters)
-    hints = {tool: stats(policy.hint.replace("{tool}", tool)) for tool in policy.rerunnable_tools}
-    by_content = policy.tool_name_from == "content"
-    names: Mapping[str, str] | None = None
-    oldest = len(limits) - 1
-    if by_text is not None:
-        groups = by_text.items()
-    else:
-        indices = range(stop) if tool_indices is None else tool_indices[:bisect.bisect_left(tool_indices, stop)]
-        groups = ((_result_text(messages[i]), (i,)) for i in indices if messages[i].role == "tool")
-    detected: dict[str, str | None] = {}  # by text: a text repeated in several results is looked at once
-    saved = 0
-    for text, results in groups:
-        if type(text) is not str:
-            text = str(text)
-        length = len(text)
-        name = _UNSEEN  # the tool whose hint is added (compression's _compress_into picks it so)
-        # the last cut measured for this text: its limit, tool, and tokens
-        cut_to, cut_name, tokens = None, _UNSEEN, 0
-        for i in results:
-            if i >= stop:
-                break
-            age = n - i
-            limit = limits[age if age < oldest else oldest]
-            if limit is None or length <= limit:
-                continue
-            if not by_content:
-                msg = messages[i]
-                name = msg.tool_name
-                if name is None and msg.tool_call_id:
-                    if names is None:
-                        names = tool_names_by_call_id(messages)
-                    name = names.get(msg.tool_call_id)
-            elif name is _UNSEEN:
-                name = detected.get(text, _UNSEEN)
-                if name is _UNSEEN:
-                    name = detected[text] = detect_tool_name(text)
-            if limit != cut_to or name is not cut_name:
-                cut_to, cut_name = limit, name
-                chars, code = stats(text[:limit])
-                chars += marker_chars + slots * len(str(length - limit))
-                code += marker_code
-                hint = hints.get(name) if name is not None else None
-                if hint is not None:
-                    chars += hint[0]
-                    code += hint[1]
-                tokens = tokens_of("tool", chars, code)
-            saved += per[i] - tokens
-    return saved
-
-
-def _result_text(msg: Message) -> Any:
-    """A tool result's text as the tally keys it: its content when that is a str, else Message.text
-    (which tiers_saving makes a str, as compression's _text_of does)."""
-    text = msg.content
-    return text if type(text) is str else msg.text
