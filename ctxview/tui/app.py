@@ -40,7 +40,7 @@ from ctxview.tui.follow import FOLLOW_INTERVAL, FileChanged, FileFollower, Follo
 from ctxview.tui.keys import APP_BINDINGS, help_rows, live_bindings, palette_commands, typed_actions
 from ctxview.tui.failures import one_line
 from ctxview.tui.screens.dialogs import ConfirmScreen
-from ctxview.tui.messages import (BloatReady, NoteReady, OpeningFailed, SearchDone, SessionLoaded, StoredPiece, ViewFailed,
+from ctxview.tui.messages import (BloatReady, HistoryFailed, HistoryLoaded, NoteReady, OpeningFailed, SearchDone, SessionLoaded, StoredPiece, ViewFailed,
                        ViewReady, WorkFailed, Written)
 from ctxview.tui.widgets.pane import MessagePane
 from ctxview.tui.navigation import NavigationActions
@@ -106,6 +106,7 @@ class CtxviewApp(NavigationActions, App[int]):
         self.fmt = fmt
         self.lenient = lenient
         self.session: Session | None = session
+        self.tail_only = False   # the transcript from its last compaction on is shown; the whole file is read
         self.state = InspectorState(self.given)
         self.view: PreparedView | None = None
         self.error: str | None = None      # set when loading failed before the app was usable
@@ -219,6 +220,10 @@ class CtxviewApp(NavigationActions, App[int]):
     @on(SessionLoaded)
     def _session_loaded(self, event: SessionLoaded) -> None:
         self._cache = event.cache
+        self.tail_only = event.partial   # (the history before the last compaction still loading)
+        if event.partial:
+            self.notify("the request after the last compaction, read from the file's end; the history "
+                        "before it is still loading ([ and the totals cover what is read)", markup=False, timeout=6)
         self._show_stored(event.session, event.conversation, event.settings, event.layout)
         if self.follower is not None and self.follower.timer is None:
             self.follower.timer = self.set_interval(self.follow_interval, self.follower.poll)
@@ -249,7 +254,6 @@ class CtxviewApp(NavigationActions, App[int]):
     @on(FileChanged)
     def _file_changed(self, event: FileChanged) -> None:
         from ctxview.formats.growing import GONE
-        from ctxview.pipeline import PipelineCache
 
         if self.follower is not None:
             self.follower.done()
@@ -258,19 +262,35 @@ class CtxviewApp(NavigationActions, App[int]):
             self.notify(sanitize(r.notice), title="file changed", severity="warning", markup=False)
         if r.change == GONE:
             return
+        self._take_session(r.session)
 
-        names = [c.name for c in r.session.conversations]
+    def _take_session(self, session: Session) -> None:
+        """A session read anew (the file followed, or whole after its tail): the same conversation
+        and place where it is still there, the view recomputed."""
+        from ctxview.pipeline import PipelineCache
+
+        names = [c.name for c in session.conversations]
         shown = self.conversation
         found = shown is not None and shown.name in names
-        self.session, self._cache = r.session, PipelineCache()
+        self.session, self._cache = session, PipelineCache()
         if self._trace_log is not None:  # matched anew: the transcript's requests changed (the log is read once)
             from ctxview.tui.trace_view import TraceCheck
 
-            self.trace = TraceCheck(self._trace_log[0], r.session, self._trace_log[1])
+            self.trace = TraceCheck(self._trace_log[0], session, self._trace_log[1])
         self.state.reloaded(names.index(shown.name) if found else 0, len(names), found)  # type: ignore[union-attr]
         if not found:
             self.pair.reset()
         self.recompute()  # the view's rows change when it is ready: _view_ready
+
+    @on(HistoryLoaded)
+    def _history_loaded(self, event: HistoryLoaded) -> None:
+        self.tail_only = False
+        self._take_session(event.session)
+        self.notify("the whole history is read", markup=False, timeout=3)
+
+    @on(HistoryFailed)
+    def _history_failed(self, event: HistoryFailed) -> None:
+        self.notify(sanitize(event.error), title="cannot read the whole file", severity="error", markup=False)
 
     @on(FollowFailed)
     def _follow_failed(self, event: FollowFailed) -> None:

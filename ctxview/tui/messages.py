@@ -19,7 +19,7 @@ from ctxview.engine.view import PreparedView
 from ctxview.tui.layout import Layout
 from ctxview.tui.state import ViewKey
 
-__all__ = ["BloatReady", "Copied", "NoteReady", "SessionLoaded", "StoredPiece", "OpeningFailed", "SearchCounted", "SearchDone",
+__all__ = ["BloatReady", "Copied", "HistoryFailed", "HistoryLoaded", "NoteReady", "SessionLoaded", "StoredPiece", "OpeningFailed", "SearchCounted", "SearchDone",
            "ViewFailed", "ViewReady", "WorkFailed", "Written"]
 
 
@@ -41,6 +41,21 @@ class SessionLoaded(TMessage):
     settings: Settings       # the opening settings of that conversation
     layout: Layout
     cache: object            # the PipelineCache every later run shares
+    partial: bool = False    # the transcript from its last compaction on: the whole file follows (HistoryLoaded)
+
+
+@dataclass
+class HistoryLoaded(TMessage):
+    """The whole file is read, after its tail was shown (SessionLoaded.partial): the session anew."""
+
+    session: Session
+
+
+@dataclass
+class HistoryFailed(TMessage):
+    """Reading the whole file failed after its tail was shown: one line; the tail stays."""
+
+    error: str
 
 
 @dataclass

@@ -40,7 +40,7 @@ from ctxview.engine.view import PreparedView
 from ctxview.tui.follow import FileFollower
 from ctxview.tui.layout import Layout, Marks, collapsed_height, system_row, stored_heights_of
 from ctxview.tui.failures import LoadFailed, one_line
-from ctxview.tui.messages import (BloatReady, Copied, NoteReady, OpeningFailed, SessionLoaded, StoredPiece, ViewFailed, ViewReady,
+from ctxview.tui.messages import (BloatReady, Copied, HistoryFailed, HistoryLoaded, NoteReady, OpeningFailed, SessionLoaded, StoredPiece, ViewFailed, ViewReady,
                        WorkFailed, Written)
 from ctxview.tui.state import ViewKey, opening_settings
 
@@ -233,15 +233,47 @@ class StoredPieces:
         self.post(StoredPiece(n, self.layouts.read_so_far(tuple(messages), self.settings)))
 
 
+TAIL_FIRST_BYTES = 32 << 20   # a Claude Code transcript this big shows its tail first (tail_first)
+
+
+def tail_first(opening: Opening) -> Session | None:
+    """The transcript from its last compaction on, when the file asked for is a Claude Code
+    transcript of TAIL_FIRST_BYTES or more whose last compaction lies in its second half (the
+    next request, as sent, holds nothing before it); else None."""
+    import os
+
+    path = opening.path
+    if (opening.session is not None or opening.agent is not None or path is None or path == "-"
+            or opening.fmt not in (None, "claude-code")):
+        return None
+    try:
+        if os.stat(path).st_size < TAIL_FIRST_BYTES:
+            return None
+        from ctxview.formats.claude_code import FORMAT
+        from ctxview.formats.claude_code.tail import load_tail
+        from ctxview.formats.registry import detect_format
+
+        if (opening.fmt or detect_format(path)) != FORMAT:
+            return None
+        return load_tail(path, opening.lenient)
+    except Exception:  # noqa: BLE001 - the whole file is read next, and says what is wrong with it
+        return None
+
+
 def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare) -> None:
     """Load the session (showing what is read so far on the way, from a big file), post it (the
-    stored side shows), compute and post the first view."""
+    stored side shows), compute and post the first view. A big Claude Code transcript with a
+    compaction in its second half shows the request after it first, from the file's tail
+    (tail_first), then the whole file (HistoryLoaded)."""
     from ctxview.formats.native import pieces_told_to
 
     try:
         # The collector stays paused from loading to the first view: the values are acyclic.
         with paused_then_frozen():
-            if opening.session is None and opening.agent is None:
+            tail = tail_first(opening)
+            if tail is not None:
+                session, index = tail, 0
+            elif opening.session is None and opening.agent is None:
                 with pieces_told_to(StoredPieces(post, layouts, opening.given)):
                     session, index = open_session(opening.path, opening.label, opening.fmt, opening.lenient,
                                                   None, None, opening.follower)
@@ -255,7 +287,8 @@ def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare) -
             settings = opening_settings(conversation, opening.given, opening.overrides)
             # Show the stored side now; the prepared side follows when the
             # first pipeline run is done (the slowest part of opening).
-            post(SessionLoaded(session, index, settings, layouts.pending(conversation, settings), cache))
+            post(SessionLoaded(session, index, settings, layouts.pending(conversation, settings), cache,
+                               tail is not None))
             with layouts.lock:
                 view = prepare(conversation, settings, cache)
             layout = layouts.build(conversation, view)
@@ -264,6 +297,20 @@ def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare) -
         return
     post(ViewReady(ViewKey(index, settings), view, layout))
     layouts.fit_note(post, conversation, view, cache)
+    if tail is not None:
+        history_job(post, opening)
+
+
+def history_job(post: Post, opening: Opening) -> None:
+    """The whole file, after its tail was shown: HistoryLoaded, or HistoryFailed (the tail stays)."""
+    try:
+        with paused_then_frozen():
+            session, _ = open_session(opening.path, opening.label, opening.fmt, opening.lenient, None, None,
+                                      opening.follower)
+    except Exception as exc:  # noqa: BLE001 - one line; what is shown stays
+        post(HistoryFailed(one_line(exc)))
+        return
+    post(HistoryLoaded(session))
 
 
 def compute_job(post: Post, key: ViewKey, conversation: Conversation, cache: Any, layouts: Layouts,

@@ -1,0 +1,99 @@
+"""The first screen of a big Claude Code transcript with a compaction near its end, headless.
+
+    python benchmarks/bench_tail.py [N_MESSAGES] [--compact-before K] [--before ROOT] [--runs R] [--keep FILE]
+
+Writes a transcript of N messages (benchmarks/make_session.py; default 100,000, about 190 MB) whose
+auto compaction comes K messages before its end (default 2,000), then opens it in the inspector
+(`App.run_test`, nothing followed) and prints, from creating the app:
+
+- the first full screen: the request after the compaction, read from the file's end
+  (tui/workers.tail_first), target 2 s;
+- the whole history read and shown (HistoryLoaded applied).
+
+With --before ROOT (a checkout of the release before, which reads the whole file first), the same
+is run there in a subprocess, in turns with this tree, R times each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write(path: Path, n: int, compact_before: int) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import make_session as ms
+
+    agent = ms.generate(n, 0, "main", big_reads=False, ephemeral_every=6)
+    agent.system_prompt = ms.LEAD_PROMPT
+    ms._write_lines(path, ms.claude_code_lines(agent, 0, compact_at=n - compact_before, pre_tokens=160_000))
+
+
+def measure(path: str) -> tuple[float, float | None]:
+    """(seconds to the first full screen, seconds to the whole history shown, None: no such step)."""
+    from ctxview.settings import Settings
+    from ctxview.tui.app import CtxviewApp
+
+    start = time.perf_counter()
+    app = CtxviewApp(path, Settings(), follow_interval=None)
+    marks: dict[str, float] = {}
+
+    async def run() -> None:
+        async with app.run_test(size=(160, 45)) as pilot:
+            while app.view is None:
+                await pilot.pause(0.01)
+            marks["first"] = time.perf_counter() - start
+            while getattr(app, "tail_only", False):
+                await pilot.pause(0.02)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            marks["whole"] = time.perf_counter() - start
+
+    asyncio.run(run())
+    return marks["first"], (marks["whole"] if "tail_only" in vars(app) else None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("n", nargs="?", type=int, default=100_000)
+    parser.add_argument("--compact-before", type=int, default=2_000)
+    parser.add_argument("--before", metavar="ROOT")
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--keep", metavar="FILE")
+    parser.add_argument("--measure", metavar="FILE", help=argparse.SUPPRESS)   # (one run, in a subprocess)
+    args = parser.parse_args(argv)
+    if args.measure:
+        first, whole = measure(args.measure)
+        print(f"{first:.3f} {whole if whole is not None else -1:.3f}")
+        return 0
+    path = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="ctxview-bench-tail-")) / "t.jsonl"
+    if not path.exists():
+        start = time.perf_counter()
+        write(path, args.n, args.compact_before)
+        print(f"wrote {args.n:,} messages, {path.stat().st_size / 2**20:,.0f} MiB, the compaction "
+              f"{args.compact_before:,} messages before the end, in {time.perf_counter() - start:.0f} s")
+    trees = [("this tree", ROOT)] + ([("release before", Path(args.before))] if args.before else [])
+    for k in range(args.runs):
+        for label, tree in trees:
+            out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--measure", str(path)],
+                                 cwd=tree, capture_output=True, text=True,
+                                 env={**os.environ, "PYTHONPATH": str(tree)})
+            if out.returncode:
+                print(f"{label}: failed: {out.stderr.strip().splitlines()[-1:]}")
+                continue
+            first, whole = map(float, out.stdout.split())
+            rest = f", the whole history shown {whole:.2f} s" if whole >= 0 else " (the whole file read first)"
+            print(f"run {k + 1}, {label:14}: first full screen {first:.2f} s (target 2 s){rest}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

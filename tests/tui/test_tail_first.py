@@ -1,0 +1,74 @@
+"""A big Claude Code transcript with a compaction in its second half opens on the request after
+it, read from the file's end, then the whole file (tui/workers.tail_first, history_job). The size
+threshold is set to 0 here so that the real spotter session (MIT, marot/spotter) takes that way."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from pilot_sizes import settle
+
+from ctxview.formats import load_session
+from ctxview.pipeline import prepare
+from ctxview.settings import Settings
+from ctxview.tui import workers
+from ctxview.tui.app import CtxviewApp
+
+SPOTTER = Path(__file__).resolve().parents[1] / "fixtures" / "samples" / "claude-code" / "spotter-258c7280"
+NAME = "258c7280-ae70-4798-800f-63464d01a85d"
+
+
+def _copy(tmp_path: Path) -> Path:
+    shutil.copytree(SPOTTER, tmp_path / "s")
+    return tmp_path / "s" / f"{NAME}.jsonl"
+
+
+def _sent(view) -> list:
+    return [(m.role, m.text) for m in view.prepared]
+
+
+async def test_the_tail_first_then_the_whole_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(workers, "TAIL_FIRST_BYTES", 0)
+    path = _copy(tmp_path)
+    whole = load_session(str(path))
+    from ctxview.tui.messages import ViewReady
+
+    seen: list[tuple[int, list]] = []   # each view posted: the stored messages, the request as sent
+    app = CtxviewApp(str(path), Settings(), follow_interval=None)
+    post = app.post_message
+
+    def recorded(message):
+        if isinstance(message, ViewReady):
+            seen.append((len(message.view.rows), _sent(message.view)))
+        return post(message)
+
+    app.post_message = recorded  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        for _ in range(50):
+            if not app.tail_only and len(seen) >= 2:
+                break
+            await pilot.pause(0.05)
+            await settle(pilot)
+        notes = [n.message for n in app._notifications]
+    expected = _sent(prepare(whole.conversations[0], Settings()))
+    first, last = seen[0], seen[-1]
+    assert first[0] < len(whole.conversations[0].messages)       # the tail alone was shown first ...
+    assert first[1] == expected                                  # ... as the whole file's next request
+    assert last[0] == len(whole.conversations[0].messages) and last[1] == expected
+    assert [c.name for c in app.session.conversations] == [c.name for c in whole.conversations]
+    assert any("read from the file's end" in n for n in notes) and "the whole history is read" in notes
+
+
+async def test_a_small_file_or_one_without_a_late_compaction_opens_whole(tmp_path, monkeypatch):
+    path = _copy(tmp_path)
+    from ctxview.tui.workers import Opening, tail_first
+
+    opening = Opening(str(path), str(path), None, False, None, None, Settings(), None)
+    assert tail_first(opening) is None                                   # below the size threshold
+    monkeypatch.setattr(workers, "TAIL_FIRST_BYTES", 0)
+    assert tail_first(opening) is not None
+    data = path.read_bytes()
+    path.write_bytes(data[:data.index(b'"subtype":"compact_boundary"')].rsplit(b"\n", 1)[0] + b"\n")
+    assert tail_first(opening) is None                                   # no compaction in it
