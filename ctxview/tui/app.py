@@ -432,7 +432,14 @@ class CtxviewApp(NavigationActions, App[int]):
         self.push_screen(SettingsDialog(self.settings, focus), done)
 
     def action_request(self, direction: int) -> None:
-        self._changed(self.state.step_request(direction, self.view.requests if self.view else ()), bell=True)
+        moved = self.state.step_request(direction, self.view.requests if self.view else ())
+        if not moved and direction < 0 and self.tail_only:
+            self._still_loading("no earlier request read yet")
+        self._changed(moved, bell=not self.tail_only)
+
+    def _still_loading(self, what: str) -> None:
+        """Say that the history before the last compaction is still being read (tail first)."""
+        self.notify(f"{what}: the history before the last compaction is still loading", markup=False, timeout=3)
 
     def action_switch_conversation(self) -> None:
         if self.session is None or len(self.session.conversations) < 2:
@@ -516,6 +523,8 @@ class CtxviewApp(NavigationActions, App[int]):
         self.run_job(bloat_job, conv, self.settings, window, self._cache, self._layouts.lock)
 
     def action_usage(self) -> None:
+        if self.tail_only:
+            self._still_loading("usage from the last compaction on only")
         if self.conversation is not None and self._cache is not None:
             from ctxview.tui.screens.usage import UsageScreen  # (prices, and pydantic, only once the screen opens)
 
@@ -525,6 +534,8 @@ class CtxviewApp(NavigationActions, App[int]):
         """`L`: every request as a line; Enter opens that request."""
         if self.conversation is None or self._cache is None:
             return
+        if self.tail_only:
+            self._still_loading("the requests from the last compaction on only")
         from ctxview.tui.screens.requests import RequestsScreen
 
         def done(index: int | None) -> None:

@@ -72,3 +72,31 @@ async def test_a_small_file_or_one_without_a_late_compaction_opens_whole(tmp_pat
     data = path.read_bytes()
     path.write_bytes(data[:data.index(b'"subtype":"compact_boundary"')].rsplit(b"\n", 1)[0] + b"\n")
     assert tail_first(opening) is None                                   # no compaction in it
+
+
+async def test_while_the_history_loads_the_keys_that_need_it_say_so(tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setattr(workers, "TAIL_FIRST_BYTES", 0)
+    release = threading.Event()
+    history = workers.history_job
+    monkeypatch.setattr(workers, "history_job", lambda post, opening: release.wait(30) and history(post, opening))
+    app = CtxviewApp(str(_copy(tmp_path)), Settings(), follow_interval=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if app.view is not None:
+                break
+        assert app.tail_only
+        for _ in range(len(app.view.requests) + 1):   # back to the tail's first request, and once more
+            await pilot.press("left_square_bracket")
+        await pilot.pause()
+        notes = [n.message for n in app._notifications]
+        assert "no earlier request read yet: the history before the last compaction is still loading" in notes
+        release.set()
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if not app.tail_only:
+                break
+        await settle(pilot)
+        assert not app.tail_only and len(app.conversation.messages) > 300
