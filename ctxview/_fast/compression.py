@@ -205,7 +205,7 @@ def compress_tool_results_between(
     Ages still count from the end of `messages`; the results come from the
     same cache, so they are the very objects a full call returns.
     """
-    start = max(start, 0)
+    start, stop = max(start, 0), max(stop, 0)   # (positions, as the rule's: never counted from the end)
     part = list(messages[start:stop])
     end = min(stop, len(messages) - keep_recent, len(messages))
     if not policy.enabled or end <= start:

@@ -140,6 +140,7 @@ def compress_tool_results_between(
     start: int,
     stop: int,
 ) -> list[Message]:
-    """`compress_tool_results(messages, keep_recent, policy)[start:stop]`: ages still count from
-    the end of `messages`."""
-    return compress_tool_results(messages, keep_recent, policy)[max(start, 0):stop]
+    """`compress_tool_results(messages, keep_recent, policy)[start:stop]`, `start` and `stop` being
+    positions (one below 0 is 0, not counted from the end): ages still count from the end of
+    `messages`."""
+    return compress_tool_results(messages, keep_recent, policy)[max(start, 0):max(stop, 0)]
