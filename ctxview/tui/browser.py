@@ -397,7 +397,11 @@ class BrowserApp(App[str | None]):
         if self.search_text:
             self.action_search_text()   # (the project is a filter, not words of the text)
         self._set_columns()
-        self.query_one("#filter", Input).value = self.totals[row].key   # (Input.Changed refills the table)
+        box, key = self.query_one("#filter", Input), self.totals[row].key
+        if box.value == key:
+            self._fill()
+        else:
+            box.value = key   # (Input.Changed refills the table)
 
     def action_sort(self) -> None:
         """The next sort order (SORTS), largest or A to Z first."""

@@ -139,3 +139,13 @@ async def test_ctrl_t_totals_by_project_then_day_and_enter_lists_a_project(home,
         await pilot.pause()
         assert app.view == "list" and app.filter_text == "/home/me/farm" and names(app) == ["goat"]
         assert app.is_running
+
+
+async def test_enter_on_the_project_already_filtered_lists_it(home):
+    app = browser(home)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await read(pilot)
+        await pilot.press(*"/home/me/zoo", "ctrl+t", "enter")
+        await pilot.pause()
+        assert app.view == "list" and sorted(names(app)) == ["otter", "walrus"]
+        assert headers(app)[0] == "last activity" and app.table.row_count == 2
