@@ -34,4 +34,4 @@ def sessions_output(rows: Sequence[SessionRow], args: argparse.Namespace, notice
         return totals_table(totals, args.by, width)
     if args.json:
         return dumps([row.as_json() for row in rows])
-    return table(list(rows), width)
+    return table(list(rows), width, contents.cost_by_path() if contents is not None else None)

@@ -26,8 +26,8 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import orjson
 
-from ctxview.analysis.prices import PriceTable, dollars
-from ctxview.analysis.usage import UsageTotals, recorded_requests
+from ctxview.analysis.prices import PriceTable, cost_of, dollars
+from ctxview.analysis.usage import RecordedRequest, UsageTotals, recorded_requests
 from ctxview.formats import load_session
 from ctxview.formats.errors import LoadError
 from ctxview.sessions.index import SessionRow
@@ -109,22 +109,18 @@ def _day(timestamp: str | None) -> str:
 
 
 def _usage_by_day(session, prices: PriceTable) -> dict[str, list]:
-    """day → [requests, input, output, cache_read, cache_write, usd or None, unpriced]."""
-    out: dict[str, list] = {}
+    """day → [requests, input, output, cache_read, cache_write, usd or None, unpriced]: the usage
+    module's sums and the price table's cost, of each day's recorded requests."""
+    by_day: dict[str, list[RecordedRequest]] = {}
     for conv in session.conversations:
         for r in recorded_requests(conv):
-            day = out.setdefault(_day(r.timestamp), [0, 0, 0, 0, 0, None, 0])
-            u = UsageTotals.of((r.usage,))
-            day[0] += 1
-            day[1] += u.input
-            day[2] += u.output
-            day[3] += u.cache_read
-            day[4] += u.cache_write
-            cost = prices.cost(r.usage, r.model, r.timestamp)
-            if cost is None:
-                day[6] += 1
-            else:
-                day[5] = (day[5] or 0.0) + (dollars(cost) or 0.0)
+            by_day.setdefault(_day(r.timestamp), []).append(r)
+    out: dict[str, list] = {}
+    for day, requests in by_day.items():
+        u = UsageTotals.of(r.usage for r in requests)
+        cost = cost_of(((r.usage, r.model, r.timestamp) for r in requests), prices)
+        out[day] = [u.requests, u.input, u.output, u.cache_read, u.cache_write, dollars(cost.usd),
+                    cost.unpriced_requests]
     return out
 
 
@@ -316,12 +312,6 @@ class Contents:
         else:
             out.sort(key=lambda t: (-(t.usd or 0.0), t.key))
         return out
-
-    def close(self) -> None:
-        db = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
 
 
 def _chunks(items: list, size: int) -> Iterator[list]:
