@@ -54,14 +54,14 @@ def test_appended_lines_read_alone_give_the_whole_read(tmp_path, src):
     same_as_whole(grow.load(), path)
     assert grow.appends
     for cut in [c for c in cuts if c > first]:
-        before, whole = grow._resumable.end, grow.preparing
+        before, whole = grow._resumable.end, grow._resumable.one_pass
         with path.open("ab") as f:
             f.write(data[path.stat().st_size:cut])
         assert grow.poll() == APPENDED
         r = grow.refresh(APPENDED)
         assert (r.change, r.whole, r.notice) == (APPENDED, False, "")
         # read from where the last read stopped (the first append after the one pass: whole)
-        assert grow._resumable.reader.start == (0 if whole else before) and not grow.preparing
+        assert grow._resumable.reader.start == (0 if whole else before) and not grow._resumable.one_pass
         same_as_whole(r.session, path)
         assert grow.poll() == SAME
 
@@ -243,9 +243,9 @@ def test_a_read_that_fails_as_the_file_outgrows_it_is_picked_up_by_the_next(tmp_
 
 
 @pytest.mark.parametrize("src", [SAMPLE_CC, *FIXTURES_CC], ids=lambda p: p.name)
-def test_the_first_read_is_the_one_pass_and_an_append_before_prepare_is_read_whole(tmp_path, src):
+def test_the_first_read_is_the_one_pass_and_the_first_append_is_read_whole(tmp_path, src):
     """The first screen comes from the one pass (linear.py) where the file allows it, as
-    load_session's; an append that comes before the background read is read whole, the same."""
+    load_session's; the first append then reads the file whole by the general path, the same."""
     from ctxview.formats.claude_code.linear import read_linear
     from ctxview.formats.inputs import open_input
 
@@ -260,10 +260,10 @@ def test_the_first_read_is_the_one_pass_and_an_append_before_prepare_is_read_who
     linear = read_linear(open_input(str(path)), "transcript", False) is not None
     grow = GrowingSession(path)
     same_as_whole(grow.load(), path)
-    assert grow.preparing == linear
+    assert (grow._resumable is not None and grow._resumable.one_pass) == linear
     with path.open("ab") as f:
         f.write(data[half:])
     assert grow.poll() == APPENDED
     r = grow.refresh(APPENDED)
     same_as_whole(r.session, path)
-    assert not grow.preparing and grow.poll() == SAME
+    assert not (grow._resumable is not None and grow._resumable.one_pass) and grow.poll() == SAME

@@ -90,12 +90,6 @@ class GrowingSession:
         self.session, self.gone = session, False
         return session
 
-    @property
-    def preparing(self) -> bool:
-        """A Claude Code transcript read by the one pass: its first append is read whole (by the
-        general path, which then reads each append alone)."""
-        return self._resumable is not None and self._resumable.preparing
-
     def _remember(self, st: os.stat_result, end: int) -> None:
         self._seen = _Seen(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, end,
                            read_at(self.path, 0, HEAD_BYTES), read_at(self.path, max(end - MARK_BYTES, 0),

@@ -242,14 +242,15 @@ def tail_first(opening: Opening) -> Session | None:
     next request, as sent, holds nothing before it); else None."""
     import os
 
+    from ctxview.formats.claude_code import FORMAT
+
     path = opening.path
     if (opening.session is not None or opening.agent is not None or path is None or path == "-"
-            or opening.fmt not in (None, "claude-code")):
+            or opening.fmt not in (None, FORMAT)):
         return None
     try:
         if os.stat(path).st_size < TAIL_FIRST_BYTES:
             return None
-        from ctxview.formats.claude_code import FORMAT
         from ctxview.formats.claude_code.tail import load_tail
         from ctxview.formats.registry import detect_format
 

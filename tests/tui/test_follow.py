@@ -194,11 +194,11 @@ async def test_the_first_screen_comes_from_the_one_pass_and_appends_are_then_rea
     third = len(LINES) // 3
     async with following(tmp_path, b"".join(LINES[:third])) as (app, pilot, path):
         growing = app.follower.growing
-        assert growing.preparing
+        assert growing._resumable.one_pass
         for start, end in ((third, 2 * third), (2 * third, len(LINES))):
             before = growing._resumable.end
             append(path, LINES[start:end])
             await wait_until(pilot, lambda: len(app.session.conversations[0].messages) == main_count(path),
                              "the appended messages")
-            assert not growing.preparing
+            assert not growing._resumable.one_pass
         assert growing._resumable.reader.start == before   # the second append: from where the first stopped

@@ -148,7 +148,7 @@ class Resumable:
         self.session = finished(inp, scan, self.reader, [conv], warnings)
 
     @property
-    def preparing(self) -> bool:
+    def one_pass(self) -> bool:
         """Read by the one pass: nothing kept to go on from yet (the first append reads it whole)."""
         return self.scan is None
 
@@ -166,7 +166,7 @@ class Resumable:
 
     def appended(self, inp: Input) -> Session:
         """The session with the lines appended since the last read (`inp`: the file opened anew)."""
-        if self.scan is None:   # read by the one pass: the whole file, once, by the general path
+        if self.one_pass:   # nothing to go on from: the whole file, once, by the general path
             self._general(inp)
             return self.session
         reader = self.reader

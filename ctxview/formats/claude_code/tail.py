@@ -65,8 +65,8 @@ def _is_boundary(line: bytes) -> bool:
 
 def load_tail(path: str, lenient: bool = False, share: float = 0.5) -> Session | None:
     """The transcript from its last compaction boundary on, when that boundary lies in the last
-    `share` of the file (None: no boundary there, or it starts the file). LoadError for a tail the
-    loader refuses (the whole file then says what is wrong)."""
+    `share` of the file; None when there is none there, when it starts the file, or when the
+    loader refuses the tail (the whole file, read next, then says what is wrong)."""
     size = os.stat(path).st_size
     start = boundary_line_start(path, size, int(size * share))
     if not start:
