@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -69,9 +68,8 @@ def main(argv: list[str] | None = None) -> int:
                                capture_output=True, env={**os.environ, "PYTHONPATH": args.before})
         print(f"release before ({args.before}): "
               + ("has the text search" if probe.returncode == 0 else "no text search, no totals: no figure beside"))
-    work, home, env = tree_in(args.keep, args.n, "ctxview-bench-search-")
-    cache_dir = work / "cache"
-    try:
+    with tree_in(args.keep, args.n, "ctxview-bench-search-") as (work, home, env):
+        cache_dir = work / "cache"
         rows = build_index(env=env)
         print(f"listed {len(rows):,} sessions (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
         for name in ("sessions-contents.sqlite", "sessions-contents.sqlite-wal", "sessions-contents.sqlite-shm"):
@@ -118,9 +116,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"second start (unchanged tree): {again} files read, {(time.perf_counter() - start) * 1000:.0f} ms")
         size = sum(p.stat().st_size for p in cache_dir.glob("sessions-contents.sqlite*"))
         print(f"database: {size / 2**20:.1f} MiB")
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

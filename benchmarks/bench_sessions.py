@@ -19,7 +19,9 @@ import shutil
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -158,16 +160,22 @@ def make_tree(home: Path, n: int, seed: int = 0) -> list[Path]:
     return paths
 
 
-def tree_in(keep: str | None, n: int, prefix: str) -> tuple[Path, Path, dict[str, str]]:
+@contextmanager
+def tree_in(keep: str | None, n: int, prefix: str) -> Iterator[tuple[Path, Path, dict[str, str]]]:
     """(the work folder, its home, the environment pointing the index there): the tree of `n`
-    files generated under `keep` unless it is there already, else in a new temporary folder."""
+    files generated under `keep` unless it is there already, else in a new temporary folder,
+    removed at the end."""
     work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix=prefix))
     home = work / "home"
-    if not (home / ".claude").exists():
-        start = time.perf_counter()
-        make_tree(home, n)
-        print(f"generated {n:,} files in {time.perf_counter() - start:.1f} s")
-    return work, home, {"HOME": str(home), CACHE_ENV: str(work / "cache")}
+    try:
+        if not (home / ".claude").exists():
+            start = time.perf_counter()
+            make_tree(home, n)
+            print(f"generated {n:,} files in {time.perf_counter() - start:.1f} s")
+        yield work, home, {"HOME": str(home), CACHE_ENV: str(work / "cache")}
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _time(fn) -> tuple[float, float]:
@@ -186,9 +194,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from ctxview.sessions import build_index
 
-    work, home, env = tree_in(args.keep, args.n, "ctxview-bench-sessions-")
-    cache_dir = work / "cache"
-    try:
+    with tree_in(args.keep, args.n, "ctxview-bench-sessions-") as (work, home, env):
+        cache_dir = work / "cache"
         sizes = [os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(home) for f in fs
                  if f.endswith((".json", ".jsonl"))]
         print(f"tree: {len(sizes):,} session files, {sum(sizes) / 2**20:,.0f} MiB, largest {max(sizes) / 2**20:.1f} MiB")
@@ -204,9 +211,6 @@ def main(argv: list[str] | None = None) -> int:
             walls, cpus = sorted(r[0] for r in runs), sorted(r[1] for r in runs)
             print(f"{label}: best {walls[0]:.3f} s, median {walls[len(walls) // 2]:.3f} s wall; "
                   f"CPU best {cpus[0]:.3f} s (target {target} s)")
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
     return 0
 
 if __name__ == "__main__":
