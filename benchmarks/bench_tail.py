@@ -1,9 +1,10 @@
-"""The first screen of a big Claude Code transcript with a compaction near its end, headless.
+"""The first screen of a big transcript with a compaction near its end, headless.
 
-    python benchmarks/bench_tail.py [N_MESSAGES] [--compact-before K] [--before ROOT] [--runs R] [--keep FILE]
+    python benchmarks/bench_tail.py [N_MESSAGES] [--format claude-code|codex] [--compact-before K]
+                                    [--before ROOT] [--runs R] [--keep FILE]
 
-Writes a transcript of N messages (benchmarks/make_session.py; default 100,000, about 190 MB) whose
-auto compaction comes K messages before its end (default 2,000), then opens it in the inspector
+Writes a Claude Code transcript (or a Codex rollout) of N messages (benchmarks/make_session.py;
+default 100,000, about 190 MB) whose compaction comes K messages before its end (default 2,000), then opens it in the inspector
 (`App.run_test`, nothing followed) and prints, from creating the app:
 
 - the first full screen: the request after the compaction, read from the file's end
@@ -28,13 +29,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def write(path: Path, n: int, compact_before: int) -> None:
+def write(path: Path, n: int, compact_before: int, fmt: str = "claude-code") -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import make_session as ms
 
     agent = ms.generate(n, 0, "main", big_reads=False, ephemeral_every=6)
     agent.system_prompt = ms.LEAD_PROMPT
-    ms._write_lines(path, ms.claude_code_lines(agent, 0, compact_at=n - compact_before, pre_tokens=160_000))
+    if fmt == "codex":
+        lines = ms.codex_lines(agent, 0, compact_at=n - compact_before)
+    else:
+        lines = ms.claude_code_lines(agent, 0, compact_at=n - compact_before, pre_tokens=160_000)
+    ms._write_lines(path, lines)
 
 
 def measure(path: str) -> tuple[float, float | None]:
@@ -64,6 +69,7 @@ def measure(path: str) -> tuple[float, float | None]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("n", nargs="?", type=int, default=100_000)
+    parser.add_argument("--format", default="claude-code", choices=("claude-code", "codex"))
     parser.add_argument("--compact-before", type=int, default=2_000)
     parser.add_argument("--before", metavar="ROOT")
     parser.add_argument("--runs", type=int, default=2)
@@ -77,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     path = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="ctxview-bench-tail-")) / "t.jsonl"
     if not path.exists():
         start = time.perf_counter()
-        write(path, args.n, args.compact_before)
+        write(path, args.n, args.compact_before, args.format)
         print(f"wrote {args.n:,} messages, {path.stat().st_size / 2**20:,.0f} MiB, the compaction "
               f"{args.compact_before:,} messages before the end, in {time.perf_counter() - start:.0f} s")
     trees = [("this tree", ROOT)] + ([("release before", Path(args.before))] if args.before else [])

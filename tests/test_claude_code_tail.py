@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxview.formats import load_session
-from ctxview.formats.claude_code import tail
+from ctxview.formats.parsing import backwards
 from ctxview.formats.claude_code.tail import boundary_line_start, load_tail
 from ctxview.pipeline import prepare
 from ctxview.settings import Settings
@@ -27,7 +27,7 @@ def _sent(conversation):
 
 @pytest.mark.parametrize("block", [1 << 20, 4096, 97, 5])
 def test_the_boundary_is_found_from_the_end_in_blocks_of_any_size(tmp_path, monkeypatch, block):
-    monkeypatch.setattr(tail, "BLOCK", block)
+    monkeypatch.setattr(backwards, "BLOCK", block)
     path = tmp_path / "t.jsonl"
     path.write_bytes(DATA)
     assert boundary_line_start(str(path), len(DATA), len(DATA)) == BOUNDARY

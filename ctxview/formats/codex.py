@@ -11,7 +11,7 @@ that replaced everything before it).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Sequence
 
 import orjson
 
@@ -293,8 +293,28 @@ def _add_lines(r: _Rollout, reader: LineReader) -> None:
     reader.read_to(lineno)
 
 
-def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Session:
+def _primed(r: _Rollout, prelude: Sequence[Any]) -> None:
+    """Read into r the state a rollout's tail needs from before it (codex_tail.py): the session's
+    `session_meta` and the turn's `turn_context` as the file has them, and of the last token count
+    only what the next one is compared with (its usage went to a message before the tail)."""
+    for rec in prelude:
+        if type(rec) is not dict:
+            continue
+        payload = rec.get("payload")
+        if rec.get("type") == "event_msg" and type(payload) is dict and type(payload.get("info")) is dict:
+            info = payload["info"]
+            window = info.get("model_context_window")
+            if type(window) is int:
+                r.context_window = window
+            r.last_total = info.get("total_token_usage")
+        elif rec.get("type") in ("session_meta", "turn_context"):
+            r.add("prelude", rec)
+
+
+def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None, prelude: Sequence[Any] = ()) -> Session:
+    """The rollout in `inp`; `prelude`: records read first for their state alone (a tail's)."""
     r = _Rollout()
+    _primed(r, prelude)
     skipped = 0
     warnings: list[str] = []
     if layout == "jsonl":

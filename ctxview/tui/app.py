@@ -107,6 +107,7 @@ class CtxviewApp(NavigationActions, App[int]):
         self.lenient = lenient
         self.session: Session | None = session
         self.tail_only = False   # the transcript from its last compaction on is shown; the whole file is read
+        self._moved_to: int | None = None  # the stored message the cursor goes to when the whole file shows
         self.state = InspectorState(self.given)
         self.view: PreparedView | None = None
         self.error: str | None = None      # set when loading failed before the app was usable
@@ -264,20 +265,26 @@ class CtxviewApp(NavigationActions, App[int]):
             return
         self._take_session(r.session)
 
-    def _take_session(self, session: Session) -> None:
+    def _take_session(self, session: Session, shift: int = 0) -> None:
         """A session read anew (the file followed, or whole after its tail): the same conversation
-        and place where it is still there, the view recomputed."""
+        and place where it is still there, the view recomputed. `shift`: messages the new session
+        holds before the ones shown (the history before a tail): the cursor's message and the
+        request picked keep their places."""
         from ctxview.pipeline import PipelineCache
 
         names = [c.name for c in session.conversations]
         shown = self.conversation
         found = shown is not None and shown.name in names
+        layout = self.row_layout
+        if found and shift and layout is not None and not self._cursor_at_end():
+            index = layout.row(self.cursor).index
+            self._moved_to = None if index is None else index + shift
         self.session, self._cache = session, PipelineCache()
         if self._trace_log is not None:  # matched anew: the transcript's requests changed (the log is read once)
             from ctxview.tui.trace_view import TraceCheck
 
             self.trace = TraceCheck(self._trace_log[0], session, self._trace_log[1])
-        self.state.reloaded(names.index(shown.name) if found else 0, len(names), found)  # type: ignore[union-attr]
+        self.state.reloaded(names.index(shown.name) if found else 0, len(names), found, shift)  # type: ignore[union-attr]
         if not found:
             self.pair.reset()
         self.recompute()  # the view's rows change when it is ready: _view_ready
@@ -285,7 +292,11 @@ class CtxviewApp(NavigationActions, App[int]):
     @on(HistoryLoaded)
     def _history_loaded(self, event: HistoryLoaded) -> None:
         self.tail_only = False
-        self._take_session(event.session)
+        shown = self.conversation
+        whole = next((c for c in event.session.conversations if shown is not None and c.name == shown.name), None)
+        # (the tail's messages are the whole file's last ones)
+        shift = len(whole.messages) - len(shown.messages) if whole is not None and shown is not None else 0
+        self._take_session(event.session, max(shift, 0))
         self.notify("the whole history is read", markup=False, timeout=3)
 
     @on(HistoryFailed)
@@ -339,6 +350,11 @@ class CtxviewApp(NavigationActions, App[int]):
             self.pair.show(event.layout)
             if follow:
                 self.pair.action_cursor_to("last")
+            elif self._moved_to is not None and event.key.generation == self.state.generation:
+                position = event.layout.position_of(self._moved_to)   # the whole file after its tail
+                if position is not None:
+                    self.pair.set_cursor(position)
+                self._moved_to = None
             self.restore_place()  # back from a sub-agent: where the user was
             self.recount()        # a search on: its count over the new view
         self.recompute()  # the settings changed meanwhile: their run starts now

@@ -364,12 +364,16 @@ class InspectorState:
         self.running = self.wanted
         return self.running
 
-    def reloaded(self, conversation: int, count: int, found: bool = True) -> None:
+    def reloaded(self, conversation: int, count: int, found: bool = True, shift: int = 0) -> None:
         """The file was read again (followed, or `R`): the same settings want a view of the new session,
         on `conversation`: the one shown, found again by name, or (`found` False: it is gone) the
-        first, as for its next request."""
+        first, as for its next request. `shift`: messages the new read holds before the ones shown
+        (the history before a tail): a request picked keeps its place."""
         if not found:
             self.settings = dataclasses.replace(self.settings, request=None)
+            self.search.hit = None
+        elif shift and self.settings.request is not None:
+            self.settings = dataclasses.replace(self.settings, request=self.settings.request + shift)
             self.search.hit = None
         self.conversation, self.conversations = conversation, count
         self.generation += 1

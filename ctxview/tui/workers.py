@@ -233,38 +233,35 @@ class StoredPieces:
         self.post(StoredPiece(n, self.layouts.read_so_far(tuple(messages), self.settings)))
 
 
-TAIL_FIRST_BYTES = 32 << 20   # a Claude Code transcript this big shows its tail first (tail_first)
+TAIL_FIRST_BYTES = 32 << 20   # a transcript or rollout this big shows its tail first (tail_first)
 
 
 def tail_first(opening: Opening) -> Session | None:
-    """The transcript from its last compaction on, when the file asked for is a Claude Code
-    transcript of TAIL_FIRST_BYTES or more whose last compaction lies in its second half (the
-    next request, as sent, holds nothing before it); else None."""
+    """The session from its last compaction on, when the file asked for is a Claude Code
+    transcript or a Codex rollout (formats/tails.py) of TAIL_FIRST_BYTES or more whose last
+    compaction lies in its second half (the next request, as sent, holds nothing before it); else None."""
     import os
 
-    from ctxview.formats.claude_code import FORMAT
+    from ctxview.formats import tails
 
     path = opening.path
     if (opening.session is not None or opening.agent is not None or path is None or path == "-"
-            or opening.fmt not in (None, FORMAT)):
+            or (opening.fmt is not None and opening.fmt not in tails.FORMATS)):
         return None
     try:
         if os.stat(path).st_size < TAIL_FIRST_BYTES:
             return None
-        from ctxview.formats.claude_code.tail import load_tail
         from ctxview.formats.registry import detect_format
 
-        if (opening.fmt or detect_format(path)) != FORMAT:
-            return None
-        return load_tail(path, opening.lenient)
+        return tails.load_tail(path, opening.fmt or detect_format(path), opening.lenient)
     except Exception:  # noqa: BLE001 - the whole file is read next, and says what is wrong with it
         return None
 
 
 def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare) -> None:
     """Load the session (showing what is read so far on the way, from a big file), post it (the
-    stored side shows), compute and post the first view. A big Claude Code transcript with a
-    compaction in its second half shows the request after it first, from the file's tail
+    stored side shows), compute and post the first view. A big Claude Code transcript or Codex
+    rollout with a compaction in its second half shows the request after it first, from the file's tail
     (tail_first), then the whole file (HistoryLoaded)."""
     from ctxview.formats.native import pieces_told_to
 

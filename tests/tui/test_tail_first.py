@@ -24,6 +24,17 @@ def _copy(tmp_path: Path) -> Path:
     return tmp_path / "s" / f"{NAME}.jsonl"
 
 
+def _history_held(monkeypatch):
+    """Tail first for any size, with the whole file's read held until the event returned is set."""
+    import threading
+
+    monkeypatch.setattr(workers, "TAIL_FIRST_BYTES", 0)
+    release = threading.Event()
+    history = workers.history_job
+    monkeypatch.setattr(workers, "history_job", lambda post, opening: release.wait(30) and history(post, opening))
+    return release
+
+
 def _sent(view) -> list:
     return [(m.role, m.text) for m in view.prepared]
 
@@ -75,12 +86,7 @@ async def test_a_small_file_or_one_without_a_late_compaction_opens_whole(tmp_pat
 
 
 async def test_while_the_history_loads_the_keys_that_need_it_say_so(tmp_path, monkeypatch):
-    import threading
-
-    monkeypatch.setattr(workers, "TAIL_FIRST_BYTES", 0)
-    release = threading.Event()
-    history = workers.history_job
-    monkeypatch.setattr(workers, "history_job", lambda post, opening: release.wait(30) and history(post, opening))
+    release = _history_held(monkeypatch)
     app = CtxviewApp(str(_copy(tmp_path)), Settings(), follow_interval=None)
     async with app.run_test(size=(120, 40)) as pilot:
         for _ in range(200):
@@ -100,3 +106,52 @@ async def test_while_the_history_loads_the_keys_that_need_it_say_so(tmp_path, mo
                 break
         await settle(pilot)
         assert not app.tail_only and len(app.conversation.messages) > 300
+
+
+async def test_the_cursor_and_the_request_picked_keep_their_messages_when_the_history_shows(tmp_path, monkeypatch):
+    release = _history_held(monkeypatch)
+    app = CtxviewApp(str(_copy(tmp_path)), Settings(), follow_interval=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        async def idle():   # (settle would wait for the held history too)
+            for _ in range(500):
+                await pilot.pause(0.02)
+                if app.view is not None and not app.busy:
+                    return
+        await idle()
+        tail = app.conversation
+        await pilot.press("left_square_bracket")     # the request before the next one, in the tail
+        await idle()
+        picked = app.settings.request
+        assert picked is not None
+        app.pair.set_cursor(5)
+        row = app.row_layout.row(app.cursor)
+        assert row.stored is not None and row.index is not None
+        release.set()
+        for _ in range(500):
+            await pilot.pause(0.02)
+            if not app.tail_only and not app.busy:
+                break
+        await settle(pilot)
+        assert not app.tail_only, [n.message for n in app._notifications]
+        whole = app.conversation
+        shift = len(whole.messages) - len(tail.messages)
+        assert shift > 0
+        assert app.settings.request == picked + shift
+        assert whole.messages[app.settings.request].text == tail.messages[picked].text
+        moved = app.row_layout.row(app.cursor)
+        assert moved.index == row.index + shift and moved.stored.text == row.stored.text
+
+
+async def test_a_codex_rollout_with_a_late_compaction_opens_at_it(tmp_path, monkeypatch):
+    sample = next((Path(__file__).resolve().parents[2] / "sample_sessions" / "codex").glob("rollout-*.jsonl"))
+    path = tmp_path / sample.name
+    path.write_bytes(sample.read_bytes())
+    from ctxview.tui.workers import Opening, tail_first
+
+    monkeypatch.setattr(workers, "TAIL_FIRST_BYTES", 0)
+    part = tail_first(Opening(str(path), str(path), None, False, None, None, Settings(), None))
+    whole = load_session(str(path))
+    assert part is not None and part.format == "codex"
+    assert len(part.conversations[0].messages) < len(whole.conversations[0].messages)
+    assert _sent(prepare(part.conversations[0], Settings())) == _sent(prepare(whole.conversations[0], Settings()))
+    assert tail_first(Opening(str(path), str(path), "claude-code", False, None, None, Settings(), None)) is None
