@@ -9,7 +9,8 @@ default 100,000, about 190 MB) whose compaction comes K messages before its end 
 
 - the first full screen: the request after the compaction, read from the file's end
   (tui/workers.tail_first), target 2 s;
-- the whole history read and shown (HistoryLoaded applied).
+- the whole history read and shown (HistoryLoaded applied);
+- the resident memory grown by then, and at its peak, against the file's size (target 1.5x).
 
 With --before ROOT (a checkout of the release before, which reads the whole file first), the same
 is run there in a subprocess, in turns with this tree, R times each.
@@ -42,11 +43,22 @@ def write(path: Path, n: int, compact_before: int, fmt: str = "claude-code") -> 
     ms._write_lines(path, lines)
 
 
-def measure(path: str) -> tuple[float, float | None]:
-    """(seconds to the first full screen, seconds to the whole history shown, None: no such step)."""
+def _rss() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def measure(path: str) -> tuple[float, float | None, int, int]:
+    """(seconds to the first full screen, seconds to the whole history shown (None: no such step),
+    resident growth once it is shown, peak resident growth), from creating the app."""
+    import gc
+    import resource
+
     from ctxview.settings import Settings
     from ctxview.tui.app import CtxviewApp
 
+    gc.collect()
+    before = _rss()
     start = time.perf_counter()
     app = CtxviewApp(path, Settings(), follow_interval=None)
     marks: dict[str, float] = {}
@@ -61,9 +73,12 @@ def measure(path: str) -> tuple[float, float | None]:
             await app.workers.wait_for_complete()
             await pilot.pause()
             marks["whole"] = time.perf_counter() - start
+            gc.collect()
+            marks["rss"] = _rss() - before
 
     asyncio.run(run())
-    return marks["first"], (marks["whole"] if "tail_only" in vars(app) else None)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    return marks["first"], (marks["whole"] if "tail_only" in vars(app) else None), int(marks["rss"]), peak
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--measure", metavar="FILE", help=argparse.SUPPRESS)   # (one run, in a subprocess)
     args = parser.parse_args(argv)
     if args.measure:
-        first, whole = measure(args.measure)
-        print(f"{first:.3f} {whole if whole is not None else -1:.3f}")
+        first, whole, rss, peak = measure(args.measure)
+        print(f"{first:.3f} {whole if whole is not None else -1:.3f} {rss} {peak}")
         return 0
     path = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="ctxview-bench-tail-")) / "t.jsonl"
     if not path.exists():
@@ -95,9 +110,13 @@ def main(argv: list[str] | None = None) -> int:
             if out.returncode:
                 print(f"{label}: failed: {out.stderr.strip().splitlines()[-1:]}")
                 continue
-            first, whole = map(float, out.stdout.split())
+            fields = out.stdout.split()
+            first, whole = float(fields[0]), float(fields[1])
             rest = f", the whole history shown {whole:.2f} s" if whole >= 0 else " (the whole file read first)"
-            print(f"run {k + 1}, {label:14}: first full screen {first:.2f} s (target 2 s){rest}")
+            size = path.stat().st_size
+            memory = (f"; resident growth {int(fields[2]) / size:.2f}x the file, peak {int(fields[3]) / size:.2f}x"
+                      " (target 1.5x)" if len(fields) == 4 else "")
+            print(f"run {k + 1}, {label:14}: first full screen {first:.2f} s (target 2 s){rest}{memory}")
     return 0
 
 
