@@ -7,7 +7,8 @@ workers (`run_job`) that post a typed message (messages.py) when done; the
 handlers below apply it. At most one pipeline run is in flight, on one
 PipelineCache shared by all of them, so a change redoes only what it touches;
 a result that is no longer wanted is dropped and the newest settings run
-next. The panes, their cursor and the search scan are the PanePair's
+next. Reading the session in, and again as it grows, is reading.py's; the
+panes, their cursor and the search scan are the PanePair's
 (widgets/pane_pair.py); starting from the command line is launch.py's. The workers
 run on daemon threads (threads.py): `q` and ctrl+c quit at once, even while
 a file loads.
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
 import weakref
 from pathlib import Path
 from functools import partial
@@ -36,34 +36,27 @@ from ctxview.sanitize import make_visible, sanitize
 from ctxview.settings import keep_recent_note
 from ctxview.engine.view import PreparedView, Settings
 from ctxview.tui.widgets.controls import ControlsPanel
-from ctxview.tui.follow import FOLLOW_INTERVAL, FileChanged, FileFollower, FollowFailed, follow_job, followable
+from ctxview.tui.follow import FOLLOW_INTERVAL, FileFollower, followable
 from ctxview.tui.keys import APP_BINDINGS, help_rows, live_bindings, palette_commands, typed_actions
 from ctxview.tui.failures import one_line
-from ctxview.tui.screens.dialogs import ConfirmScreen
-from ctxview.tui.messages import (BloatReady, HistoryFailed, HistoryLoaded, NoteReady, OpeningFailed, SearchDone, SessionLoaded, StoredPiece, ViewFailed,
-                       ViewReady, WorkFailed, Written)
+from ctxview.tui.messages import NoteReady, ViewFailed, ViewReady
 from ctxview.tui.widgets.pane import MessagePane
 from ctxview.tui.navigation import NavigationActions
+from ctxview.tui.reading import SessionReading
+from ctxview.tui.report_actions import ReportActions
 from ctxview.tui.widgets.pane_pair import PanePair
-from ctxview.tui.screens.modals import (
-    BloatScreen,
-    ConversationPicker,
-    HelpScreen,
-    TierEditor,
-    WriteScreen,
-)
+from ctxview.tui.screens.modals import ConversationPicker, HelpScreen, TierEditor
 from ctxview.tui.screens.settings import SettingsDialog
-from ctxview.tui.state import (InspectorState, conversation_title, editable_tiers, export_name, loading_note, messages_match,
-                    request_label, same_file, saved_settings_note, term_pattern, tier_lines)
+from ctxview.tui.state import InspectorState, conversation_title, editable_tiers, request_label, tier_lines
 from ctxview.tui.threads import DaemonThreads
 from ctxview.tui.widgets.chrome import HeaderBar, StatusBar, StatusParts
 from ctxview.tui.widgets.basic import Meters, SearchBox, prepared_title
-from ctxview.tui.workers import Layouts, Opening, bloat_job, compute_job, load_job, write_job
+from ctxview.tui.workers import Layouts, Opening, compute_job, load_job
 
 __all__ = ["CtxviewApp"]
 
 
-class CtxviewApp(NavigationActions, App[int]):
+class CtxviewApp(SessionReading, ReportActions, NavigationActions, App[int]):
     """Side-by-side stored/prepared inspector."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
@@ -194,130 +187,10 @@ class CtxviewApp(NavigationActions, App[int]):
 
     def run_job(self, job: Callable[..., None], *args: Any, exclusive: bool = True) -> None:
         """Run `job(self.post_message, *args)` (workers.py) in a thread worker of its own group;
-        what it posts, the handlers below apply."""
+        what it posts, the handlers apply (here, reading.py, report_actions.py)."""
         name = job.__name__.removesuffix("_job")
         self.run_worker(partial(job, self.post_message, *args), name=name, group=name, description=name,
                         exclusive=exclusive, thread=True, exit_on_error=False)  # (description: no repr of args)
-
-    @on(OpeningFailed)
-    def _opening_failed(self, event: OpeningFailed) -> None:
-        self.error = event.error
-        self.exit(1, return_code=1)
-
-    @on(StoredPiece)
-    def _stored_piece(self, event: StoredPiece) -> None:
-        if self.session is None:  # (not once the whole session is on screen)
-            self._show_read_so_far(event.count, event.layout)
-
-    def _show_read_so_far(self, count: int, pending) -> None:
-        """The file is still being read: the stored side shows its first `count` messages
-        (bench_tui.py times it); the keys that move over them work meanwhile."""
-        self.pair.show(pending)
-        self.query_one("#body").loading = False
-        self._read_count = count
-        self.pair.set_titles(f"stored messages · {count:,} read so far", prepared_title(None, self.settings, ""))
-        self._refresh_chrome()
-
-    @on(SessionLoaded)
-    def _session_loaded(self, event: SessionLoaded) -> None:
-        self._cache = event.cache
-        self.tail_only = event.partial   # (the history before the last compaction still loading)
-        if event.partial:
-            self.notify("the request after the last compaction, read from the file's end; the history "
-                        "before it is still loading ([ and the totals cover what is read)", markup=False, timeout=6)
-        self._show_stored(event.session, event.conversation, event.settings, event.layout)
-        if self.follower is not None and self.follower.timer is None:
-            self.follower.timer = self.set_interval(self.follow_interval, self.follower.poll)
-
-    def _show_stored(self, session: Session, index: int, settings: Settings, pending) -> None:
-        """The session is loaded: show the stored side while the first view computes (bench_tui.py times it)."""
-        self.session = session
-        if self._trace_log is not None and self.trace is None:
-            from ctxview.tui.trace_view import TraceCheck
-
-            self.trace = TraceCheck(self._trace_log[0], session, self._trace_log[1])
-        self.state.opened(index, len(session.conversations), settings)
-        self.pair.show(pending)
-        self.query_one("#body").loading = False
-        self._refresh_chrome()
-        note = loading_note(session)
-        if note:
-            self.notify(sanitize(note), title="loaded with warnings", severity="warning", markup=False)
-        saved = saved_settings_note(session.conversations[index], settings)
-        if saved and not getattr(self, "_config_note", ""):  # (the config's note names the what-if already)
-            self.notify(sanitize(saved), title="what-if", markup=False)
-
-    # -- following the file -------------------------------------------------------
-
-    def _read_again(self, change: str) -> None:
-        self.run_job(follow_job, self.follower, change)
-
-    @on(FileChanged)
-    def _file_changed(self, event: FileChanged) -> None:
-        from ctxview.formats.growing import GONE
-
-        if self.follower is not None:
-            self.follower.done()
-        r = event.refresh
-        if r.notice:
-            self.notify(sanitize(r.notice), title="file changed", severity="warning", markup=False)
-        if r.change == GONE:
-            return
-        self._take_session(r.session)
-
-    def _take_session(self, session: Session, shift: int = 0) -> None:
-        """A session read anew (the file followed, or whole after its tail): the same conversation
-        and place where it is still there, the view recomputed. `shift`: messages the new session
-        holds before the ones shown (the history before a tail): the cursor's message and the
-        request picked keep their places."""
-        from ctxview.pipeline import PipelineCache
-
-        names = [c.name for c in session.conversations]
-        shown = self.conversation
-        found = shown is not None and shown.name in names
-        layout = self.row_layout
-        if found and shift and layout is not None and not self._cursor_at_end():
-            index = layout.row(self.cursor).index
-            self._moved_to = None if index is None else index + shift
-        self.session, self._cache = session, PipelineCache()
-        if self._trace_log is not None:  # matched anew: the transcript's requests changed (the log is read once)
-            from ctxview.tui.trace_view import TraceCheck
-
-            self.trace = TraceCheck(self._trace_log[0], session, self._trace_log[1])
-        self.state.reloaded(names.index(shown.name) if found else 0, len(names), found, shift)  # type: ignore[union-attr]
-        if not found:
-            self.pair.reset()
-        self.recompute()  # the view's rows change when it is ready: _view_ready
-
-    @on(HistoryLoaded)
-    def _history_loaded(self, event: HistoryLoaded) -> None:
-        self.tail_only = False
-        shown = self.conversation
-        whole = next((c for c in event.session.conversations if shown is not None and c.name == shown.name), None)
-        # (the tail's messages are the whole file's last ones)
-        shift = len(whole.messages) - len(shown.messages) if whole is not None and shown is not None else 0
-        self._take_session(event.session, max(shift, 0))
-        self.notify("the whole history is read", markup=False, timeout=3)
-
-    @on(HistoryFailed)
-    def _history_failed(self, event: HistoryFailed) -> None:
-        self.notify(sanitize(event.error), title="cannot read the whole file", severity="error", markup=False)
-
-    @on(FollowFailed)
-    def _follow_failed(self, event: FollowFailed) -> None:
-        if self.follower is not None:
-            self.follower.done()
-        self.notify(sanitize(event.error), title="cannot read the file again", severity="error", markup=False)
-
-    def action_reload(self) -> None:
-        if self.follower is None:
-            self.notify("nothing to reload: only a file named on the command line is read again", markup=False)
-        else:
-            self.follower.reload()
-
-    def _cursor_at_end(self) -> bool:
-        layout = self.row_layout
-        return layout is not None and len(layout) > 1 and self.cursor >= len(layout) - 1
 
     # -- recompute --------------------------------------------------------------
 
@@ -490,134 +363,6 @@ class CtxviewApp(NavigationActions, App[int]):
 
     def action_next_changed(self) -> None:
         self.pair.jump_to_next("changed")
-
-    # -- search -------------------------------------------------------------------
-
-    def action_search(self) -> None:
-        self.query_one(SearchBox).open(self.search_term)
-
-    @on(SearchBox.Closed)
-    def _search_closed(self, event: SearchBox.Closed) -> None:
-        self.action_focus_pane()
-        if event.term is None:
-            return  # Escape
-        found = self.state.search.submit(event.term)
-        self.pair.set_search(self.search_term)
-        if found:
-            self.action_search_next(1, include_current=True)
-        self._refresh_chrome()
-
-    def search_matches(self, row) -> bool:
-        """Whether the search term is in either side of `row` (text or tool calls, any case)."""
-        return messages_match(row.stored, row.prepared, term_pattern(self.search_term))
-
-    def action_search_next(self, direction: int, include_current: bool = False) -> None:
-        if not self.search_term:
-            self.action_search()
-            return
-        layout = self.row_layout
-        if layout is None or not len(layout):
-            return
-        self.state.search.step(direction)
-        self._refresh_chrome()
-        self.pair.scan(weakref.ref(layout), self.search_term, direction, self.cursor, include_current,
-                       count=self.state.search.needs_count(layout))
-
-    @on(SearchDone)
-    def _search_done(self, event: SearchDone) -> None:
-        if self.state.search.done(event.term, event.row, same_view=event.layout is self.row_layout):
-            self.pair.jump(event.row, f"match for {event.term!r}", "search")
-        self._refresh_chrome()
-
-    # -- reports and export ---------------------------------------------------------
-
-    def action_bloat(self) -> None:
-        conv = self.conversation
-        if conv is None or self._cache is None:
-            return
-        window = self.view.context_window if self.view is not None else conv.context_window
-        self.run_job(bloat_job, conv, self.settings, window, self._cache, self._layouts.lock)
-
-    def action_usage(self) -> None:
-        if self.tail_only:
-            self._still_loading("usage from the last compaction on only")
-        if self.conversation is not None and self._cache is not None:
-            from ctxview.tui.screens.usage import UsageScreen  # (prices, and pydantic, only once the screen opens)
-
-            self.push_screen(UsageScreen(self.session, self.conversation, self.settings, self._cache))
-
-    def action_requests(self) -> None:
-        """`L`: every request as a line; Enter opens that request."""
-        if self.conversation is None or self._cache is None:
-            return
-        if self.tail_only:
-            self._still_loading("the requests from the last compaction on only")
-        from ctxview.tui.screens.requests import RequestsScreen
-
-        def done(index: int | None) -> None:
-            if index is not None and index != self.settings.request:
-                self.update_settings(request=index)
-
-        self.push_screen(RequestsScreen(self.conversation, self.settings, self._cache), done)
-
-    def action_trace(self) -> None:
-        if self.trace is None:
-            self.notify("open the session with --trace LOG (a claude-trace log) to compare", markup=False)
-        elif self.conversation is not None:
-            self.push_screen(BloatScreen(self.trace.text(self.conversation, self.settings.request)))
-
-    @on(BloatReady)
-    def _bloat_ready(self, event: BloatReady) -> None:
-        if not event.update:
-            self.push_screen(BloatScreen(event.report))
-        elif isinstance(self.screen, BloatScreen):
-            self.screen.show(event.report)
-
-    @on(WorkFailed)
-    def _work_failed(self, event: WorkFailed) -> None:
-        self.notify(sanitize(event.error), title=event.title, severity="error", markup=False)
-
-    def action_write(self) -> None:
-        from ctxview.export.bodies import default_shape
-
-        if self.view is not None and self.session is not None:
-            model = self.conversation.model if self.conversation is not None else None
-            # a full path, so the user sees where it goes before anything is written (a folder whose
-            # name holds control characters is not echoed into the box: the name alone, as before)
-            here = getattr(self, "_export_dir", None) or os.getcwd()
-            target = export_name(self.path)
-            target = os.path.join(here, target) if sanitize(here) == here else target
-            self.push_screen(WriteScreen(target, default_shape(self.session.format, model)),
-                             self._write_to)
-
-    def _write_to(self, choice: tuple[str, str] | None) -> None:
-        if not choice or self.view is None:
-            return
-        target, shape = choice
-        if same_file(target, self.path):
-            self.notify("refusing to overwrite the input file", severity="error", markup=False)
-            return
-        if os.path.lexists(target):  # ask first; the write itself stays atomic (write_atomic)
-            self.push_screen(ConfirmScreen(f"{target} exists. Overwrite it?", "Overwrite"),
-                             lambda yes: self._write(target, shape) if yes else None)
-            return
-        self._write(target, shape)
-
-    def _write(self, target: str, shape: str) -> None:
-        from ctxview.export.bodies import recorded_max_tokens
-
-        conv, session = self.conversation, self.session
-        if self.view is None or conv is None or session is None:
-            return
-        self.run_job(write_job, target, shape, self.view, conv.model,
-                     recorded_max_tokens(conv.metadata, session.metadata), self.path, conv)
-
-    @on(Written)
-    def _written(self, event: Written) -> None:
-        self.last_written = event.target
-        note = f"; changed: {event.note}" if event.note else ""
-        self.notify(sanitize(f"wrote a request body of {event.count:,} messages ({event.shape}) to {event.target}{note}"),
-                    markup=False, severity="warning" if note else "information")
 
     # -- help / palette ---------------------------------------------------------------
 

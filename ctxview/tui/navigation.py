@@ -1,6 +1,6 @@
 """The inspector's moves and copies: go to message #N (`g`), a tool call to its result and back
-(`%`), a Task call into its sub-agent's conversation (Enter) and back (Escape), the search's
-count, and copying a message (`y`) or the request body (`Y`) to the clipboard.
+(`%`), a Task call into its sub-agent's conversation (Enter) and back (Escape), the search (`/`,
+`n`, `N`) and its count, and copying a message (`y`) or the request body (`Y`) to the clipboard.
 
 `NavigationActions` is mixed into CtxviewApp: what to do is decided by pure functions of
 state.py (goto_position, tool_partner, subagents_of, InspectorState.enter_subagent / back); this
@@ -21,9 +21,11 @@ from ctxview.model import Message
 from ctxview.sanitize import UNSAFE, make_visible, sanitize
 from ctxview.engine.view import row_columns
 from ctxview.tui.screens.dialogs import GotoScreen
-from ctxview.tui.messages import Copied, SearchCounted
+from ctxview.tui.messages import Copied, SearchCounted, SearchDone
 from ctxview.tui.screens.modals import ConversationPicker
-from ctxview.tui.state import Place, conversation_title, goto_position, subagents_of, tool_partner
+from ctxview.tui.state import (Place, conversation_title, goto_position, messages_match, subagents_of, term_pattern,
+                               tool_partner)
+from ctxview.tui.widgets.basic import SearchBox
 from ctxview.tui.workers import copy_body_job
 
 if TYPE_CHECKING:  # (the app this is mixed into)
@@ -202,7 +204,43 @@ class NavigationActions:
         for pane in self.panes:
             pane.scroll_to(y=place.scroll_y, animate=False, immediate=True)
 
-    # -- the search's count ----------------------------------------------------------------
+    # -- the search ---------------------------------------------------------------------------
+
+    def action_search(self: CtxviewApp) -> None:
+        self.query_one(SearchBox).open(self.search_term)
+
+    def on_search_box_closed(self: CtxviewApp, event: SearchBox.Closed) -> None:
+        self.action_focus_pane()
+        if event.term is None:
+            return  # Escape
+        found = self.state.search.submit(event.term)
+        self.pair.set_search(self.search_term)
+        if found:
+            self.action_search_next(1, include_current=True)
+        self._refresh_chrome()
+
+    def search_matches(self: CtxviewApp, row) -> bool:
+        """Whether the search term is in either side of `row` (text or tool calls, any case)."""
+        return messages_match(row.stored, row.prepared, term_pattern(self.search_term))
+
+    def action_search_next(self: CtxviewApp, direction: int, include_current: bool = False) -> None:
+        if not self.search_term:
+            self.action_search()
+            return
+        layout = self.row_layout
+        if layout is None or not len(layout):
+            return
+        self.state.search.step(direction)
+        self._refresh_chrome()
+        self.pair.scan(weakref.ref(layout), self.search_term, direction, self.cursor, include_current,
+                       count=self.state.search.needs_count(layout))
+
+    def on_search_done(self: CtxviewApp, event: SearchDone) -> None:
+        if self.state.search.done(event.term, event.row, same_view=event.layout is self.row_layout):
+            self.pair.jump(event.row, f"match for {event.term!r}", "search")
+        self._refresh_chrome()
+
+    # the count of its matches
 
     def recount(self: CtxviewApp) -> None:
         """A new view is on screen: count the search's matches over it, if a search is on."""
