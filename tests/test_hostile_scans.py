@@ -71,7 +71,7 @@ CASES = {
 
 def _search(case):
     # The inspector's search (`/`): a literal term, case-insensitive, over text and tool calls.
-    from ctxview.tui.state import messages_match
+    from ctxview.tui.search_state import messages_match
 
     msg, pattern = case
     return messages_match(msg, msg, pattern)
@@ -79,7 +79,7 @@ def _search(case):
 
 def _search_case(n: int):
     from ctxview.model import Message, ToolCall
-    from ctxview.tui.state import term_pattern
+    from ctxview.tui.search_state import term_pattern
 
     text = "a" * (n * 8)
     msg = Message(role="assistant", content=text, tool_calls=(ToolCall("c", "Read", {"p": text}),))

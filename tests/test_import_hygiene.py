@@ -47,5 +47,6 @@ def test_importing_the_cli_loads_no_terminal_library():
 
 
 def test_the_inspector_state_imports_neither_textual_nor_rich():
-    # ctxview/tui/state.py: the inspector's decisions, tested without a terminal
+    # ctxview/tui/state.py and search_state.py: the inspector's decisions, tested without a terminal
     assert imported_after("import ctxview.tui.state") == set()
+    assert imported_after("import ctxview.tui.search_state") == set()

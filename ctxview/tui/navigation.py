@@ -23,8 +23,8 @@ from ctxview.engine.view import row_columns
 from ctxview.tui.screens.dialogs import GotoScreen
 from ctxview.tui.messages import Copied, SearchCounted, SearchDone
 from ctxview.tui.screens.modals import ConversationPicker
-from ctxview.tui.state import (Place, conversation_title, goto_position, messages_match, subagents_of, term_pattern,
-                               tool_partner)
+from ctxview.tui.search_state import messages_match, term_pattern
+from ctxview.tui.state import Place, conversation_title, goto_position, subagents_of, tool_partner
 from ctxview.tui.widgets.basic import SearchBox
 from ctxview.tui.workers import copy_body_job
 

@@ -21,7 +21,8 @@ from ctxview.model import ContextEvent, Message
 from ctxview.pipeline.changes import compaction_words
 from ctxview.sanitize import make_visible
 from ctxview.engine.view import Change, Row
-from ctxview.tui.layout import PREVIEW_LINES, TOOL_CALL_PREVIEW, SystemRow, display_text, preview_start
+from ctxview.tui.block_heights import PREVIEW_LINES, TOOL_CALL_PREVIEW, display_text, preview_start
+from ctxview.tui.layout import SystemRow
 
 __all__ = [
     "PaneStyles",

@@ -38,7 +38,8 @@ from ctxview.settings import Settings
 from ctxview.engine.system_block import deferred_note, tool_definitions
 from ctxview.engine.view import PreparedView
 from ctxview.tui.follow import FileFollower
-from ctxview.tui.layout import Layout, Marks, collapsed_height, system_row, stored_heights_of
+from ctxview.tui.block_heights import collapsed_height, stored_heights_of
+from ctxview.tui.layout import Layout, Marks, system_row
 from ctxview.tui.failures import LoadFailed, one_line
 from ctxview.tui.messages import (BloatReady, Copied, HistoryFailed, HistoryLoaded, NoteReady, OpeningFailed, SessionLoaded, StoredPiece, ViewFailed, ViewReady,
                        WorkFailed, Written)

@@ -15,7 +15,8 @@ from ctxview.formats.native_write import write_session
 from ctxview.model import Session
 from ctxview.tui import workers
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.layout import Layout, stored_heights_of
+from ctxview.tui.block_heights import stored_heights_of
+from ctxview.tui.layout import Layout
 from ctxview.tui.workers import Layouts, StoredPieces
 from ctxview.engine.view import Settings
 

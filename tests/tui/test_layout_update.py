@@ -80,7 +80,7 @@ def test_an_unknown_pair_is_measured_in_full():
 
 
 from ctxview.model import Message, ToolCall  # noqa: E402
-from ctxview.tui.layout import block_height, collapsed_height, tallest_collapsed  # noqa: E402
+from ctxview.tui.block_heights import block_height, collapsed_height, tallest_collapsed  # noqa: E402
 
 MESSAGES = st.builds(
     lambda role, text, thinking, calls: Message(role, text, thinking=thinking,
@@ -124,7 +124,7 @@ def test_as_sent_after_a_compaction_the_steps_are_named_in_stored_positions():
 def _collapsed_by_definition(message) -> int:
     """collapsed_height as the preview shows it: header, the lines from preview_start (at most
     PREVIEW_LINES, then a "more" line), the thinking line, the tool calls or "(empty)"."""
-    from ctxview.tui.layout import PREVIEW_LINES, TOOL_CALL_PREVIEW, preview_start
+    from ctxview.tui.block_heights import PREVIEW_LINES, TOOL_CALL_PREVIEW, preview_start
 
     text = message.text.rstrip("\n")
     lines = text.count("\n", preview_start(text)) + 1 if text else 0
@@ -149,7 +149,8 @@ def test_collapsed_height_is_its_definition(body, before, after, thinking, calls
 def test_a_fresh_layout_measures_each_row_as_block_height_does():
     # (Layout.build's _all_heights takes block_height's unchanged-row case inline)
     from ctxview.formats import DEMO_PATH, load_session
-    from ctxview.tui.layout import block_height, collapsed_height, head_height, removed_runs
+    from ctxview.tui.block_heights import block_height, collapsed_height
+    from ctxview.tui.layout import head_height, removed_runs
     from ctxview.engine.view import row_columns
 
     budget = Settings(tiers="default", budget=3000, old_messages="remove", keep_recent=4)

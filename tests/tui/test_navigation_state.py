@@ -9,8 +9,8 @@ from ctxview.model import Conversation, Message, ToolCall
 from ctxview.settings import Settings
 from ctxview.tui.navigation import copy_of
 from ctxview.tui.reveal import reveal_scroll
-from ctxview.tui.state import (InspectorState, Place, Search, goto_position, match_positions, subagents_of,
-                               tool_partner)
+from ctxview.tui.search_state import Search, match_positions
+from ctxview.tui.state import InspectorState, Place, goto_position, subagents_of, tool_partner
 
 CALL = ToolCall(id="t1", name="Task", arguments={"description": "look", "prompt": "go"})
 

@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.style import Style
 
 from ctxview.model import Message, ToolCall
-from ctxview.tui.layout import PREVIEW_LINES, Layout, collapsed_height, removed_runs
+from ctxview.tui.block_heights import PREVIEW_LINES, collapsed_height
+from ctxview.tui.layout import Layout, removed_runs
 from ctxview.tui.render import PaneStyles, block_lines, styled_line
 from ctxview.engine.view import Change, PreparedView, Row, Settings
 
@@ -178,7 +179,7 @@ def test_cached_heights_match_a_fresh_build():
     from sessions import tool_session
 
     from ctxview.pipeline import PipelineCache, prepare
-    from ctxview.tui.layout import stored_heights_of
+    from ctxview.tui.block_heights import stored_heights_of
 
     conv = tool_session(pairs=8)
     cache = PipelineCache()
@@ -209,7 +210,7 @@ def test_narrow_panes_use_short_badges():
 def test_pending_layout_holds_stored_only_rows():
     from sessions import tool_session
 
-    from ctxview.tui.layout import stored_heights_of
+    from ctxview.tui.block_heights import stored_heights_of
 
     conv = tool_session(pairs=3)
     heights = stored_heights_of(conv.messages)
@@ -231,7 +232,7 @@ def test_a_layout_built_after_a_pending_one_is_as_if_built_alone():
     from sessions import tool_session
 
     from ctxview.pipeline import prepare
-    from ctxview.tui.layout import stored_heights_of
+    from ctxview.tui.block_heights import stored_heights_of
 
     conv = tool_session(pairs=6)
     heights = stored_heights_of(conv.messages)

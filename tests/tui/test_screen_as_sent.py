@@ -10,7 +10,8 @@ from test_app import SIZE, settle, status
 
 from ctxview.model import ContextEvent, Conversation, Message, Session, ToolCall, Usage
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.layout import Layout, SystemRow, collapsed_height, system_row
+from ctxview.tui.block_heights import collapsed_height
+from ctxview.tui.layout import Layout, SystemRow, system_row
 from ctxview.tui.render import PaneStyles, badge_style, block_lines, header_line
 from ctxview.tui.screens.modals import ConversationPicker
 from ctxview.tui.state import conversation_title

@@ -11,8 +11,8 @@ from test_navigation_moves import record_notes
 
 from ctxview.model import Conversation, Message, Session
 from ctxview.tui.app import CtxviewApp
-from ctxview.tui.layout import PREVIEW_LINES
-from ctxview.tui.state import messages_match, term_pattern
+from ctxview.tui.block_heights import PREVIEW_LINES
+from ctxview.tui.search_state import messages_match, term_pattern
 from ctxview.engine.view import Settings
 
 

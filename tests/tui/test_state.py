@@ -10,8 +10,9 @@ from sessions import make_session
 from ctxview.engine.compression import PRESETS
 from ctxview.model import Conversation, Message
 from ctxview.settings import ClearSettings, Settings
-from ctxview.tui.state import (InspectorState, Search, ViewKey, editable_tiers, find_match, next_row, opening_settings,
-                               request_label, tier_lines, tiers_label)
+from ctxview.tui.search_state import Search, find_match, next_row
+from ctxview.tui.state import (InspectorState, ViewKey, editable_tiers, opening_settings, request_label, tier_lines,
+                               tiers_label)
 
 
 def opened(settings: Settings | None = None, conversations: int = 2) -> InspectorState:

@@ -134,7 +134,7 @@ class DetailView(ScrollView, can_focus=True):
         """The line of the search term's first occurrence (any case), None without one."""
         if not self.search:
             return None
-        from ctxview.tui.state import term_pattern
+        from ctxview.tui.search_state import term_pattern
 
         match = term_pattern(self.search).search(self.raw)
         return None if match is None else bisect_right(self.starts, match.start()) - 1

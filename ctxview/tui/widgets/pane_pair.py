@@ -20,13 +20,15 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message as TMessage
 from textual.worker import get_current_worker
 
-from ctxview.tui.layout import Layout, display_text, system_row
+from ctxview.tui.block_heights import display_text
+
+from ctxview.tui.layout import Layout, system_row
 from ctxview.tui.messages import SearchCounted, SearchDone
 from ctxview.tui.widgets.pane import MessagePane
 from ctxview.tui.render import block_lines, header_line
 from ctxview.tui.reveal import Kind, first_styled_line, reveal_scroll, target_styles
 from ctxview.tui.screens.modals import DetailScreen
-from ctxview.tui.state import find_match, match_positions, next_row
+from ctxview.tui.search_state import find_match, match_positions, next_row
 from ctxview.tui.widgets.basic import Line
 
 __all__ = ["FOLD_MIN", "HUGE_CHARS", "HUGE_LINES", "PanePair"]
