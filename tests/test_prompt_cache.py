@@ -16,7 +16,7 @@ from ctxview import load_session
 from ctxview.engine.compression import compress_tool_message, get_policy
 from ctxview.model import Conversation, Message, Session, Usage
 from ctxview.analysis.prices import PriceTable
-from ctxview.analysis.stepwise_replay import Fenwick as _Fenwick
+from ctxview.analysis.fenwick import Fenwick as _Fenwick
 from ctxview.analysis.prompt_cache import (
     CacheRules,
     CachedRequest,

@@ -14,7 +14,7 @@ derived from the previous one:
   its results: checked, else the replay falls back), found by a binary search over the tokens
   from each unit's start; then, as `budget.fit_to_budget` does, the kept part starts at a user turn.
 
-A Fenwick tree of the tokens as sent gives every prompt's size and shared prefix. Clearing of call
+A Fenwick tree (fenwick.py) of the tokens as sent gives every prompt's size and shared prefix. Clearing of call
 arguments (clear_inputs) and summaries are not stepped: `prompt_cache.incremental` sends them
 request by request. Where an assumption above does not hold (a call id used twice, a result before
 its call, a system message or interleaved calls under a budget), `StepwiseReplay.run` raises
@@ -39,9 +39,10 @@ from ctxview.model import Conversation, Message, request_indices
 from ctxview.pipeline import PipelineCache
 from ctxview.pipeline.sent_history import events_for, truncations
 from ctxview.settings import Settings
+from ctxview.analysis.fenwick import UNREAD, Fenwick
 from ctxview.analysis.usage import timestamp_of
 
-__all__ = ["Fenwick", "NotStepwise", "StepwiseReplay", "scaled", "seconds"]
+__all__ = ["NotStepwise", "StepwiseReplay", "scaled", "seconds"]
 
 # (request index, blocks, tokens, shared blocks, shared tokens, system tokens, time): a Prompt's fields
 PromptFields = tuple[int, int, int, int, int, int, "float | None"]
@@ -60,79 +61,6 @@ def seconds(timestamp: str | None) -> float | None:
 
 def scaled(tokens: int, scale: float) -> int:
     return round(tokens * scale)
-
-
-class Fenwick:
-    """Prefix sums of a list that changes in place and grows at its end.
-
-    While the list has only grown (the replay as sent: nothing changes after it is appended) its
-    running totals answer at once; the first add() builds the tree, which answers from then on."""
-
-    def __init__(self, values: Sequence[int] = ()) -> None:
-        self.totals: list[int] | None = [0, *itertools.accumulate(values)]
-        self.tree: list[int] | None = None
-
-    def _build(self) -> None:
-        totals = self.totals
-        n = len(totals) - 1
-        tree = [0] * (n + 1)
-        for i in range(1, n + 1):
-            tree[i] += totals[i] - totals[i - 1]
-            j = i + (i & -i)
-            if j <= n:
-                tree[j] += tree[i]
-        self.tree, self.totals = tree, None
-
-    def append(self, value: int) -> None:
-        tree = self.tree
-        if tree is None:
-            totals = self.totals
-            totals.append(totals[-1] + value)
-            return
-        i = len(tree)
-        # the new node covers (i - lowbit(i), i]: its value plus the nodes that end inside that range
-        total, j, stop = value, i - 1, i - (i & -i)
-        while j > stop:
-            total += tree[j]
-            j -= j & -j
-        tree.append(total)
-
-    def add(self, position: int, delta: int) -> None:
-        if self.tree is None:
-            self._build()
-        i, n, tree = position + 1, len(self.tree) - 1, self.tree
-        while i <= n:
-            tree[i] += delta
-            i += i & -i
-
-    def prefix(self, count: int) -> int:
-        tree = self.tree
-        if tree is None:
-            return self.totals[count] if count > 0 else 0
-        total, i = 0, count
-        while i > 0:
-            total += tree[i]
-            i -= i & -i
-        return total
-
-    def at(self, position: int) -> int:
-        return self.prefix(position + 1) - self.prefix(position)
-
-
-class _Unread:
-    """A Fenwick tree whose sums nothing reads (savings without clearing, raw tokens without a budget)."""
-
-    def append(self, value: int) -> None:
-        pass
-
-    def add(self, position: int, delta: int) -> None:
-        pass
-
-    def at(self, position: int) -> int:
-        return 0
-
-
-_UNREAD = _Unread()
 
 
 class NotStepwise(Exception):
@@ -174,9 +102,9 @@ class _Epoch:
         self.raw: list[int] = []          # tokens as sent (the budget reads these)
         self.toks: list[int] = []         # the same, scaled (the prompts report these)
         self.tree = Fenwick()
-        self.raw_tree = Fenwick() if budget else _UNREAD
-        self.saving = Fenwick() if clearing else _UNREAD     # by position: what blanking a clearable result saves
-        self.clearable = Fenwick() if clearing else _UNREAD  # by position: 1 for a clearable result
+        self.raw_tree = Fenwick() if budget else UNREAD
+        self.saving = Fenwick() if clearing else UNREAD     # by position: what blanking a clearable result saves
+        self.clearable = Fenwick() if clearing else UNREAD  # by position: 1 for a clearable result
         self.results: list[int] = []      # positions of tool results, in order
         self.turns: list[int] = []        # positions of user turns (budget: the kept part starts at one)
         self.lone_turns: list[int] = []   # those without tool calls (the one budget keeps before a reply)

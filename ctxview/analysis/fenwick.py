@@ -1,0 +1,83 @@
+"""Prefix sums of a list that changes in place and grows at its end (a Fenwick, or binary indexed,
+tree): what the stepwise replay (stepwise_replay.py) keeps of each request's tokens, so that every
+prompt's size and shared prefix is a sum over a range, in log n."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Sequence
+
+__all__ = ["UNREAD", "Fenwick", "Unread"]
+
+
+class Fenwick:
+    """Prefix sums of a list that changes in place and grows at its end.
+
+    While the list has only grown (the replay as sent: nothing changes after it is appended) its
+    running totals answer at once; the first add() builds the tree, which answers from then on."""
+
+    def __init__(self, values: Sequence[int] = ()) -> None:
+        self.totals: list[int] | None = [0, *itertools.accumulate(values)]
+        self.tree: list[int] | None = None
+
+    def _build(self) -> None:
+        totals = self.totals
+        n = len(totals) - 1
+        tree = [0] * (n + 1)
+        for i in range(1, n + 1):
+            tree[i] += totals[i] - totals[i - 1]
+            j = i + (i & -i)
+            if j <= n:
+                tree[j] += tree[i]
+        self.tree, self.totals = tree, None
+
+    def append(self, value: int) -> None:
+        tree = self.tree
+        if tree is None:
+            totals = self.totals
+            totals.append(totals[-1] + value)
+            return
+        i = len(tree)
+        # the new node covers (i - lowbit(i), i]: its value plus the nodes that end inside that range
+        total, j, stop = value, i - 1, i - (i & -i)
+        while j > stop:
+            total += tree[j]
+            j -= j & -j
+        tree.append(total)
+
+    def add(self, position: int, delta: int) -> None:
+        if self.tree is None:
+            self._build()
+        i, n, tree = position + 1, len(self.tree) - 1, self.tree
+        while i <= n:
+            tree[i] += delta
+            i += i & -i
+
+    def prefix(self, count: int) -> int:
+        tree = self.tree
+        if tree is None:
+            return self.totals[count] if count > 0 else 0
+        total, i = 0, count
+        while i > 0:
+            total += tree[i]
+            i -= i & -i
+        return total
+
+    def at(self, position: int) -> int:
+        return self.prefix(position + 1) - self.prefix(position)
+
+
+class Unread:
+    """A Fenwick tree whose sums nothing reads (savings without clearing, raw tokens without a budget)."""
+
+    def append(self, value: int) -> None:
+        pass
+
+    def add(self, position: int, delta: int) -> None:
+        pass
+
+    def at(self, position: int) -> int:
+        return 0
+
+
+UNREAD = Unread()
