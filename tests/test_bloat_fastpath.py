@@ -137,9 +137,10 @@ def _tool_indices(messages):
 
 def _by_text(messages, per):
     """The tally's tool results by text, as the bloat analysis passes them to tiers_saving."""
-    from ctxview.engine.bloat import _scan, _Tally
+    from ctxview.engine.bloat import _Tally
+    from ctxview.engine.bloat_scan import scan_messages
 
-    return _Tally(messages, per, SwarmEstimate(), 20, 1000, None, _scan(messages, per)).same_text
+    return _Tally(messages, per, SwarmEstimate(), 20, 1000, None, scan_messages(messages, per)).same_text
 
 
 def test_the_samples_are_found():
@@ -288,10 +289,11 @@ def _stored_reminders_simple(messages, counter):
 
 
 def _stored_reminders_of(messages, counter, rows=None):
-    from ctxview.engine.bloat import _scan, _Tally
+    from ctxview.engine.bloat import _Tally
+    from ctxview.engine.bloat_scan import scan_messages
 
     per = [counter.count_message(m) for m in messages]
-    return _Tally(messages, per, counter, 20, 1000, rows, _scan(messages, per)).stored_reminders
+    return _Tally(messages, per, counter, 20, 1000, rows, scan_messages(messages, per)).stored_reminders
 
 
 @pytest.mark.parametrize("counter", [SwarmEstimate(), CharsCounter()], ids=lambda c: c.name)
@@ -317,12 +319,13 @@ def test_the_stored_reminders_are_every_messages(messages):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(_message, _reminder_message), max_size=25))
 def test_a_results_tool_is_tool_name_of_with_the_calls_names(messages):
-    from ctxview.engine.bloat import _result_tool, _scan, _Tally
+    from ctxview.engine.bloat import _result_tool, _Tally
+    from ctxview.engine.bloat_scan import scan_messages
     from ctxview.engine.clearing import tool_name_of
 
     calls = {c.id: c for m in messages for c in m.tool_calls if c.id}
     names = {key: call.name for key, call in calls.items()}
-    tally = _Tally(messages, [1] * len(messages), SwarmEstimate(), 0, 0, None, _scan(messages, [1] * len(messages)))
+    tally = _Tally(messages, [1] * len(messages), SwarmEstimate(), 0, 0, None, scan_messages(messages, [1] * len(messages)))
     by_tool: dict = {}
     for i, m in enumerate(messages):
         assert _result_tool(m, calls.get(m.tool_call_id) if m.tool_call_id else None) == tool_name_of(m, names)
@@ -344,15 +347,15 @@ def _assert_same_scan(fast, general, where=""):
 
 
 def test_the_linear_scan_is_the_scan_by_id_on_the_samples():
-    from ctxview.engine.bloat import _scan_by_id, _scan_linear
+    from ctxview.engine.bloat_scan import scan_by_id, scan_linear
 
     taken = 0
     for name, msgs in _conversations():
         per = [SwarmEstimate().count_message(m) for m in msgs]
-        fast = _scan_linear(msgs, per)
+        fast = scan_linear(msgs, per)
         if fast is not None:
             taken += 1
-            _assert_same_scan(fast, _scan_by_id(msgs, per), name)
+            _assert_same_scan(fast, scan_by_id(msgs, per), name)
     assert taken >= 10  # the usual shape is the samples' shape
 
 
@@ -387,9 +390,9 @@ def _turns(draw):
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_turns())
 def test_the_linear_scan_is_the_scan_by_id(messages):
-    from ctxview.engine.bloat import _scan_by_id, _scan_linear
+    from ctxview.engine.bloat_scan import scan_by_id, scan_linear
 
     per = list(range(len(messages)))
-    fast = _scan_linear(messages, per)
+    fast = scan_linear(messages, per)
     if fast is not None:
-        _assert_same_scan(fast, _scan_by_id(messages, per))
+        _assert_same_scan(fast, scan_by_id(messages, per))

@@ -14,9 +14,8 @@ from __future__ import annotations
 import bisect
 import heapq
 from collections import defaultdict
-from itertools import islice
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ctxview.engine import reminders
 from ctxview.engine.budget import checkpoint_message, extractive_summary, fit_plan, summary_span
@@ -24,11 +23,11 @@ from ctxview.engine.clearing import clearing_saving
 from ctxview.engine.call_arguments import args_groups
 from ctxview.engine.compression import DEFAULT_POLICY, compress_tool_results
 from ctxview.gcpause import paused_gc
-from ctxview.engine.grouping import unit_runs, units
 from ctxview.model import Message
 from ctxview.engine.tokens import SwarmEstimate, TokenCounter
 from ctxview.engine.tool_names import detect_tool_name
-from ctxview.engine.tiers_saving import result_text, tiers_saving
+from ctxview.engine.bloat_scan import Scan, scan_messages
+from ctxview.engine.tiers_saving import tiers_saving
 from ctxview.settings import ClearSettings
 
 __all__ = ["BloatReport", "Recommendation", "analyze_context_bloat"]
@@ -102,107 +101,8 @@ def _reminder_tokens(text: str, count: Callable[[str], int]) -> int:
 
 def _result_tool(msg: Message, call: Any) -> str | None:
     """clearing.tool_name_of(msg, {call id: call name}), given the call the result answers (None:
-    none does; _Scan.calls)."""
+    none does; Scan.calls)."""
     return msg.tool_name or (call.name if call is not None else detect_tool_name(msg.text))
-
-
-class _Scan(NamedTuple):
-    """What the analysis reads off every message, gathered in one pass (each pass over 100k
-    messages costs about as much in memory reads as in work)."""
-    by_role: dict[str, int]    # tokens by role
-    results: list[int]         # the indices of the tool results
-    calls: list[Any]           # the call each result answers (the last call with its id), or None
-    reminded: list[str]        # the texts of the other messages that hold a reminder block
-    units: list[Sequence[int]]  # grouping.unit_runs(messages)
-
-
-def _scan(messages: Sequence[Message], per: Sequence[int]) -> _Scan:
-    """The scan of the messages: _scan_linear's in the usual case, else _scan_by_id's."""
-    found = _scan_linear(messages, per)
-    return found if found is not None else _scan_by_id(messages, per)
-
-
-def _scan_by_id(messages: Sequence[Message], per: Sequence[int]) -> _Scan:
-    """The scan as defined: every call by its id, then each result's call looked up."""
-    calls: dict[str, Any] = {}
-    owner: dict[str, int] = {}  # grouping.call_owner(messages)
-    by_role: dict[str, int] = defaultdict(int)
-    results = []
-    reminded = []
-    for i, m in enumerate(messages):
-        role = m.role
-        by_role[role] += per[i]
-        if role == "tool":
-            results.append(i)  # (their reminders are looked for once per distinct text: _Tally)
-        else:
-            text = result_text(m)
-            if reminders.OPEN in text:
-                reminded.append(text)
-        if m.tool_calls:
-            for c in m.tool_calls:
-                if c.id:
-                    calls[c.id] = c
-                    owner[c.id] = i
-    answered = [calls.get(messages[i].tool_call_id) if messages[i].tool_call_id else None for i in results]
-    return _Scan(by_role, results, answered, reminded, unit_runs(messages, owner, results))
-
-
-def _scan_linear(messages: Sequence[Message], per: Sequence[int]) -> _Scan | None:
-    """_scan_by_id's scan in one pass, with no table of the calls by id, for the usual shape: each
-    tool result answers a call of the last message with calls before it, and no call id is used
-    twice. None when a result answers no call there (its call is elsewhere, or there is none) or a
-    call id repeats: then _scan_by_id. The units are found on the way (unit_runs': a result joins
-    its call's unit; all of them runs when each result follows its call's message or another
-    result of it; tests/test_bloat_fastpath.py holds the two scans equal)."""
-    by_role: dict[str, int] = defaultdict(int)
-    results = []
-    answered = []
-    reminded = []
-    ids = []  # every call id, to see that none repeats
-    heads = []  # the first message of each unit
-    last_calls: Sequence[Any] = ()
-    caller = -1  # the last message with calls
-    previous = -1  # the first message of message i - 1's unit
-    runs = True
-    opening = reminders.OPEN
-    for i, m in enumerate(messages):
-        role = m.role
-        by_role[role] += per[i]
-        call = None
-        if role == "tool":
-            results.append(i)
-            call_id = m.tool_call_id
-            if call_id:
-                for c in last_calls:
-                    if c.id == call_id:
-                        call = c
-                if call is None:
-                    return None
-            answered.append(call)
-        else:
-            text = m.content
-            if type(text) is not str:
-                text = m.text
-            if opening in text:
-                reminded.append(text)
-        if call is None:
-            heads.append(i)
-            previous = i
-        elif previous != caller:
-            runs = False  # joins a unit that another one interrupted (previous stays the caller's)
-        if m.tool_calls:
-            last_calls, caller = m.tool_calls, i
-            for c in last_calls:
-                if c.id:
-                    ids.append(c.id)
-    if len(set(ids)) != len(ids):
-        return None
-    if runs:
-        heads.append(len(messages))
-        found = list(map(range, heads, islice(heads, 1, None)))
-    else:
-        found = units(messages)  # (what unit_runs gives when the units are not all runs)
-    return _Scan(by_role, results, answered, reminded, found)
 
 
 def analyze_context_bloat(
@@ -260,7 +160,7 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     if ephemeral:
         eph_tokens = sum(counter.count(str(p)) for i, ps in ephemeral.items() if 0 <= i < n for p in ps if p)
     total = sum(per) + system_tokens + eph_tokens
-    scan = _scan(messages, per)
+    scan = scan_messages(messages, per)
     tally = _Tally(messages, per, counter, stale_age, stale_tokens, rows, scan)
     if system_tokens:
         tally.by_role["system"] += system_tokens
@@ -331,7 +231,7 @@ class _Tally:
     the stale large ones. `rows`: the pipeline's unchanged row of each message, whose reminder spans
     were found already (reminders.spans' spans)."""
 
-    def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int, rows, scan: _Scan) -> None:
+    def __init__(self, messages, per, counter, stale_age: int, stale_tokens: int, rows, scan: Scan) -> None:
         self.messages, self.per, self.rows = messages, per, rows
         self.results, self.calls = scan.results, scan.calls
         self.by_role = scan.by_role
