@@ -479,12 +479,12 @@ def test_a_big_patch_is_folded_into_a_copy():
 
 
 def test_unchanged_rows_are_made_when_read_and_shared_by_views():
-    """cache.BaseRows: a view's unchanged rows are made when first read, each the same object in every
+    """base_rows.BaseRows: a view's unchanged rows are made when first read, each the same object in every
     view of the cache that leaves it unchanged (their equality to the reference: test_pipeline_reference)."""
     from pathlib import Path
 
     from ctxview.formats import load_session
-    from ctxview.pipeline.cache import base_row
+    from ctxview.pipeline.base_rows import base_row
 
     path = Path(__file__).resolve().parent.parent / "ctxview" / "samples" / "swarm-demo.ctxview.json"
     conv = load_session(path).conversations[0]
@@ -546,15 +546,15 @@ def test_unchanged_rows_read_from_two_threads_are_made_once(monkeypatch):
     from pathlib import Path
 
     from ctxview.formats import load_session
-    from ctxview.pipeline import cache as cache_module
+    from ctxview.pipeline import base_rows as rows_module
 
-    made_by = cache_module.base_row
+    made_by = rows_module.base_row
 
     def slow_base_row(*args):  # (the other thread gets to ask for the same row meanwhile)
         time.sleep(0.0005)
         return made_by(*args)
 
-    monkeypatch.setattr(cache_module, "base_row", slow_base_row)
+    monkeypatch.setattr(rows_module, "base_row", slow_base_row)
 
     path = Path(__file__).resolve().parent.parent / "ctxview" / "samples" / "swarm-demo.ctxview.json"
     conv = load_session(path).conversations[0]

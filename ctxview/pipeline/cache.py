@@ -11,11 +11,9 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import itertools
-import threading
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from ctxview._fast import compression as fast
-from ctxview._fast.tool_names import detect_tool_name_cached
 from ctxview.engine import compression, reminders
 from ctxview.engine.grouping import unit_runs
 from ctxview.identity_table import IdentityTable
@@ -32,13 +30,14 @@ from ctxview.engine.tokens import (
 from ctxview.engine.view import PreparedView, Row
 from ctxview.pipeline import limits
 from ctxview.pipeline import changes as made
-from ctxview.pipeline.builders import make_row as _row, with_content as _with_content
+from ctxview.pipeline.base_rows import BaseRows
+from ctxview.pipeline.builders import with_content as _with_content
 from ctxview.pipeline.embedding import embed_ephemeral_into
 from ctxview.model import request_indices
 from ctxview.pipeline.row_keys import SHARED_CHANGES, SHARED_ONES, Specs
 from ctxview.engine.system_block import system_block_tokens
 
-__all__ = ["BaseRows", "PipelineCache", "StageResult", "base_row"]
+__all__ = ["PipelineCache", "StageResult"]
 
 
 class StageResult(NamedTuple):
@@ -383,70 +382,3 @@ class PipelineCache:
                 data.units.clear()
             found = data.units[n] = unit_runs(data.conversation.messages[:n])
         return found
-
-
-class BaseRows(Sequence[Row]):
-    """The unchanged row of each stored message (`base_row`), made when first read and the same
-    object after: a view's unchanged rows are these, and the first screen reads a screenful of them
-    (making all 100k up front was 0.09 s of the first view). `entries` gives a view's row table."""
-
-    __slots__ = ("data", "messages", "counts", "rows", "made", "_making")
-
-    def __init__(self, data: _ConversationData, counts: Sequence[int]) -> None:
-        self.data, self.messages, self.counts = data, data.conversation.messages, counts
-        self.rows: list[Row | None] = [None] * len(self.messages)
-        self.made = 0  # how many rows are made
-        # The inspector's panes read rows on its main thread while a worker may make them too:
-        # a row is made under this lock, so it is made once (one object) and `made` counts it once.
-        self._making = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def __iter__(self):
-        # Every row (the bloat analysis reads them all): the missing ones made, then the list's own
-        # iterator, not Sequence's __getitem__ per row (100k calls)
-        rows = self.rows
-        if self.made < len(rows):
-            for i, row in enumerate(rows):
-                if row is None:
-                    self[i]
-        return iter(rows)
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if type(i) is slice:
-            return [self[k] for k in range(*i.indices(len(self.rows)))]
-        row = self.rows[i]
-        if row is None:
-            if i < 0:
-                i += len(self.rows)
-            with self._making:
-                row = self.rows[i]
-                if row is None:
-                    row = self.rows[i] = base_row(i, self.messages[i], self.counts[i], self)
-                    self.made += 1
-        return row
-
-    def get(self, call_id: str) -> str | None:
-        """The tool a call id names (the map is made when a result without a tool_name first asks)."""
-        return self.data.names.get(call_id)
-
-    def entries(self, n: int, maker: Any) -> list:
-        """The first n positions of a view's row table (view.Rows): the rows made so far, `maker`
-        (which makes an unchanged row from this table, RowMaker.make) where none is yet."""
-        return [maker if row is None else row for row in self.rows[:n]]
-
-
-def base_row(i: int, msg: Message, tokens: int, names: Mapping[str, str] | BaseRows) -> Row:
-    """Stored message i as sent unchanged: its tool and reminder spans, no changes."""
-    text = msg.text
-    spans = tuple(reminders.spans(text)) if "<system-reminder>" in text else ()
-    tool = _tool_name(msg, names) if msg.role == "tool" else None
-    return _row(i, msg, msg, (), tokens, tokens, tool, spans, spans, ())
-
-
-def _tool_name(msg: Message, names: Mapping[str, str] | BaseRows) -> str | None:
-    """A tool result's tool: its own field, its call's name, else detected from the text (cached by the
-    compression module, which detects the same texts when it cuts them)."""
-    name = msg.tool_name or (names.get(msg.tool_call_id) if msg.tool_call_id else None)
-    return name if name is not None else detect_tool_name_cached(msg.text)
