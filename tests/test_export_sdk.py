@@ -13,6 +13,7 @@ checked). The Anthropic rules the types do not encode are checked by
 from __future__ import annotations
 
 import functools
+import importlib.util
 from pathlib import Path
 from typing import Any, Callable
 
@@ -21,12 +22,11 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-pydantic = pytest.importorskip("pydantic")
-pytest.importorskip("anthropic")
-pytest.importorskip("openai")
+# The SDKs are imported by the first test that validates (seconds of pydantic models): every
+# test worker collects this module, and only the one that runs its tests pays for them.
+if not all(importlib.util.find_spec(name) for name in ("pydantic", "anthropic", "openai")):
+    pytest.skip("the test extra's SDKs are not installed", allow_module_level=True)
 
-from anthropic.types.message_create_params import MessageCreateParamsNonStreaming  # noqa: E402
-from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming  # noqa: E402
 from pydantic_core import SchemaValidator, ValidationError  # noqa: E402
 
 from ctxview.export.bodies import DEFAULT_MAX_TOKENS, recorded_max_tokens, to_shape  # noqa: E402
@@ -57,6 +57,10 @@ def _strict(node: Any) -> None:
 
 @functools.cache
 def validator(shape: str, strict: bool = True) -> SchemaValidator:
+    import pydantic
+    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+    from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+
     kind = MessageCreateParamsNonStreaming if shape == "anthropic" else CompletionCreateParamsNonStreaming
     schema = pydantic.TypeAdapter(kind).core_schema   # a fresh adapter's own dict: changing it touches nothing else
     if strict:

@@ -94,8 +94,12 @@ async def test_while_the_history_loads_the_keys_that_need_it_say_so(tmp_path, mo
             if app.view is not None:
                 break
         assert app.tail_only
-        for _ in range(len(app.view.requests) + 1):   # back to the tail's first request, and once more
-            await pilot.press("left_square_bracket")
+        app.update_settings(request=app.view.requests[0])   # the tail's first request; then one more back
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if not app.busy:
+                break
+        await pilot.press("left_square_bracket")
         await pilot.pause()
         notes = [n.message for n in app._notifications]
         assert "no earlier request read yet: the history before the last compaction is still loading" in notes
