@@ -211,7 +211,7 @@ def main() -> None:
             # round's figure is the one that says what a cache holds.
             held, sizes = rss_mb() - before, cache_sizes(cache)
             _, session = deep_size([conv])
-            owned, _ = deep_size([cache, compression._SHARED, compression._NAMES, compression._LINKS], session)
+            owned, _ = deep_size([cache, compression._NAMES], session)
             del session
         del cache
         compression.clear_caches()
@@ -280,7 +280,7 @@ def cache_sizes(cache: PipelineCache) -> dict[str, int]:
             # tables of tables (per counter, placeholder, policy...): their entries
             nested = bool(inner) and all(isinstance(t, (dict, IdentityTable)) for t in inner)
             sizes[name] = sum(len(t) for t in inner) if nested else len(table)
-    sizes["compressed cuts"] = sum(len(e) for msgs in compression._SHARED.values() for e in msgs.values())
+    sizes["compressed cuts"] = sum(len(e) for msgs in cache.memo.shared.values() for e in msgs.values())
     return {k: v for k, v in sizes.items() if v}
 
 

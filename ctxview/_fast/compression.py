@@ -2,8 +2,8 @@
 
 What makes it fast: a plan per policy (the tier limit of each age in a table, the marker split,
 the hints formatted), memo tables of what each message and each text was cut into (identity
-tables, kept between calls, so that a keep_recent step redoes only the results that changed
-tier), the tool-name detections remembered per text, a loop with all of that inlined for the
+tables, kept between calls in a `Memo`, a PipelineCache's own, so that a keep_recent step redoes
+only the results that changed tier), the tool-name detections remembered per text, a loop with all of that inlined for the
 default policy (which names tools by their text), and stores handed to the tables in bulk after
 the run. tests/test_fast_equals_plain.py holds every function here equal to its rule.
 """
@@ -26,8 +26,8 @@ from ctxview.model import Message
 from ctxview.spliced import Spliced
 from ctxview.tiers import DEFAULT_POLICY, CompressionPolicy, limits_by_age, tier_for_age
 
-__all__ = ["clear_caches", "compress_tool_message", "compress_tool_results", "compress_tool_results_between",
-           "shared_text_ids", "as_tool_result", "Plan", "plan_for"]
+__all__ = ["MEMO", "Memo", "Plan", "as_tool_result", "clear_caches", "compress_tool_message", "compress_tool_results",
+           "compress_tool_results_between", "plan_for", "shared_text_ids"]
 
 _CACHE_LIMIT = 400_000  # entries per memo table before it is emptied
 
@@ -101,33 +101,66 @@ class Plan:
         return out
 
 
-_PLANS: dict[CompressionPolicy, Plan] = {}
-_SHARED: dict[tuple, dict] = {}
+class Memo:
+    """The tables a run of the compressor keeps for the next: the plan of each policy (with what it
+    cut), the cuts shared by policies that render alike (keys hold the limit, so other tiers reuse
+    them), and each messages tuple's call-id map. A PipelineCache owns one (its runs return the
+    very objects an earlier run returned); MEMO serves callers without one. Bounded; `clear`
+    frees them at once."""
+
+    __slots__ = ("plans", "shared", "links")
+
+    def __init__(self) -> None:
+        self.plans: dict[CompressionPolicy, Plan] = {}
+        self.shared: dict[tuple, dict] = {}
+        # {id(messages tuple): (messages, {call id: tool name})}
+        self.links: dict[int, tuple[tuple, Mapping[str, str]]] = {}
+
+    def plan_for(self, policy: CompressionPolicy) -> Plan:
+        plan = self.plans.get(policy)
+        if plan is None:
+            if len(self.plans) > 64:
+                self.plans.clear()
+            render = (policy.marker, policy.hint, policy.rerunnable_tools, policy.tool_name_from)
+            msgs = self.shared.get(render)
+            if msgs is None:
+                if len(self.shared) > 16:
+                    self.shared.clear()
+                msgs = self.shared[render] = {}
+            plan = self.plans[policy] = Plan(policy, msgs)
+        return plan
+
+    def names_of(self, messages: Sequence[Message]) -> Mapping[str, str] | None:
+        """The call-id map kept for `messages` (a tuple, as a Conversation's: it cannot change)."""
+        if type(messages) is not tuple:
+            return None
+        kept = self.links.get(id(messages))
+        return kept[1] if kept is not None and kept[0] is messages else None
+
+    def keep_names(self, messages: Sequence[Message], names: Mapping[str, str] | None) -> None:
+        if names is not None and type(messages) is tuple:
+            if len(self.links) >= 8:
+                self.links.clear()
+            self.links[id(messages)] = (messages, names)
+
+    def clear(self) -> None:
+        self.plans.clear()
+        self.shared.clear()
+        self.links.clear()
 
 
-def plan_for(policy: CompressionPolicy) -> Plan:
-    plan = _PLANS.get(policy)
-    if plan is None:
-        if len(_PLANS) > 64:
-            _PLANS.clear()
-        # Policies that render alike (same marker, hint, tools, name source)
-        # share a cache: keys hold the limit, so other tiers reuse the cuts.
-        render = (policy.marker, policy.hint, policy.rerunnable_tools, policy.tool_name_from)
-        msgs = _SHARED.get(render)
-        if msgs is None:
-            if len(_SHARED) > 16:
-                _SHARED.clear()
-            msgs = _SHARED[render] = {}
-        plan = _PLANS[policy] = Plan(policy, msgs)
-    return plan
+MEMO = Memo()
+
+
+def plan_for(policy: CompressionPolicy, memo: Memo = MEMO) -> Plan:
+    return memo.plan_for(policy)
 
 
 def clear_caches() -> None:
-    """Forget every cached result (they are bounded; this frees memory at once)."""
-    _PLANS.clear()
-    _SHARED.clear()
+    """Forget every cached result of MEMO and the tool-name detections (they are bounded; this frees
+    memory at once)."""
+    MEMO.clear()
     clear_names()
-    _LINKS.clear()
 
 
 def compress_tool_message(
@@ -160,6 +193,7 @@ def compress_tool_results(
     policy: CompressionPolicy = DEFAULT_POLICY,
     *,
     shared_texts: Container[int] | None = None,
+    memo: Memo = MEMO,
 ) -> list[Message]:
     """A new list with old tool results compressed by age (the original's compress_tool_results).
 
@@ -167,7 +201,8 @@ def compress_tool_results(
     they are; a tool result at index i has age len(messages) - i.
     shared_texts: when the caller has it, shared_text_ids() of these messages (or of a sequence
     they start): a text outside it is cut without the by-text table (one lookup and two
-    stores less per result; its message's result is still remembered).
+    stores less per result; its message's result is still remembered). memo: the tables kept for
+    the next call (a PipelineCache's own).
     """
     out = list(messages)
     if not policy.enabled:
@@ -176,20 +211,15 @@ def compress_tool_results(
     stop = min(n - keep_recent, n)
     if stop <= 0:
         return out
-    plan = plan_for(policy)
-    # A tuple (a Conversation's messages) cannot change, so its call-id map is kept.
-    names = _LINKS.get(id(messages)) if type(messages) is tuple else None
-    names = names[1] if names is not None and names[0] is messages else None
+    plan = memo.plan_for(policy)
+    names = memo.names_of(messages)
     if stop > 2000:
         # (keep: the cut messages live on in `out`; see gcpause, no collection walks them at once)
         with paused_gc(keep=True):
             names = _compress(out, stop, plan, names, shared=shared_texts)
     else:
         names = _compress(out, stop, plan, names, shared=shared_texts)
-    if names is not None and type(messages) is tuple:
-        if len(_LINKS) >= 8:
-            _LINKS.clear()
-        _LINKS[id(messages)] = (messages, names)
+    memo.keep_names(messages, names)
     return out
 
 
@@ -199,11 +229,12 @@ def compress_tool_results_between(
     policy: CompressionPolicy,
     start: int,
     stop: int,
+    memo: Memo = MEMO,
 ) -> list[Message]:
     """`compress_tool_results(messages, keep_recent, policy)[start:stop]`, computing only that range.
 
     Ages still count from the end of `messages`; the results come from the
-    same cache, so they are the very objects a full call returns.
+    same memo, so they are the very objects a full call with it returns.
     """
     start, stop = max(start, 0), max(stop, 0)   # (positions, as the rule's: never counted from the end)
     part = list(messages[start:stop])
@@ -211,15 +242,8 @@ def compress_tool_results_between(
     if not policy.enabled or end <= start:
         return part
     out = Spliced(messages, {})  # (written in start..end only: a copy of the rest would be O(n))
-    plan = plan_for(policy)
-    names = _LINKS.get(id(messages)) if type(messages) is tuple else None
-    names = names[1] if names is not None and names[0] is messages else None
-    _compress(out, end, plan, names, start)  # type: ignore[arg-type]
+    _compress(out, end, memo.plan_for(policy), memo.names_of(messages), start)  # type: ignore[arg-type]
     return list(out[start:stop])
-
-
-# {id(messages tuple): (messages, {call id: tool name})}
-_LINKS: dict[int, tuple[tuple, Mapping[str, str]]] = {}
 
 
 def shared_text_ids(messages: Iterable[Message]) -> set[int]:

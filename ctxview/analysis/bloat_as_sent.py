@@ -3,6 +3,8 @@ report's `"bloat"` and the inspector's `b`."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from ctxview._fast import compression as fast
 from ctxview.engine.bloat import analyze_context_bloat
 from ctxview.engine.harness import history_as_sent
@@ -30,7 +32,7 @@ def conversation_bloat(conversation: Conversation, settings: Settings, context_w
     common = dict(system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent,
                   measure=lambda m: cache.count(counter, m), measure_cleared=lambda m: cache.count_cleared(counter, m),
                   blank=cache.blanked, figure=(figure.tokens, figure.basis, fit.scale),
-                  compress=fast.compress_tool_results)
+                  compress=partial(fast.compress_tool_results, memo=cache.memo))
     if not sent.plain or n != len(conversation.messages):
         if ephemeral:
             ephemeral = {i - sent.start: v for i, v in ephemeral.items() if sent.start <= i < n}

@@ -14,6 +14,7 @@ import itertools
 from typing import Any, NamedTuple, Sequence
 
 from ctxview._fast import compression as fast
+from ctxview._fast.tool_names import clear_names
 from ctxview.engine import compression, reminders
 from ctxview.engine.grouping import unit_runs
 from ctxview.identity_table import IdentityTable
@@ -110,6 +111,8 @@ class PipelineCache:
     keeping the object in the value (an id is not reused while it lives)."""
 
     def __init__(self) -> None:
+        # the compressor's plans, its cuts by message and by text, and the call-id maps (_fast.compression)
+        self.memo = fast.Memo()
         self.counts: dict[str, dict[int, tuple[Any, int]]] = {}
         self.short_counts: dict[tuple[str, str, str], int] = {}  # (counter, role, short text) -> tokens
         # counter name -> {text: tokens} for tool results without calls under a text-only counter:
@@ -149,12 +152,13 @@ class PipelineCache:
         self.steps: dict[tuple[int, int], tuple[PreparedView, PreparedView, range]] = {}
 
     def clear(self) -> None:
-        """Forget everything, the memo tables of the modules the pipeline calls included."""
-        self.__init__()
+        """Forget everything: this cache's tables (the compressor's `memo` among them), and the
+        interned changes and tool-name detections the pipeline's modules share."""
+        self.__init__()   # (the compressor's tables are this cache's: `memo`)
         SHARED_CHANGES.clear()
         SHARED_ONES.clear()
         made.clear_memos()
-        fast.clear_caches()
+        clear_names()
 
     def forget_derived(self) -> None:
         """Forget the messages made from the stored ones (cut, cleared, embedded), their counts and rows,
@@ -347,7 +351,8 @@ class PipelineCache:
         elif policy is None:
             done = StageResult(msgs, self.counts_of(data, counter)[:n], Specs(n, tag, msgs, msgs, ()), {}, {})
         else:
-            current = fast.compress_tool_results(msgs, keep_recent, policy, shared_texts=data.shared_texts())
+            current = fast.compress_tool_results(msgs, keep_recent, policy, shared_texts=data.shared_texts(),
+                                                 memo=self.memo)
             cur_counts = self.counts_of(data, counter)[:n]
             tools = data.tool_indices
             changed = [i for i in tools[:bisect.bisect_left(tools, n - keep_recent)] if current[i] is not msgs[i]]

@@ -139,7 +139,7 @@ class _Step:
         self.policy = policy = cache.policy(settings)
         self.tag = cache.policy_tag(policy)
         k = settings.keep_recent
-        self.part = (fast.compress_tool_results_between(msgs, k, policy, lo, hi)
+        self.part = (fast.compress_tool_results_between(msgs, k, policy, lo, hi, cache.memo)
                      if settings.compression and policy.enabled and n - k > lo else list(msgs[lo:hi]))
         self.eph = data.valid_ephemeral() if settings.embed_ephemeral else {}
         self.row_cache = cache.row_table(counter)
