@@ -61,7 +61,7 @@ class ControlsPanel(VerticalScroll):
         with Horizontal(classes="switch-row"):
             yield Switch(shown["clear"], id="ctl-clear")
             yield Label("clear old tool uses")
-        yield Label("token budget", classes="control-label")
+        yield Label("budget (model tokens)", classes="control-label")
         yield Input("" if shown["budget"] is None else str(shown["budget"]), id="ctl-budget", type="integer",
                     placeholder="none", compact=True)
         yield Label("old messages", classes="control-label")
