@@ -15,7 +15,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from ctxview.tui.app import CtxviewApp  # noqa: E402
-from ctxview.view import Settings  # noqa: E402
+from ctxview.settings import Settings  # noqa: E402
 
 CLAUDE_CODE = next((HERE.parent / "sample_sessions" / "claude-code").glob("*.jsonl"))
 
