@@ -3,6 +3,7 @@
 
     python benchmarks/bench_load.py                    # 100 MB Claude Code transcript
     python benchmarks/bench_load.py --mb 50 --format codex
+    python benchmarks/bench_load.py --small             # the same size in messages of at most 120 characters
 
 Targets: loading a Claude Code transcript takes at most 2.5x the time of reading
 the file and calling orjson.loads on each line, a Codex rollout at most 3x (2x was asked of
@@ -236,12 +237,26 @@ def memory(path: Path, mode: str, module: str) -> int:
     return int(out.stdout.strip())
 
 
+def write_small(path: Path, n: int) -> None:
+    """A Claude Code transcript of `n` messages whose texts (and tool results) are at most 120
+    characters: the lines are the same records, with little text in them."""
+    import dataclasses
+
+    agent = make_session.generate(n, 0, "main", big_reads=False)
+    agent.system_prompt = make_session.LEAD_PROMPT
+    agent.messages[:] = [dataclasses.replace(m, content=m.text[:120]) if len(m.text) > 120 else m
+                         for m in agent.messages]
+    make_session._write_lines(path, make_session.claude_code_lines(agent, 0))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=100.0, help="approximate file size in MB (default 100)")
     parser.add_argument("--format", default="claude-code", choices=sorted(MSGS_PER_MB))
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "ctxview-bench"))
+    parser.add_argument("--small", action="store_true",
+                        help="(claude-code) every message's text cut to 120 characters: the per-line work alone")
     parser.add_argument("--rewound", action="store_true",
                         help="(claude-code) the transcript with a rewind at its last line: read twice")
     args = parser.parse_args(argv)
@@ -249,11 +264,17 @@ def main(argv: list[str] | None = None) -> int:
     from ctxview.formats import load_session
 
     n = int(args.mb * MSGS_PER_MB[args.format])
-    path = Path(args.dir) / f"{args.format}-{n}.{'json' if args.format in DOCUMENTS else 'jsonl'}"
+    small = args.small and args.format == "claude-code"
+    if small:
+        n *= 6   # (the same megabytes of short messages)
+    path = Path(args.dir) / f"{args.format}-{n}{'-small' if small else ''}.{'json' if args.format in DOCUMENTS else 'jsonl'}"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         t = time.perf_counter()
-        make_session.write(path, n, args.format, seed=0)
+        if small:
+            write_small(path, n)
+        else:
+            make_session.write(path, n, args.format, seed=0)
         print(f"wrote {path} in {time.perf_counter() - t:.1f} s")
     if args.rewound and args.format == "claude-code":
         path = rewound(path)
