@@ -159,7 +159,8 @@ class StepwiseReplay:
         if limit is None:
             return msg
         name = msg.tool_name or (self.names.get(msg.tool_call_id) if msg.tool_call_id else None)
-        return as_tool_result(msg, self.plan.cut(text_of(msg.content), limit, name))
+        # (not remembered by text: the replay cuts each result once for each limit it reaches)
+        return as_tool_result(msg, self.plan.cut(text_of(msg.content), limit, name, shared=False))
 
     def _sent(self, e: _Epoch, j: int) -> Message:
         """Position j of epoch e as sent now: cut, maybe cleared, the recorded reminders embedded."""
@@ -175,8 +176,10 @@ class StepwiseReplay:
 
     def _measure(self, e: _Epoch, j: int) -> tuple[int, int, int]:
         """(tokens before clearing, saving if cleared, clearable) of position j."""
-        cache, counter, clear, m = self.cache, self.counter, self.clear, e.comp[j]
-        c = self._count(m, e.start + j)
+        cache, counter, clear, m, i = self.cache, self.counter, self.clear, e.comp[j], e.start + j
+        # the stored message, or a cut this replay just made: counted directly (kept in the cache's
+        # tables, a replay's 150k cuts would only fill them)
+        c = self.stored_counts[i] if m is self.stored[i] else counter.count_message(m)
         if (clear is None or m.role != "tool" or m.text == clear.placeholder
                 or (self.exclude and tool_name_of(m, e.names) in self.exclude)):
             return c, 0, 0
