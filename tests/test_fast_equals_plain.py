@@ -70,9 +70,15 @@ def between(draw):
     return msgs, draw(st.integers(-3, 15)), draw(policies), start, draw(st.integers(start, len(msgs) + 3))
 
 
+# A memo of its own, as a PipelineCache passes (clear_caches leaves it: its entries stay warm)
+OWN_MEMO = fast.Memo()
+
 PAIRS = [
     Pair("compress_tool_results", fast.compress_tool_results, rule.compress_tool_results,
          st.tuples(messages(), st.integers(-3, 45), policies)),
+    Pair("compress_tool_results with a memo of its own",
+         lambda msgs, keep, policy: fast.compress_tool_results(msgs, keep, policy, memo=OWN_MEMO),
+         rule.compress_tool_results, st.tuples(messages().map(tuple), st.integers(0, 20), policies)),
     Pair("compress_tool_results on a tuple", fast.compress_tool_results, rule.compress_tool_results,
          st.tuples(messages().map(tuple), st.integers(0, 20), policies)),
     Pair("compress_tool_results_between", fast.compress_tool_results_between, rule.compress_tool_results_between,

@@ -49,7 +49,7 @@ class RowMaker:
         i = position if self.insert_at is None or position < self.insert_at else position - 1
         key = self.specs.get(i)
         if len(key) == 1 and i not in self.removed and i not in self.dropped:
-            return self.base[i]  # unchanged (cache.BaseRows makes it)
+            return self.base[i]  # unchanged (base_rows.BaseRows makes it)
         stored = self.msgs[i]
         prepared = self.current[i]
         if i in self.removed:
