@@ -6,8 +6,7 @@ from typing import Any
 
 from ctxview.model import Conversation, Message
 from ctxview.formats.parsing.blocks import is_reminder_only, thinking_text
-from ctxview._slots import EMPTY_MAPPING
-from ctxview.formats.parsing.builders import anthropic_usage, message
+from ctxview.formats.parsing.builders import EMPTY_META, anthropic_usage, message
 from ctxview.formats.parsing.linking import last_model, unlinked_warning
 from ctxview.formats.claude_code.chain import chain_of, split_chains
 from ctxview.formats.claude_code.compaction import compaction_spec, context_events
@@ -46,7 +45,7 @@ def assistant_message(parts: list) -> Message:
                    calls if type(calls) is tuple else tuple(calls),
                    model, None, None if usage is None else anthropic_usage(usage),
                    thinking_text(thinking) if thinking else None, False,
-                   origin if type(origin) is str else "line " + str(origin), mid or uuid, meta or EMPTY_MAPPING)
+                   origin if type(origin) is str else "line " + str(origin), mid or uuid, meta or EMPTY_META)
 
 
 def messages_of(chain: list[tuple], made: dict | None = None) -> tuple[list[Message], list[dict], int]:
@@ -116,13 +115,13 @@ def add_user(out: list, data: tuple, origin: str, names: dict[str, str], summary
         if name is None:
             unlinked += 1
         out.append(message("tool", rtext, tool_use_id, (), None, name, None, None, False, origin, uuid,
-                           {"is_error": True} if is_error else EMPTY_MAPPING))
+                           {"is_error": True} if is_error else EMPTY_META))
     if text is not None and (text or not results):
         injected = bool(flags & 3) or is_reminder_only(text)
         if flags & 2:
             summary_at.add(len(out))
         out.append(message(role="user", content=text, injected=injected, origin=origin, id=uuid,
-                           meta={"compact_summary": True} if flags & 2 else EMPTY_MAPPING))
+                           meta={"compact_summary": True} if flags & 2 else EMPTY_META))
     return unlinked
 
 

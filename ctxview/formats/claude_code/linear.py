@@ -22,8 +22,7 @@ from typing import Any
 import orjson
 
 from ctxview.model import Conversation
-from ctxview._slots import EMPTY_MAPPING
-from ctxview.formats.parsing.builders import message
+from ctxview.formats.parsing.builders import EMPTY_META, message
 from ctxview.formats.parsing.jsonio import SKIP, Input, LineReader
 from ctxview.formats.claude_code.compaction import compaction_spec
 from ctxview.formats.claude_code.conversation import add_user, assistant_message, conversation
@@ -131,7 +130,7 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
                 if name is None:
                     unlinked += 1
                 out_append(message("tool", result, tid, (), None, name, None, None, False, "line " + str(n), uuid,
-                                   {"is_error": True} if b.get("is_error") is True else EMPTY_MAPPING))
+                                   {"is_error": True} if b.get("is_error") is True else EMPTY_META))
             else:
                 data = user_data(rec, msg, uuid)
                 if data is None:

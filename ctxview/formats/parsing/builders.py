@@ -21,11 +21,15 @@ import orjson
 from ctxview._slots import slot_builder
 from ctxview.model import Message, ToolCall, Usage
 
-__all__ = ["anthropic_usage", "arguments_from", "message", "openai_usage", "recorded_tools", "swarm_message_usage", "swarm_usage",
+__all__ = ["EMPTY_META", "anthropic_usage", "arguments_from", "message", "openai_usage", "recorded_tools", "swarm_message_usage", "swarm_usage",
            "tool_call", "tool_call_from", "usage"]
 
 # Every field of a Message by name (or position, in field order), with Message's defaults.
 message = slot_builder(Message, "message")
+# The meta a loader may give every message that has none: Message.meta is a Mapping, read-only by
+# its type, and a big session's messages would otherwise hold 300k empty dicts (20 MB at 1 GB).
+# (`message` itself, like Message(), gives each a dict of its own.)
+EMPTY_META: Mapping[str, Any] = {}
 tool_call = slot_builder(ToolCall, "tool_call")
 usage = slot_builder(Usage, "usage")
 
