@@ -135,3 +135,12 @@ def test_a_tails_warnings_say_where_their_lines_count_from(tmp_path):
     start = data.rindex(b"\n", 0, start) + 1
     assert part.warnings and all(w.startswith(f"in the part after the last compaction (lines counted from byte {start:,})")
                                  for w in part.warnings)
+
+
+def test_a_first_line_longer_than_the_first_read_is_still_read(tmp_path):
+    lines = _rollout(2)
+    lines[0]["payload"]["base_instructions"]["text"] = "You are Codex. " + "x" * 200_000
+    records = lines[:9] + [_compacted(1)] + lines[9:]
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    _same_tail(path)

@@ -63,7 +63,9 @@ def _last(path: str, end: int, most: int, mark: bytes, accept: Callable[[Any], b
 
 def first_line(path: str, size: int) -> Any:
     """The record on the file's first line (None when it is not JSON or longer than MAX_LINE)."""
-    head = read_at(path, 0, min(size, MAX_LINE))
+    head = read_at(path, 0, min(size, 1 << 16))   # (most first lines fit: MAX_LINE is read only if not)
+    if b"\n" not in head and len(head) < size:
+        head = read_at(path, 0, min(size, MAX_LINE))
     nl = head.find(b"\n")
     return _record(head if nl < 0 else head[:nl])
 
