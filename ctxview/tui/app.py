@@ -34,7 +34,7 @@ from textual.widgets import Footer, Input
 from ctxview.model import Conversation, Session
 from ctxview.sanitize import make_visible, sanitize
 from ctxview.settings import keep_recent_note
-from ctxview.engine.view import PreparedView, Settings
+from ctxview.engine.view import PreparedView, Settings, row_columns
 from ctxview.tui.widgets.controls import ControlsPanel
 from ctxview.tui.follow import FOLLOW_INTERVAL, FileFollower, followable
 from ctxview.tui.keys import APP_BINDINGS, help_rows, live_bindings, palette_commands, typed_actions
@@ -47,7 +47,8 @@ from ctxview.tui.report_actions import ReportActions
 from ctxview.tui.widgets.pane_pair import PanePair
 from ctxview.tui.screens.modals import ConversationPicker, HelpScreen, TierEditor
 from ctxview.tui.screens.settings import SettingsDialog
-from ctxview.tui.state import InspectorState, conversation_title, editable_tiers, request_label, tier_lines
+from ctxview.tui.state import (InspectorState, conversation_title, editable_tiers, position_of, request_label,
+                               tier_lines)
 from ctxview.tui.threads import DaemonThreads
 from ctxview.tui.widgets.chrome import HeaderBar, StatusBar, StatusParts
 from ctxview.tui.widgets.basic import Meters, SearchBox, prepared_title
@@ -224,7 +225,8 @@ class CtxviewApp(SessionReading, ReportActions, NavigationActions, App[int]):
             if follow:
                 self.pair.action_cursor_to("last")
             elif self._moved_to is not None and event.key.generation == self.state.generation:
-                position = event.layout.position_of(self._moved_to)   # the whole file after its tail
+                # the whole file after its tail: the row of the message the cursor was on
+                position = position_of([None, *row_columns(event.layout.view.rows)[0]], self._moved_to)
                 if position is not None:
                     self.pair.set_cursor(position)
                 self._moved_to = None

@@ -253,17 +253,6 @@ class Layout:
         """The row at `position` (0: the #sys row)."""
         return self.head if position == 0 else self.view.rows[position - 1]
 
-    def position_of(self, index: int) -> int | None:
-        """The position of the row showing stored message `index`, or None. (Rows follow the stored
-        order; a row the pipeline inserted has no index: the walk from `index` passes over them.)"""
-        rows = self.view.rows
-        p = min(index, len(rows) - 1)
-        while p > 0 and (rows[p].index is None or rows[p].index > index):
-            p -= 1
-        while p < len(rows) and (rows[p].index is None or rows[p].index < index):
-            p += 1
-        return p + 1 if p < len(rows) and rows[p].index == index else None
-
     @property
     def rows(self) -> HeadedRows:
         """The row at each position: the #sys row, then the view's rows."""

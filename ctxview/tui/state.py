@@ -27,7 +27,7 @@ from ctxview.settings import ClearSettings, Settings, settings_from
 from ctxview.tui.search_state import Search
 
 __all__ = ["InspectorState", "Place", "ViewKey", "conversation_title", "editable_tiers", "export_name", "goto_position",
-           "loading_note", "opening_settings", "preset_for", "request_label", "same_file", "saved_settings_note",
+           "loading_note", "opening_settings", "position_of", "preset_for", "request_label", "same_file", "saved_settings_note",
            "subagents_of", "tier_lines", "tiers_label", "tool_partner"]
 
 DEFAULT_TIERS = "default"  # what `c` turns on when no other tiers were chosen
@@ -163,12 +163,20 @@ def goto_position(answer: str, indices: Sequence[int | None]) -> tuple[int | Non
     if not text.isdigit() or len(text) > 16:
         return None, f"not a message number: {make_visible(answer.strip())[:40]!r} (this conversation has {span}, or sys)"
     n = int(text)
-    if last is not None and n <= last:
-        # positions are the indices shifted by #sys and inserted rows: look near n + 1 first
-        for pos in (n + 1, *range(len(indices))):
-            if 0 <= pos < len(indices) and indices[pos] == n:
-                return pos, ""
+    pos = position_of(indices, n) if last is not None and n <= last else None
+    if pos is not None:
+        return pos, ""
     return None, f"no message #{n} (this conversation has {span})"
+
+
+def position_of(indices: Sequence[int | None], n: int) -> int | None:
+    """The layout position showing stored message `n`, given each position's stored index
+    (`indices`, position 0 being #sys); None when no row shows it."""
+    # positions are the indices shifted by #sys and inserted rows: look near n + 1 first
+    for pos in (n + 1, *range(len(indices))):
+        if 0 <= pos < len(indices) and indices[pos] == n:
+            return pos
+    return None
 
 
 def tool_partner(messages: Sequence[Message | None], position: int) -> tuple[int | None, str]:
