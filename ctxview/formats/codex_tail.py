@@ -34,8 +34,12 @@ def _envelope(kind: str):
     return accept
 
 
+_IS_COMPACTED, _IS_SESSION_META, _IS_TURN_CONTEXT, _IS_EVENT = map(
+    _envelope, ("compacted", "session_meta", "turn_context", "event_msg"))
+
+
 def _is_token_count(rec: Any) -> bool:
-    if not _envelope("event_msg")(rec):
+    if not _IS_EVENT(rec):
         return False
     payload = rec["payload"]
     return payload.get("type") == "token_count" and type(payload.get("info")) is dict
@@ -44,7 +48,7 @@ def _is_token_count(rec: Any) -> bool:
 def compacted_line_start(path: str, size: int, most: int) -> int | None:
     """The byte offset of the rollout's last `compacted` record, no further back than `most` bytes
     from the end; None when there is none there."""
-    return last_line_start(path, size, most, MARK, _envelope("compacted"))
+    return last_line_start(path, size, most, MARK, _IS_COMPACTED)
 
 
 def load_tail(path: str, lenient: bool = False, share: float = 0.5) -> Session | None:
@@ -57,9 +61,9 @@ def load_tail(path: str, lenient: bool = False, share: float = 0.5) -> Session |
     if not start:
         return None
     head = first_line(path, size)
-    if not _envelope("session_meta")(head):
+    if not _IS_SESSION_META(head):
         return None
-    turn = last_record(path, start, STATE_REACH, b'"turn_context"', _envelope("turn_context"))
+    turn = last_record(path, start, STATE_REACH, b'"turn_context"', _IS_TURN_CONTEXT)
     count = last_record(path, start, STATE_REACH, b'"token_count"', _is_token_count)
     if (turn is None or count is None) and start > STATE_REACH:
         return None   # (there may be one further back)
