@@ -412,12 +412,13 @@ def test_the_config_file_takes_the_api_edits(tmp_path):
     got = load_user_config(path).settings
     assert got == {"clear_thinking": ThinkingClearSettings(1), "compact": CompactSettings(80_000)}
     path.write_text('[settings.compact]\ntrigger = 1000\n')
-    with pytest.raises(ConfigError, match=r"settings.compact: .*≥ 50,000"):
+    with pytest.raises(ConfigError, match=r"settings.compact.trigger: .*≥ 50,000"):
         load_user_config(path)
 
 
 def test_the_settings_dialog_keeps_the_api_edits():
-    from ctxview.tui.screens.settings import _shown, read_settings
+    from ctxview.stages.dialog import read as read_settings
+    from ctxview.stages.dialog import shown as _shown
 
     base = Settings(clear=parse_api_edit("clear_tool_uses_20250919:clear_tool_inputs=Bash|Edit")[1],
                     clear_thinking=ThinkingClearSettings(2), compact=CompactSettings(90_000))

@@ -444,21 +444,25 @@ def test_remembered_stages_are_bounded_however_many_policies_are_tried():
     assert len(data.last_compressed) <= pipeline.KEPT
 
 
-def test_a_stage_that_reads_the_whole_context_sends_keep_recent_steps_through_the_full_path(monkeypatch):
+@pytest.mark.parametrize("reads_whole, full_paths", [(False, 1), (True, 2)])
+def test_a_stage_that_reads_the_whole_context_sends_keep_recent_steps_through_the_full_path(
+        monkeypatch, reads_whole, full_paths):
     import ctxview.pipeline.cached as pipeline
-    from ctxview.pipeline import reference
+    from ctxview.settings import settings_class
+    from ctxview.stages import STAGES, Option, Stage
 
+    new_stage = Stage("a new stage", (Option("new", False, "a stage of the test's", kind="switch"),),
+                      describe=lambda s: "new" if s.new else None,
+                      reads_whole=lambda s: ("a new stage",) if s.new and reads_whole else ())
+    Grown = settings_class((*STAGES, new_stage))
     full_runs = []
     full = pipeline._prepare
     monkeypatch.setattr(pipeline, "_prepare", lambda *a: full_runs.append(a[1]) or full(*a))
     cache = PipelineCache()
-    prepare(CONV, Settings(tiers="default"), counter=C4, cache=cache)
-    prepare(CONV, Settings(tiers="default", keep_recent=12), counter=C4, cache=cache)
-    assert len(full_runs) == 1  # the delta
-    new_stage = reference.Stage("a new stage", lambda s: True, per_message=False)
-    monkeypatch.setattr(reference, "STAGES", (*reference.STAGES, new_stage))
-    prepare(CONV, Settings(tiers="default", keep_recent=13), counter=C4, cache=cache)
-    assert len(full_runs) == 2  # the stage the delta does not know about: the full path
+    prepare(CONV, Grown(tiers="default", new=True), counter=C4, cache=cache)
+    stepped = prepare(CONV, Grown(tiers="default", keep_recent=12, new=True), counter=C4, cache=cache)
+    assert len(full_runs) == full_paths  # the delta, unless the stage reads the whole context
+    assert stepped.rows == prepare(CONV, Grown(tiers="default", keep_recent=12, new=True), counter=C4).rows
 
 
 def test_clearing_the_cache_empties_the_module_memos():

@@ -83,7 +83,7 @@ def test_the_environment_variable_names_the_file_and_the_default_is_the_user_con
     ('[settings]\nrequest = 3\n', "settings.request: unknown setting"),
     ('[settings.clear]\nkeep = "3"\n', "settings.clear.keep: must be a whole number ≥ 0, not '3'"),
     ('[settings.clear]\nexclude = "Read"\n', "settings.clear.exclude: must be a list of tool names"),
-    ('[settings.clear]\nkeeep = 3\n', "settings.clear.keeep: unknown clearing setting"),
+    ('[settings.clear]\nkeeep = 3\n', "settings.clear.keeep: unknown clear setting"),
     ('theme = "neon"\n', "theme: unknown theme 'neon' (themes: ansi-dark"),
     ('theme = 1\n', "theme: expected a theme name string, got 1"),
     ('colour = "red"\n', "colour: unknown key (expected theme, export_dir, [keys] or [settings])"),

@@ -6,8 +6,9 @@ import argparse
 from typing import Any, NoReturn
 
 from ctxview import __version__
-from ctxview.settings import OLD_MESSAGE_STRATEGIES, ClearSettings
-from ctxview.tiers import PRESETS
+from ctxview.settings import ClearSettings
+from ctxview.stages import STAGES, Option
+from ctxview.stages import tiers as tiers_stage
 
 __all__ = ["InputError", "UsageError"]  # (and the parsers cli.py builds: open_parser, report_parser, prepare_parser)
 
@@ -51,14 +52,19 @@ def _int_at_least(minimum: int, what: str):
     return parse
 
 
-def _tiers(text: str) -> str:
-    from ctxview.engine.compression import get_policy  # engine only: no terminal libraries
+def _from_text(option: Option):
+    """An option's flag's type: its declaration's parse, its errors argparse's."""
+    def parse(text: str) -> Any:
+        try:
+            return option.parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
-    try:
-        get_policy(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
+    parse.__name__ = option.name  # (argparse names a type in "invalid <name> value")
+    return parse
+
+
+_tiers = _from_text(tiers_stage.STAGE.options[1])
 
 
 def _api_edit(text: str):
@@ -72,14 +78,10 @@ def _api_edit(text: str):
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", metavar="NAME", help="the conversation (agent) to use")
-    parser.add_argument("--keep-recent", metavar="N", type=_int_at_least(0, "--keep-recent"),
-                        help="recent messages never compressed (default 10)")
-    parser.add_argument("--tiers", metavar="PRESET|SPEC", type=_tiers,
-                        help=f"compression tiers, a what-if: {', '.join(n for n in PRESETS if n != 'off')}, "
-                             "off (the default: the requests as sent), or e.g. '10:full,20:1000,*:100'")
-    parser.add_argument("--budget", metavar="TOKENS", type=_int_at_least(1, "--budget"),
-                        help="fit the whole request (system prompt and tools too) to this many of the "
-                             "model's tokens, calibrated on the file's recorded requests (oldest dropped first)")
+    for option in (o for stage in STAGES for o in stage.options if o.flag):
+        # (a choice is argparse's: its "invalid choice" lists them)
+        parser.add_argument(option.flag, metavar=option.metavar, dest=option.name, help=option.help,
+                            **({"choices": option.choices} if option.kind == "choice" else {"type": _from_text(option)}))
     parser.add_argument("--context-window", metavar="N", type=_int_at_least(1, "--context-window"),
                         help="context window in tokens (default: from the session or the model table)")
     parser.add_argument("--format", metavar="FMT", dest="fmt",
@@ -87,15 +89,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lenient", action="store_true", help="skip malformed lines instead of failing")
     parser.add_argument("--counter", metavar="NAME",
                         help="token counter: auto, swarm, chars4, o200k_base, cl100k_base (default auto)")
-    parser.add_argument("--old-messages", metavar="STRATEGY", choices=OLD_MESSAGE_STRATEGIES,
-                        help="what happens to messages before the recent part: keep, truncate, remove, llm "
-                             "(an offline extractive summary)")
-    parser.add_argument("--summarize-before", metavar="INDEX", type=_int_at_least(0, "--summarize-before"),
-                        help="with --old-messages: the first message index left alone (default: the recent part)")
     parser.add_argument("--request", metavar="N", type=_int_at_least(1, "--request"),
                         help="the request to show, 1-based as the inspector numbers them (default: the next one)")
-    parser.add_argument("--clear-keep", metavar="N", type=_int_at_least(0, "--clear-keep"),
-                        help="clear old tool results, keeping the N most recent (ctxview's clearing, no trigger)")
     parser.add_argument("--api-edit", metavar="EDIT[:KEY=VALUE,...]", type=_api_edit, action="append", default=[],
                         help="one of the Anthropic API's own context edits as a what-if, with the API's defaults: "
                              "clear_tool_uses_20250919 (trigger, trigger_tool_uses, keep, clear_at_least, "

@@ -32,7 +32,7 @@ from ctxview.cli.arguments import (
     report_parser,
     sessions_parser,
 )
-from ctxview.settings import ClearSettings
+from ctxview.stages import STAGES
 
 SUBCOMMANDS = ("report", "prepare", "sessions")
 EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
@@ -41,19 +41,19 @@ EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
 # --- shared steps ----------------------------------------------------------------
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings the command line gives: each stage's flags (their option's field), the API's
+    edits (--api-edit, each setting the field its edit names) and the settings of the request."""
+    given = {o.name: getattr(args, o.name) for stage in STAGES for o in stage.options if o.flag}
     edits = dict(args.api_edit)  # the Settings field each sets -> its settings (the last given wins)
-    if args.clear_keep is not None and "clear" in edits:
-        raise UsageError("--clear-keep and --api-edit clear_tool_uses_20250919 both clear tool uses: give one")
+    for name in edits:
+        flag = next((o.flag for stage in STAGES for o in stage.options if o.name == name and o.flag), None)
+        if flag is not None and given.get(name) is not None:
+            raise UsageError(f"{flag} and --api-edit both give the {name} setting: give one")
     return {
+        **given,
         **edits,
-        "keep_recent": args.keep_recent,
-        "tiers": args.tiers,
-        "budget": args.budget,
         "context_window": args.context_window,
         "counter": args.counter,
-        "old_messages": args.old_messages,
-        "summarize_before": args.summarize_before,
-        "clear": ClearSettings(keep=args.clear_keep) if args.clear_keep is not None else edits.get("clear"),
         "request_number": args.request,
     }
 

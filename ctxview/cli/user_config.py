@@ -47,7 +47,8 @@ from pathlib import Path
 from typing import Any, Collection, Mapping
 
 from ctxview.sanitize import make_visible
-from ctxview.settings import ClearSettings, CompactSettings, Settings, ThinkingClearSettings
+from ctxview.settings import Settings
+from ctxview.stages import Option
 
 __all__ = ["CONFIG_ENV", "ConfigError", "MAX_CONFIG_BYTES", "MAX_DEPTH", "UserConfig", "config_path",
            "load_user_config", "shown_path"]
@@ -59,11 +60,8 @@ _EXCERPT = 40                # characters of a name or value an error line quote
 _WHAT = 200                  # characters of the explanation after the key
 
 # The settings a config file may give: the ones that make sense on every file (not `request`).
-SETTING_NAMES = ("keep_recent", "tiers", "compression", "tool_name_from", "clear", "clear_thinking", "compact",
-                 "old_messages", "summarize_before", "budget", "context_window", "embed_ephemeral", "counter")
-# The Anthropic API's own edits (api_edits.py): true gives the API's defaults, a table its values.
-_PARTS = {"clear_thinking": ThinkingClearSettings, "compact": CompactSettings}
-_CLEAR_NAMES = tuple(f.name for f in dataclasses.fields(ClearSettings))
+SETTINGS = {option.name: option for option in Settings.OPTIONS if option.name != "request"}
+SETTING_NAMES = tuple(SETTINGS)
 _KEY_NAME = re.compile(r"[A-Za-z0-9_+\-]+|[!-~]")  # Textual key names ("ctrl+f", "question_mark") or one character
 
 
@@ -261,65 +259,45 @@ def _settings(table: Any, fail) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in table.items():
         where = f"settings.{name}"
-        if name not in SETTING_NAMES:
-            raise fail(where, f"unknown setting (settings: {', '.join(SETTING_NAMES)})")
-        if name == "clear":
-            out[name] = _clear(value, fail)
-            continue
-        if name in _PARTS:
-            out[name] = _part(name, value, fail)
+        option = SETTINGS.get(name)
+        if option is None:
+            raise fail(where, f"unknown setting (settings: {', '.join(SETTINGS)})")
+        if option.kind == "object":
+            out[name] = _object(option, value, fail)
             continue
         if name == "counter":
             from ctxview.engine.tokens import COUNTER_NAMES
 
             if value not in COUNTER_NAMES:
                 raise fail(where, f"expected one of {', '.join(COUNTER_NAMES)}, got {_got(value)}")
-        problems = Settings(**{name: value}).problems()
-        if problems:
-            raise fail(where, _without_name(problems[0], name))
+        problem = option.problem(value)
+        if problem:
+            raise fail(where, _without_name(problem, name))
         out[name] = value
     return out
 
 
-def _clear(value: Any, fail) -> ClearSettings | None:
+def _object(option: Option, value: Any, fail) -> Any:
+    """An object's settings (clear, clear_thinking, compact): false (off), true (its defaults) or a
+    table of its fields, each checked where it is (`settings.clear.keep`)."""
+    kind, name = option.type, option.name
+    names = [f.name for f in dataclasses.fields(kind)]  # type: ignore[arg-type]
     if value is False:
         return None
     if value is True:
-        return ClearSettings()
-    if not isinstance(value, dict):
-        raise fail("settings.clear", f"expected true, false or a table (keep, trigger, ...), got {_got(value)}")
-    values = {}
-    for name, item in value.items():
-        where = f"settings.clear.{name}"
-        if name not in _CLEAR_NAMES:
-            raise fail(where, f"unknown clearing setting (settings: {', '.join(_CLEAR_NAMES)})")
-        if name in ("exclude", "clear_inputs") and isinstance(item, list):
-            item = tuple(item)
-        problems = ClearSettings(**{name: item}).problems()
-        if problems:
-            raise fail(where, _without_name(problems[0], f"clear.{name}"))
-        values[name] = item
-    return ClearSettings(**values)
-
-
-def _part(name: str, value: Any, fail) -> Any:
-    """settings.clear_thinking or settings.compact: false (off), true (the API's defaults) or a table."""
-    kind = _PARTS[name]
-    names = [f.name for f in dataclasses.fields(kind)]
-    if value is False:
-        return None
-    if value is True:
-        return kind()
+        return kind()  # type: ignore[misc]
     if not isinstance(value, dict):
         raise fail(f"settings.{name}", f"expected true, false or a table ({', '.join(names)}), got {_got(value)}")
-    for key in value:
+    values = {}
+    for key, item in value.items():
         if key not in names:
-            raise fail(f"settings.{name}.{key}", f"unknown setting (settings: {', '.join(names)})")
-    part = kind(**value)
-    problems = part.problems()
-    if problems:
-        raise fail(f"settings.{name}", _without_name(problems[0], name))
-    return part
+            raise fail(f"settings.{name}.{key}", f"unknown {name} setting (settings: {', '.join(names)})")
+        item = tuple(item) if isinstance(item, list) else item  # (lists of tool names are kept as tuples)
+        problems = kind(**{key: item}).problems()  # type: ignore[misc]
+        if problems:
+            raise fail(f"settings.{name}.{key}", _without_name(problems[0], f"{name}.{key}"))
+        values[key] = item
+    return kind(**values)  # type: ignore[misc]
 
 
 def _without_name(problem: str, name: str) -> str:

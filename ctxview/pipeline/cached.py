@@ -141,6 +141,7 @@ def _prepare(
     run.compress()              # 1 (and 4, when no stage between them runs)
     run.clear()                 # 2
     run.clear_thinking()        # 2b
+    run.rewrite()               # 2c
     run.summarise(summarizer)   # 3
     run.embed()                 # 4
     run.fit_budget()            # 5
@@ -183,8 +184,9 @@ class _Run:
                                       "compacted": 0, "microcompacted": 0, "harness_compressed": 0,
                                       "truncated": 0, "persisted": 0}
         self.embeds = settings.embed_ephemeral and bool(data.valid_ephemeral())
+        self.rewrites = tuple(stage for stage in settings.STAGES if stage.rewrite is not None and stage.runs(settings))
         self.direct = (settings.clear is None and settings.old_messages == "keep"  # nothing between 1 and 4
-                       and settings.clear_thinking is None and settings.compact is None)
+                       and settings.clear_thinking is None and settings.compact is None and not self.rewrites)
         self.eph_spans: dict[int, tuple] = {}
         self.eph_reminders: dict[int, tuple] = {}  # the reminder blocks of the embedded texts
         self.clear_saved: int | None = None
@@ -262,6 +264,20 @@ class _Run:
             self.current[i] = new
             self.specs.add(i, "thinking_cleared", thinking.keep, before - cur_counts[i])
         self.stats["thinking_cleared"] = len(result.cleared)
+
+    def rewrite(self) -> None:
+        """Stage 2c: the stages declared with a rule on one message (stages/declare.py), in order."""
+        count, counter, current, cur_counts = self.cache.count, self.counter, self.current, self.counts
+        for stage in self.rewrites:
+            words = stage.describe(self.settings)
+            for i, message in enumerate(current):
+                new = stage.rewrite(message, self.settings)  # type: ignore[misc]
+                if new is not None and new is not message:
+                    before = cur_counts[i]
+                    cur_counts[i] = count(counter, new)
+                    current[i] = new
+                    self.specs.add(i, "rewritten_by", stage.name, words, before - cur_counts[i])
+                    self.stats[stage.name] = self.stats.get(stage.name, 0) + 1
 
     def summarise(self, summarizer: Callable[[Sequence[Message]], str] | None) -> None:
         """Stage 3: old messages excerpted, or removed for a marker or a summary checkpoint (the

@@ -16,7 +16,7 @@ from ctxview.engine.view import Change
 from ctxview.pipeline import limits
 
 __all__ = ["compacted", "compressed", "cleared", "thinking_cleared", "dropped", "ephemeral", "excerpted", "inserted", "removed",
-           "rewritten"]
+           "rewritten", "rewritten_by"]
 
 # Change(...) by position without the frozen __init__ (rows are made by the tens of thousands).
 new_change = slot_builder(Change, "new_change", {})
@@ -69,6 +69,12 @@ def thinking_cleared(keep: int, saved: int) -> Change:
     return new_change("thinking cleared", "clear_thinking",
                       f"thinking cleared (the thinking of the {plural(keep, 'most recent assistant turn')} with "
                       f"thinking kept): {saved:,} tokens saved", None, None, saved)
+
+
+def rewritten_by(stage: str, words: str, saved: int) -> Change:
+    """Rewritten by a stage declared with a rule on one message (stages/declare.py), named by its
+    what-if's words."""
+    return new_change(stage, stage, f"{words}: {saved:,} tokens saved", None, None, saved)
 
 
 def ephemeral(pieces: int, added: int) -> Change:

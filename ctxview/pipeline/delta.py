@@ -39,7 +39,7 @@ def prepare_keep_recent_delta(
 
     keep_recent only decides which tool results compression leaves alone:
     those at n - keep_recent and later. When every stage that runs works
-    message by message (reference.STAGES says which do), the rows before
+    message by message (each stage declares which do), the rows before
     n - max(old, new) and from n - min(old, new) on are the previous ones;
     only the tool results in between are recomputed, and the totals and
     counts move by their difference. Clearing is also per message once it
@@ -216,7 +216,7 @@ class _Step:
         return new, after, ("cleared", tp - after, False, True, clear.keep)  # type: ignore[union-attr]
 
     def view(self, rows: list[Row], prepared: list[Message]) -> tuple[PreparedView, int | None] | None:
-        clear, prev, lo, hi = self.settings.clear, self.prev, self.lo, self.hi
+        clear, prev, lo = self.settings.clear, self.prev, self.lo
         if clear is not None and self.units.part(self.saved) < clear.min_saving:  # type: ignore[operator]
             return None  # clearing would not apply at all now
         stats = dict(prev.stats)

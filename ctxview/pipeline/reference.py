@@ -31,46 +31,21 @@ from ctxview.engine.view import PreparedView, Row
 from ctxview.engine.windows import resolve_context_window
 from ctxview.pipeline import changes as made
 
-__all__ = ["STAGES", "Stage", "prepare_reference", "request_indices", "harness_events", "whole_context_stages"]
-
-
-@dataclasses.dataclass(frozen=True)
-class Stage:
-    """One stage of the pipeline, as the cache needs to know it.
-
-    `runs(settings)`: whether the stage does anything under these settings.
-    `per_message`: while it runs, a message's result depends only on that message and on whether
-    compression's keep_recent boundary lies before or after it (so a keep_recent step changes only
-    the tool results between the old and new boundary, and the cache may apply it as a delta).
-    A stage that is not per_message sends every keep_recent step through the full path."""
-
-    name: str
-    runs: Callable[[Settings], bool]
-    per_message: bool
-
-
-# In order. A new stage goes here (and into prepare_reference below): the cache's keep_recent
-# delta reads this list, so a stage it does not know makes it take the full path.
-STAGES: tuple[Stage, ...] = (
-    Stage("harness", lambda s: True, True),  # (the delta runs on stage 0's history, per request)
-    Stage("compression", lambda s: s.compression and s.tiers != "off", True),
-    # clearing is per message once it applies; its token trigger reads the whole context
-    Stage("clearing", lambda s: s.clear is not None, True),
-    Stage("clearing trigger", lambda s: s.clear is not None and bool(s.clear.trigger), False),
-    # (the keep_recent delta knows clear_inputs True, not a list of tools)
-    Stage("clearing inputs by tool", lambda s: s.clear is not None and type(s.clear.clear_inputs) is tuple, False),
-    # the API's clear_thinking: which turns keep their thinking depends on the later ones
-    Stage("thinking", lambda s: s.clear_thinking is not None, False),
-    # its default boundary moves with keep_recent; the API's compaction point depends on the whole
-    Stage("summary", lambda s: s.old_messages != "keep" or s.compact is not None, False),
-    Stage("ephemeral", lambda s: s.embed_ephemeral, True),
-    Stage("budget", lambda s: s.budget is not None, False),        # the kept part depends on the whole
-)
+__all__ = ["prepare_reference", "request_indices", "harness_events", "whole_context_stages"]
 
 
 def whole_context_stages(settings: Settings) -> tuple[str, ...]:
-    """The stages that run under `settings` and read the whole context (see Stage.per_message)."""
-    return tuple(stage.name for stage in STAGES if not stage.per_message and stage.runs(settings))
+    """The parts of the stages running under `settings` whose result for one message depends on the
+    others (each stage's declaration says, stages/declare.py). The cache steps keep_recent message by
+    message only when there are none; a stage with a rule on one message is among them, for the
+    step does not run it."""
+    out: list[str] = []
+    for stage in settings.STAGES:
+        if stage.reads_whole is not None:
+            out.extend(stage.reads_whole(settings))
+        elif stage.rewrite is not None and stage.runs(settings):
+            out.append(stage.name)
+    return tuple(out)
 
 
 def harness_events(conversation: Conversation, settings: Settings, counts: Sequence[int], system_tokens: int):
@@ -104,6 +79,7 @@ def prepare_reference(conversation: Conversation, settings: Settings = AS_SENT, 
     run.compress()                 # 1. what-if: tiers
     run.clear()                    # 2. what-if: clearing
     run.clear_thinking()           # 2b. what-if: the API's clear_thinking
+    run.rewrite()                  # 2c. what-if: the stages declared with a rule on one message
     run.summarise(summarizer)      # 3. what-if: old messages
     run.embed()                    # 4. the recorded reminders, on the messages still sent
     run.fit_budget()               # 5. what-if: the budget
@@ -188,6 +164,18 @@ class _Run:
                 before = self._replace(j, result.messages[j])
                 self.specs[j].append(("thinking_cleared", thinking.keep, before - self.tokens[j]))
             self.stats["thinking_cleared"] = len(result.cleared)
+
+    def rewrite(self) -> None:
+        for stage in self.settings.STAGES:
+            if stage.rewrite is None or not stage.runs(self.settings):
+                continue
+            words = stage.describe(self.settings)
+            for j, message in enumerate(self.current):
+                new = stage.rewrite(message, self.settings)
+                if new is not None and new is not message:
+                    before = self._replace(j, new)
+                    self.specs[j].append(("rewritten_by", stage.name, words, before - self.tokens[j]))
+                    self.stats[stage.name] = self.stats.get(stage.name, 0) + 1
 
     def summarise(self, summarizer: Callable[[Sequence[Message]], str] | None) -> None:
         strategy, given = self.settings.old_messages, self.settings.summarize_before

@@ -56,6 +56,7 @@ SPEC_FIELDS: dict[str, tuple[str, ...]] = {
     "compressed": ("age", "policy_tag"),
     "cleared": ("saved", "inputs_cleared", "is_result", "keep"),
     "thinking_cleared": ("keep", "saved"),
+    "rewritten_by": ("stage", "words", "saved"),
     "ephemeral": ("pieces", "added"),
     "excerpted": ("boundary", "cut", "saved"),
     "removed": ("boundary", "total", "tokens"),
@@ -168,6 +169,8 @@ def change_of(spec: tuple, policy: compression.CompressionPolicy, stored_tokens:
         return made.thinking_cleared(spec[1], spec[2])
     if kind == "ephemeral":
         return made.ephemeral(spec[1], spec[2])
+    if kind == "rewritten_by":
+        return made.rewritten_by(spec[1], spec[2], spec[3])
     if kind == "excerpted":
         return made.excerpted(spec[1], spec[2], spec[3])
     if kind in ("removed", "summarised"):

@@ -24,6 +24,7 @@ from ctxview.engine.compression import PRESETS, describe_tier, format_tiers, get
 from ctxview.model import Conversation, Message, Session
 from ctxview.sanitize import make_visible, safe_file_name
 from ctxview.settings import ClearSettings, Settings, settings_from
+from ctxview.stages.tiers import preset_for
 from ctxview.tui.search_state import Search
 
 __all__ = ["InspectorState", "Place", "ViewKey", "conversation_title", "editable_tiers", "export_name", "goto_position",
@@ -96,23 +97,6 @@ def editable_tiers(tiers: str) -> str:
         return format_tiers(get_policy(tiers))
     except ValueError:
         return tiers
-
-
-def preset_for(spec: str) -> str:
-    """The name of the preset `spec` names or writes out (`10:full,20:1000,40:500,60:200,*:100` is
-    `default`), else the spec as typed. Only presets that cut: `off` and `swarm-auto` are not
-    tier lists."""
-    key = spec.strip().lower()
-    if key in PRESETS:
-        return key
-    try:
-        tiers = get_policy(spec).tiers
-    except ValueError:
-        return spec.strip()  # (the change's check names what is wrong)
-    for name, policy in PRESETS.items():
-        if policy.enabled and policy.tiers == tiers:
-            return name
-    return spec.strip()
 
 
 def tier_lines(spec: str) -> list[str]:

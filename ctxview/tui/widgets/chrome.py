@@ -25,9 +25,9 @@ from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 
-from ctxview.engine.compression import PRESETS
 from ctxview.model import Session
-from ctxview.settings import Settings, keep_recent_note
+from ctxview.settings import Settings
+from ctxview.stages.declare import short_number
 from ctxview.engine.view import PreparedView
 from ctxview.tui.state import conversation_title
 from ctxview.tui.widgets.basic import Line, safe_text, view_name
@@ -179,74 +179,12 @@ class HeaderBar(Line):
 
 # -- status bar -------------------------------------------------------------------
 
-_SHORT_PRESETS = {"default": "def", "light": "light", "aggressive": "aggr", "swarm-auto": "swarm", "off": "off"}
-_SHORT_OLD = {"truncate": "trunc", "remove": "rm", "llm": "llm", "keep": "keep"}
-
-
-def _k(n: int) -> str:
-    """12 → 12, 12,345 → 12k, 1,234,567 → 1.2M."""
-    if n < 1000:
-        return f"{n}"
-    if n < 1_000_000:
-        return f"{n / 1000:.0f}k" if n >= 10_000 else f"{n / 1000:.1f}".rstrip("0").rstrip(".") + "k"
-    return f"{n / 1_000_000:.1f}".rstrip("0").rstrip(".") + "M"
-
-
-def _tiers(settings: Settings) -> tuple[str, str, str]:
-    tiers = settings.tiers
-    preset = tiers in PRESETS
-    full = f"tiers={tiers}" if preset else f"tiers=custom {tiers}"
-    abbr = f"tiers={tiers}" if preset else "tiers=custom"
-    short = f"t={_SHORT_PRESETS[tiers]}" if preset else "t=custom"
-    if not settings.compression and tiers != "off":
-        return f"{full} (off)", f"{abbr} (off)", f"{short}(off)"
-    return full, abbr, short
-
-
 def what_if_pieces(settings: Settings) -> list[tuple[str, str, str]]:
-    """keep_recent, the tiers and every active what-if setting, each as (full words, abbreviated,
-    shortest). keep_recent and the tiers are always there (the keys change them); the others only
-    when they are on."""
-    k = settings.keep_recent
-    # settings.keep_recent_note says when keep_recent changes nothing: marked while tiers are on (with
-    # them off, as sent, nothing reads it, and the +/- keys say so when pressed)
-    idle = " (no effect)" if settings.compresses and keep_recent_note(settings) else ""
-    out = [(f"keep_recent={k}{idle}", f"keep={k}{idle}", f"k={k}" + ("·" if idle else "")), _tiers(settings)]
-    if settings.clear_thinking is not None:  # the API's own edits say so: "API" and the edit's name
-        keep = settings.clear_thinking.keep
-        out.append((f"API clear_thinking_20251015: keep {keep}", f"API thinking {keep}", f"api-thk={keep}"))
-    clear = settings.clear
-    if clear is not None:
-        api = "API clear_tool_uses_20250919: " if clear.api else ""
-        full, abbr = [f"{api}{'' if api else 'clearing: '}keep {clear.keep}"], [f"{'API ' if api else ''}clear {clear.keep}"]
-        if clear.trigger:
-            unit = "tool uses" if clear.trigger_unit == "tool_uses" else "tok"
-            full.append(f"over {clear.trigger:,} {unit}")
-            abbr.append(f">{_k(clear.trigger)}" + (" uses" if clear.trigger_unit == "tool_uses" else ""))
-        if clear.min_saving:
-            full.append(f"saving ≥ {clear.min_saving:,}")
-            abbr.append(f"≥{_k(clear.min_saving)}")
-        if clear.exclude:
-            full.append("not " + ", ".join(safe_text(x) for x in clear.exclude))
-            abbr.append(f"-{len(clear.exclude)} tools")
-        if clear.clear_inputs:
-            full.append("inputs too" if clear.clear_inputs is True else
-                        "inputs of " + ", ".join(safe_text(x) for x in clear.clear_inputs))
-            abbr.append("+inputs")
-        out.append((", ".join(full), " ".join(abbr),
-                    f"{'api-' if api else ''}clr={clear.keep}" + ("+in" if clear.clear_inputs else "")))
-    if settings.compact is not None:
-        trigger = settings.compact.trigger
-        out.append((f"API compact_20260112 at {trigger:,} tok", f"API compact >{_k(trigger)}", "api-cmp"))
-    if settings.old_messages != "keep":
-        where = f" before #{settings.summarize_before}" if settings.summarize_before is not None else ""
-        strategy = settings.old_messages
-        out.append((f"old messages: {strategy}{where}", f"old: {strategy}", f"old={_SHORT_OLD.get(strategy, strategy)}"))
-    if settings.budget is not None:
-        out.append((f"budget {settings.budget:,}", f"budget {_k(settings.budget)}", f"b={_k(settings.budget)}"))
-    if not settings.embed_ephemeral:
-        out.append(("ephemeral reminders left out", "no ephemeral", "-eph"))
-    return out
+    """Each stage's pieces of the status bar (its declaration's), each as (full words, abbreviated,
+    shortest), made visible. keep_recent and the tiers are always there (the keys change them); the
+    others only when they are on."""
+    return [(safe_text(full), safe_text(abbr), safe_text(short))
+            for stage in settings.STAGES for full, abbr, short in stage.status_pieces(settings)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,14 +217,14 @@ def _optional_pieces(parts: StatusParts, level: int) -> list[tuple[int, str, Sty
         tokens, basis = parts.context
         approx = "≈ " if basis == "calibrated" else ""
         short = {"recorded": "rec", "calibrated": "cal", "counted": "cnt"}.get(basis, basis)
-        out.append((2, (f"context {approx}{tokens:,} {basis}", f"{approx}{_k(tokens)} {short}",
-                        f"{approx.strip()}{_k(tokens)}")[level], None))
+        out.append((2, (f"context {approx}{tokens:,} {basis}", f"{approx}{short_number(tokens)} {short}",
+                        f"{approx.strip()}{short_number(tokens)}")[level], None))
     elif parts.tokens is None:
         out.append((2, "… → … tok", None))
     else:
         stored, prepared = parts.tokens
-        out.append((2, (f"{stored:,} → {prepared:,} tok", f"{_k(stored)} → {_k(prepared)} tok",
-                        f"{_k(stored)}→{_k(prepared)}")[level], None))
+        out.append((2, (f"{stored:,} → {prepared:,} tok", f"{short_number(stored)} → {short_number(prepared)} tok",
+                        f"{short_number(stored)}→{short_number(prepared)}")[level], None))
     if not parts.linked:  # linked is the usual state: said in full words only
         out.append((3, ("scroll unlinked", "unlinked", "unlinked")[level], None))
     elif level == 0:
