@@ -1,7 +1,9 @@
 """What decides how stored messages become the messages sent: `Settings`.
 
-One place for the settings, their validation and their name on screen. The
-CLI, the inspector, the session-file reader and the JSON schema all go
+One place for the settings, their validation and their name on screen.
+`Settings` has a field per option of the what-if stages (ctxview/stages, each
+declaring its options, checks and words) and of BASE_OPTIONS (which request,
+counted how). The CLI, the inspector and the session-file reader all go
 through `settings_from` / `Settings.check()`.
 
 The default is **as sent**: no ctxview transform, only the harness's own

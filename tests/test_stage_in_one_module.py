@@ -3,7 +3,7 @@
 The test copies the package, writes a new stage's module beside the others and
 adds its name to STAGE_MODULES, and touches nothing else. The copy, run in a
 fresh interpreter, must then offer the stage everywhere a setting is offered
-(the command line's --help, the config file, the settings dialog), name it in
+(the command line's --help, the config file, the settings dialog and the palette), name it in
 the view's label and on the status bar, and run its rule in both pipelines.
 """
 
@@ -129,8 +129,11 @@ INSPECTOR = textwrap.dedent('''
     import asyncio
     from ctxview.settings import Settings
     from ctxview.tui.app import CtxviewApp
+    from ctxview.tui.keys import SETTINGS_ENTRIES
     from ctxview.tui.screens.settings import FIELDS, SettingsDialog
     from ctxview.tui.widgets.chrome import StatusBar
+
+    assert ("squeeze white space", "squeeze") in SETTINGS_ENTRIES    # the palette opens the dialog there
 
     async def main():
         app = CtxviewApp("ctxview/samples/swarm-demo.ctxview.json", Settings())

@@ -22,4 +22,5 @@ STAGE = Stage(
     status=lambda s: () if s.budget is None else (
         (f"budget {s.budget:,}", f"budget {short_number(s.budget)}", f"b={short_number(s.budget)}"),),
     reads_whole=lambda s: ("budget",) if s.budget is not None else (),
+    palette="Token budget (or off)",
 )

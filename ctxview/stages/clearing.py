@@ -117,4 +117,5 @@ STAGE = Stage(
     reads_whole=_reads_whole,
     fields=_FIELDS,
     read_fields=_read_fields,
+    palette="Clearing of old tool uses (keep N, trigger, excluded tools, inputs)",
 )

@@ -162,6 +162,8 @@ class Stage:
         run on each message still sent, after the stages before it in the registry.
     fields / read_fields: the dialog's rows for an "object" option and how their values become
         settings (`read_fields(base, values, errors)` → the changed fields).
+    palette: the command palette's entry that opens the dialog at the stage's first row (None: that
+        row's label; "": no entry).
     """
 
     name: str
@@ -173,6 +175,7 @@ class Stage:
     rewrite: Callable[[Message, Settings], Message | None] | None = None
     fields: tuple[Field, ...] = ()
     read_fields: Callable[[Settings, dict[str, Any], list[str]], dict[str, Any]] | None = None
+    palette: str | None = None
 
     def status_pieces(self, settings: Settings) -> tuple[tuple[str, str, str], ...]:
         if self.status is not None:

@@ -16,7 +16,7 @@ from ctxview.stages.declare import Field, Option, Stage, number_field
 if TYPE_CHECKING:
     from ctxview.settings import Settings
 
-__all__ = ["dialog_fields", "read", "shown"]
+__all__ = ["dialog_fields", "palette_entries", "read", "shown"]
 
 
 def _shows(option: Option) -> Callable[[Settings], Any]:
@@ -36,6 +36,16 @@ def _option_fields(stage: Stage) -> tuple[Field, ...]:
 def dialog_fields(stages: tuple[Stage, ...] = STAGES) -> tuple[Field, ...]:
     """Every row of the dialog, in the stages' order."""
     return tuple(field for stage in stages for field in (stage.fields or _option_fields(stage)))
+
+
+def palette_entries(stages: tuple[Stage, ...] = STAGES) -> tuple[tuple[str, str], ...]:
+    """(title, row id): the palette's entries that open the dialog at a stage's first row."""
+    out = []
+    for stage in stages:
+        rows = stage.fields or _option_fields(stage)
+        if rows and stage.palette != "":
+            out.append((stage.palette or rows[0].label.strip(), rows[0].id))
+    return tuple(out)
 
 
 def shown(settings: Settings, stages: tuple[Stage, ...] = STAGES) -> dict[str, Any]:

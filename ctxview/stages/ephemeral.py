@@ -16,4 +16,5 @@ STAGE = Stage(
     ),
     describe=lambda s: None if s.embed_ephemeral else "ephemeral reminders left out",
     status=lambda s: () if s.embed_ephemeral else (("ephemeral reminders left out", "no ephemeral", "-eph"),),
+    palette="Ephemeral reminders on/off",
 )

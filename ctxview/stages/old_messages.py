@@ -47,4 +47,5 @@ STAGE = Stage(
     describe=_describe,
     status=_status,
     reads_whole=lambda s: ("summary",) if s.old_messages != "keep" else (),
+    palette="Old messages strategy (keep, truncate, remove, llm)",
 )

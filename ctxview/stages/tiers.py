@@ -104,4 +104,5 @@ STAGE = Stage(
     ),
     describe=_describe,
     status=_status,
+    palette="",  # (the tiers have keys of their own: t, c, e, + and -)
 )

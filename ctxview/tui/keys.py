@@ -12,6 +12,8 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingsMap
 from textual.keys import _character_to_key
 
+from ctxview.stages.dialog import palette_entries
+
 # The key names of the printable ASCII characters: what a text box takes as typed ("slash", "t", "N").
 _TYPED_KEYS = frozenset(_character_to_key(chr(c)) for c in range(32, 127))
 
@@ -68,13 +70,8 @@ FOOTER_IDS = {
 }
 
 
-# Palette entries that open the settings dialog at one field (screens.settings.FIELDS).
-SETTINGS_ENTRIES = [
-    ("Token budget (or off)", "budget"),
-    ("Clearing of old tool uses (keep N, trigger, excluded tools, inputs)", "clear"),
-    ("Old messages strategy (keep, truncate, remove, llm)", "old_messages"),
-    ("Ephemeral reminders on/off", "embed_ephemeral"),
-]
+# Palette entries that open the settings dialog at one field (each stage's, stages/dialog.py).
+SETTINGS_ENTRIES = palette_entries()
 
 
 def _binding(b: Binding) -> Binding:
