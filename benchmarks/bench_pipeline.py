@@ -211,7 +211,8 @@ def main() -> None:
             # round's figure is the one that says what a cache holds.
             held, sizes = rss_mb() - before, cache_sizes(cache)
             _, session = deep_size([conv])
-            owned, _ = deep_size([cache, compression._NAMES], session)
+            # (the tool-name detections: the cache's own memo's, in a release before a module global)
+            owned, _ = deep_size([cache, *filter(None, [getattr(compression, "_NAMES", None)])], session)
             del session
         del cache
         compression.clear_caches()

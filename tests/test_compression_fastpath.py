@@ -16,7 +16,6 @@ from ctxview.engine import compression as rules
 from ctxview.engine.compression import CompressionPolicy, Tier
 from ctxview.formats import load_session
 from ctxview.model import Message
-from ctxview._fast.tool_names import NAMES as _NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted(p for d in (ROOT / "sample_sessions", ROOT / "tests" / "fixtures" / "samples")
@@ -68,7 +67,7 @@ def _assert_each_kept_once(policy):
     # what the by-text loop handed over in bulk (put_later) is stored as put() would have: one
     # entry and one kept source per object
     plan = comp.plan_for(policy)
-    for table in [*plan.msgs.values(), *plan.cuts.values(), _NAMES]:
+    for table in [*plan.msgs.values(), *plan.cuts.values(), plan.names]:
         table.settle()
         assert len(table.kept) == len(table.results) == len({id(k) for k in table.kept})
 
@@ -167,18 +166,17 @@ def test_a_range_after_a_full_run_holds_its_very_objects(keep_recent, repeat):
 def test_a_short_run_detects_again_what_a_long_run_has_not_stored_yet():
     # the long run's detections wait (IdentityTable.put_later); a short run does not store them
     # all (a keep_recent step would pay for a whole session's names), and its results are the same
-    from ctxview._fast.tool_names import NAMES as _NAMES
-
+    names = comp.MEMO.names
     msgs = _session(300)
     aggressive = rules.get_policy("aggressive")
     comp.clear_caches()
     expected = comp.compress_tool_results(msgs, 0, aggressive)[-40:]
     comp.clear_caches()
     comp.compress_tool_results(msgs, 0)
-    waiting = _NAMES.waiting()
+    waiting = names.waiting()
     assert waiting > 40
     part = comp.compress_tool_results_between(msgs, 0, aggressive, len(msgs) - 40, len(msgs))
     assert part == expected
-    assert _NAMES.waiting() >= waiting  # not stored by the short run
+    assert names.waiting() >= waiting  # not stored by the short run
     assert comp.compress_tool_results(msgs, 0, aggressive)[-40:] == expected  # a long one stores them
-    assert not _NAMES.pending
+    assert not names.pending

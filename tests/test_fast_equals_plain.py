@@ -1,4 +1,5 @@
-"""Every function of ctxview._fast beside the rule it stands for: equal results, always.
+"""Every function of ctxview._fast, and every table of the pipeline's, beside the rule it stands
+for: equal results, always.
 
 One row per pair: the fast twin, the plain rule, and how to draw their arguments. Each pair is
 called warm (after other calls have filled the memo tables) and cold, so a stale memo entry
@@ -19,6 +20,9 @@ from ctxview._fast import tool_names as fast_names
 from ctxview.engine import compression as rule
 from ctxview.engine import tool_names
 from ctxview.model import Content, Message, ToolCall
+from ctxview.pipeline import changes as made
+from ctxview.pipeline.interned import Interned
+from ctxview.pipeline.row_keys import change_of
 from ctxview.tiers import PRESETS, CompressionPolicy, Tier
 
 READ = "".join(f"{i:6d}→    line {i}\n" for i in range(1, 40))
@@ -73,6 +77,20 @@ def between(draw):
 # A memo of its own, as a PipelineCache passes (clear_caches leaves it: its entries stay warm)
 OWN_MEMO = fast.Memo()
 
+# The changes a cache's rows share (a small table: it is emptied as it fills, and refilled)
+INTERNED = Interned()
+specs = st.one_of(
+    st.tuples(st.just("cleared"), st.integers(0, 900), st.booleans(), st.booleans(), st.integers(0, 9)),
+    st.tuples(st.just("thinking_cleared"), st.integers(1, 5), st.integers(0, 900)),  # ("all" clears nothing)
+    st.tuples(st.just("ephemeral"), st.integers(1, 4), st.integers(0, 900)),
+    st.tuples(st.just("excerpted"), st.integers(0, 90), st.integers(0, 9000), st.integers(0, 900)),
+    st.tuples(st.sampled_from(["removed", "summarised"]), st.integers(0, 90), st.integers(1, 90), st.integers(0, 900)),
+    st.tuples(st.just("dropped"), st.integers(1, 10**6), st.integers(0, 900)),
+    st.tuples(st.just("rewritten_by"), st.sampled_from(["squeeze", "x"]), st.text(max_size=20), st.integers(-9, 900)),
+)
+details = st.tuples(st.sampled_from(["removed", "summarised"]), st.integers(0, 90), st.integers(1, 90)) | st.tuples(
+    st.just("dropped"), st.integers(1, 10**6))
+
 PAIRS = [
     Pair("compress_tool_results", fast.compress_tool_results, rule.compress_tool_results,
          st.tuples(messages(), st.integers(-3, 45), policies)),
@@ -86,7 +104,13 @@ PAIRS = [
     Pair("compress_tool_message", fast.compress_tool_message, rule.compress_tool_message,
          st.tuples(messages().filter(bool).map(lambda m: m[0]), st.integers(-2, 80), policies,
                    st.sampled_from([None, "Read", "Bash"]))),
-    Pair("detect_tool_name", fast_names.detect_tool_name_cached, tool_names.detect_tool_name, st.tuples(texts)),
+    Pair("detect_tool_name", fast.MEMO.names.detect, tool_names.detect_tool_name, st.tuples(texts)),
+    Pair("interned change", INTERNED.change,
+         lambda spec: change_of(spec, rule.DEFAULT_POLICY, 0, 0, Message("tool")), st.tuples(specs)),
+    Pair("interned tier", INTERNED.tier, made.tier_of, st.tuples(policies, st.integers(-3, 200))),
+    Pair("interned detail line", INTERNED.detail, made.detail_line, details),
+    Pair("detect_tool_name in a table of its own", fast_names.NameTable(limit=8).detect, tool_names.detect_tool_name,
+         st.tuples(texts)),
 ]
 
 
@@ -102,8 +126,16 @@ def test_the_fast_twin_equals_the_rule(pair, data):
     assert pair.fast(*args) == expected      # cold
 
 
+def test_an_interned_change_is_one_object_per_spec():
+    interned = Interned()
+    spec = ("removed", 40, 39, 7)
+    assert interned.change(spec) is interned.change(tuple(list(spec)))
+    assert interned.only(spec) == (interned.change(spec),) and interned.only(spec) is interned.only(tuple(list(spec)))
+    assert Interned().change(spec) is not interned.change(spec)  # a cache's own: nothing shared between caches
+
+
 def test_every_public_function_of_the_fast_compression_has_a_row():
     twins = {p.fast for p in PAIRS}
     public = {getattr(fast, name) for name in ("compress_tool_results", "compress_tool_results_between",
                                                "compress_tool_message")}
-    assert public <= twins and fast_names.detect_tool_name_cached in twins
+    assert public <= twins and fast.MEMO.names.detect in twins

@@ -465,12 +465,15 @@ def test_a_stage_that_reads_the_whole_context_sends_keep_recent_steps_through_th
     assert stepped.rows == prepare(CONV, Grown(tiers="default", keep_recent=12, new=True), counter=C4).rows
 
 
-def test_clearing_the_cache_empties_the_module_memos():
-    from ctxview.pipeline import changes, row_keys as cached
-
-    cache = PipelineCache()
-    prepare(CONV, Settings(tiers="default", budget=2_000, old_messages="remove"), counter=C4, cache=cache)
-    list(prepare(CONV, Settings(tiers="default", budget=2_000, old_messages="remove"), counter=C4, cache=cache).rows)
-    assert changes._TIERS and cached.SHARED_CHANGES
+def test_what_a_cache_shares_is_its_own_and_clearing_forgets_it():
+    cache, other = PipelineCache(), PipelineCache()
+    settings = Settings(tiers="default", budget=2_000, old_messages="remove")
+    prepare(CONV, settings, counter=C4, cache=cache)
+    list(prepare(CONV, settings, counter=C4, cache=cache).rows)
+    assert cache.interned.changes and cache.interned.tiers and len(cache.memo.names)
+    assert not other.interned.changes and not len(other.memo.names)  # nothing in module globals
     cache.clear()
-    assert not changes._TIERS and not changes._DETAILS and not cached.SHARED_CHANGES and not cache.views
+    assert not cache.interned.changes and not cache.interned.tiers and not len(cache.memo.names)
+    assert not cache.views
+
+

@@ -12,10 +12,8 @@ from ctxview.engine.grouping import unit_of, unit_runs, units
 from ctxview.model import Message, ToolCall
 from ctxview.pipeline import PipelineCache, prepare
 from ctxview.pipeline.embedding import embedded
-from ctxview.pipeline.row_keys import SHARED_CHANGES as _SHARED_CHANGES
 from ctxview.pipeline.row_keys import change_of as _change
-from ctxview.pipeline.row_keys import shared_change as _shared_change
-from ctxview.pipeline.row_keys import shared_changes as _shared_changes
+from ctxview.pipeline.interned import Interned
 from ctxview.engine.view import ClearSettings, Settings
 
 
@@ -75,11 +73,11 @@ def test_plan_summary_with_given_units_matches_computing_them(messages, before, 
                         ("excerpted", 30, 1200, 280), ("removed", 40, 39, 7), ("summarised", 40, 39, 0),
                         ("dropped", 1000, 55)]))
 def test_shared_changes_equal_fresh_ones(spec):
-    _SHARED_CHANGES.clear()
+    interned = Interned()
     fresh = _change(spec, get_policy("default"), 0, 0, Message("tool", "x"))
-    assert _shared_change(spec) == fresh
-    assert _shared_change(tuple(spec)) is _shared_change(spec)  # one object per spec
-    assert _shared_changes(spec) == (fresh,) and _shared_changes(tuple(spec)) is _shared_changes(spec)
+    assert interned.change(spec) == fresh
+    assert interned.change(tuple(spec)) is interned.change(spec)  # one object per spec
+    assert interned.only(spec) == (fresh,) and interned.only(tuple(spec)) is interned.only(spec)
 
 
 @settings(max_examples=200, deadline=None)

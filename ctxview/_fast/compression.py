@@ -13,10 +13,8 @@ from __future__ import annotations
 from itertools import compress, count
 from typing import Any, Container, Iterable, Mapping, Sequence
 
-from ctxview._fast.tool_names import NAMES as _NAMES
 from ctxview._fast.tool_names import UNNAMED as _UNNAMED
-from ctxview._fast.tool_names import clear_names
-from ctxview._fast.tool_names import detect_tool_name_cached as _detect_cached
+from ctxview._fast.tool_names import NameTable
 from ctxview._slots import slot_builder
 from ctxview.engine.compression import text_of as _text_of
 from ctxview.engine.tool_names import detect_tool_name, tool_names_by_call_id
@@ -55,10 +53,12 @@ class Plan:
     given, if any). Messages are immutable, so a hit is always still right.
     """
 
-    __slots__ = ("policy", "limits", "top", "last_limit", "marker_parts", "hints", "by_content", "msgs", "cuts")
+    __slots__ = ("policy", "limits", "top", "last_limit", "marker_parts", "hints", "by_content", "msgs", "cuts",
+                 "names")
 
-    def __init__(self, policy: CompressionPolicy, msgs: dict) -> None:
+    def __init__(self, policy: CompressionPolicy, msgs: dict, names: NameTable) -> None:
         self.policy = policy
+        self.names = names  # the memo's tool-name detections, by text
         # A table by age for the common ages; huge tier ages fall back to a search.
         self.limits, self.top = limits_by_age(policy)
         self.last_limit = policy.tiers[-1].max_chars
@@ -82,7 +82,7 @@ class Plan:
         """compress_text for a text longer than max_chars; detects the name by content if so set."""
         out = text[:max_chars] + str(len(text) - max_chars).join(self.marker_parts)
         if self.by_content:
-            tool_name = _detect_cached(text)
+            tool_name = self.names.detect(text)
         hint = self.hints.get(tool_name) if tool_name is not None else None
         return out if hint is None else out + hint
 
@@ -108,9 +108,10 @@ class Memo:
     very objects an earlier run returned); MEMO serves callers without one. Bounded; `clear`
     frees them at once."""
 
-    __slots__ = ("plans", "shared", "links")
+    __slots__ = ("plans", "shared", "links", "names")
 
     def __init__(self) -> None:
+        self.names = NameTable()  # the tool each text names (detection depends on the text alone)
         self.plans: dict[CompressionPolicy, Plan] = {}
         self.shared: dict[tuple, dict] = {}
         # {id(messages tuple): (messages, {call id: tool name})}
@@ -127,7 +128,7 @@ class Memo:
                 if len(self.shared) > 16:
                     self.shared.clear()
                 msgs = self.shared[render] = {}
-            plan = self.plans[policy] = Plan(policy, msgs)
+            plan = self.plans[policy] = Plan(policy, msgs, self.names)
         return plan
 
     def names_of(self, messages: Sequence[Message]) -> Mapping[str, str] | None:
@@ -147,6 +148,7 @@ class Memo:
         self.plans.clear()
         self.shared.clear()
         self.links.clear()
+        self.names.clear()
 
 
 MEMO = Memo()
@@ -157,10 +159,9 @@ def plan_for(policy: CompressionPolicy, memo: Memo = MEMO) -> Plan:
 
 
 def clear_caches() -> None:
-    """Forget every cached result of MEMO and the tool-name detections (they are bounded; this frees
+    """Forget every cached result of MEMO, its tool-name detections too (they are bounded; this frees
     memory at once)."""
     MEMO.clear()
-    clear_names()
 
 
 def compress_tool_message(
@@ -349,7 +350,7 @@ class _Made:
 def _compress_by_text(out: list[Message], stop: int, plan: Plan, start: int = 0,
                       shared: Container[int] | None = None) -> None:
     """_compress_into for a policy that names tools by their text (the default): the same results
-    and, once stored, the same cache entries, with plan.cut, plan.render and _detect_cached
+    and, once stored, the same cache entries, with plan.cut, plan.render and plan.names.detect
     written out in the loop.
 
     What this run computes is handed to the tables in bulk (_store_later) and stored when they
@@ -362,10 +363,11 @@ def _compress_by_text(out: list[Message], stop: int, plan: Plan, start: int = 0,
     top, last_limit = plan.top, plan.last_limit
     marker_parts, hints = plan.marker_parts, plan.hints
     marker_head, marker_tail = marker_parts if len(marker_parts) == 2 else (None, None)
-    named = _NAMES.results
+    names = plan.names
+    named = names.results
     # the names a run handed over are stored when a detection is first looked up, by a run as long
     # as they are many; a shorter one (a keep_recent step) detects again what it does not find
-    settle_names = bool(_NAMES.pending) and _NAMES.waiting() <= stop - start
+    settle_names = bool(names.pending) and names.waiting() <= stop - start
     made: dict[int, _Made] = {}
     current = None
     for i in range(start, stop):
@@ -404,10 +406,10 @@ def _compress_by_text(out: list[Message], stop: int, plan: Plan, start: int = 0,
         text_key = id(text)
         cut = cut_results.get(text_key) if remember else None
         if cut is None or (cut_names and cut_names.get(text_key) is not None):
-            # plan.render, with the detection remembered per text (_detect_cached)
+            # plan.render, with the detection remembered per text (plan.names.detect)
             name = named.get(text_key, _UNNAMED)
             if name is _UNNAMED and settle_names:
-                _NAMES.settle()
+                names.settle()
                 settle_names = False
                 name = named.get(text_key, _UNNAMED)
             if name is _UNNAMED:
@@ -451,7 +453,7 @@ def _store_later(out: list[Message], plan: Plan, made: dict[int, _Made]) -> None
         msgs.put_later(now.sources, now.results)
         msgs.put_later(now.shared_sources, now.shared_results)
         _table_for(plan.cuts, limit).put_later(now.texts, map(_content, now.shared_results))
-        _NAMES.put_later(now.detected, now.names)
+        plan.names.put_later(now.detected, now.names)
 
 
 def _share_repeats(out: list[Message], now: _Made, keys: list[Any]) -> None:

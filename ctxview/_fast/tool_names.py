@@ -9,29 +9,30 @@ from __future__ import annotations
 from ctxview.engine.tool_names import detect_tool_name
 from ctxview.identity_table import IdentityTable
 
-__all__ = ["NAMES", "UNNAMED", "clear_names", "detect_tool_name_cached"]
+__all__ = ["NameTable", "UNNAMED"]
 
 CACHE_LIMIT = 400_000  # entries before the table is emptied
-
-# {id(text): detected name}
-NAMES = IdentityTable(CACHE_LIMIT)
 UNNAMED = object()  # not detected yet (a detected name may be None)
 
 
-def detect_tool_name_cached(text: str) -> str | None:
-    """detect_tool_name, remembered per text object (the texts of a loaded session do not change)."""
-    if NAMES.pending:
-        NAMES.settle()
-    name = NAMES.results.get(id(text), UNNAMED)
-    if name is UNNAMED:
-        name = detect_tool_name(text)
-        if len(NAMES.kept) >= CACHE_LIMIT:
-            clear_names()
-        NAMES.kept.append(text)
-        NAMES.results[id(text)] = name
-    return name  # type: ignore[return-value]
+class NameTable(IdentityTable):
+    """{id(text): detected name}: detect_tool_name remembered per text object (the texts of a
+    loaded session do not change). The compressor's Memo owns one (a PipelineCache's memo)."""
 
+    __slots__ = ()
 
-def clear_names() -> None:
-    """Forget every remembered detection."""
-    NAMES.clear()
+    def __init__(self, limit: int = CACHE_LIMIT) -> None:
+        super().__init__(limit)
+
+    def detect(self, text: str) -> str | None:
+        """detect_tool_name(text), remembered."""
+        if self.pending:
+            self.settle()
+        name = self.results.get(id(text), UNNAMED)
+        if name is UNNAMED:
+            name = detect_tool_name(text)
+            if len(self.kept) >= self.limit:
+                self.clear()
+            self.kept.append(text)
+            self.results[id(text)] = name
+        return name  # type: ignore[return-value]

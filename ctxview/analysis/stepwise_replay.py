@@ -129,8 +129,9 @@ class StepwiseReplay:
         self.events = events_for(cache, conversation, settings, counter)
         policy = cache.policy(settings)
         self.policy = policy if settings.compression and policy.enabled else None
-        # its own plan, used directly: the texts it cuts go with the replay (not kept per setting compared)
-        self.plan = Plan(policy, {}) if self.policy is not None else None
+        # its own plan, used directly: the texts it cuts go with the replay (not kept per setting compared);
+        # the tools the texts name are the cache's detections
+        self.plan = Plan(policy, {}, cache.memo.names) if self.policy is not None else None
         self.keep = settings.keep_recent
         ages = {t.max_age for t in policy.tiers if t.max_age is not None} if self.policy is not None else set()
         self.boundaries = sorted(a for a in ages | {self.keep} if a >= self.keep) if self.policy is not None else []

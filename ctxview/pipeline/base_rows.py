@@ -5,9 +5,9 @@ by the PipelineCache)."""
 from __future__ import annotations
 
 import threading
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
-from ctxview._fast.tool_names import detect_tool_name_cached
+from ctxview._fast.tool_names import NameTable
 from ctxview.engine import reminders
 from ctxview.engine.view import Row
 from ctxview.model import Message
@@ -21,10 +21,11 @@ class BaseRows(Sequence[Row]):
     object after: a view's unchanged rows are these, and the first screen reads a screenful of them
     (making all 100k up front was 0.09 s of the first view). `entries` gives a view's row table."""
 
-    __slots__ = ("data", "messages", "counts", "rows", "made", "_making")
+    __slots__ = ("data", "messages", "counts", "rows", "made", "_making", "tool_names")
 
-    def __init__(self, data: Any, counts: Sequence[int]) -> None:  # (data: the cache's table of the conversation)
-        self.data, self.messages, self.counts = data, data.conversation.messages, counts
+    def __init__(self, data: Any, counts: Sequence[int], tool_names: NameTable) -> None:
+        self.data, self.messages, self.counts = data, data.conversation.messages, counts  # (data: the cache's table)
+        self.tool_names = tool_names  # the tool each text names, detected once (the compressor's too)
         self.rows: list[Row | None] = [None] * len(self.messages)
         self.made = 0  # how many rows are made
         # The inspector's panes read rows on its main thread while a worker may make them too:
@@ -68,7 +69,7 @@ class BaseRows(Sequence[Row]):
         return [maker if row is None else row for row in self.rows[:n]]
 
 
-def base_row(i: int, msg: Message, tokens: int, names: Mapping[str, str] | BaseRows) -> Row:
+def base_row(i: int, msg: Message, tokens: int, names: BaseRows) -> Row:
     """Stored message i as sent unchanged: its tool and reminder spans, no changes."""
     text = msg.text
     spans = tuple(reminders.spans(text)) if "<system-reminder>" in text else ()
@@ -76,8 +77,8 @@ def base_row(i: int, msg: Message, tokens: int, names: Mapping[str, str] | BaseR
     return make_row(i, msg, msg, (), tokens, tokens, tool, spans, spans, ())
 
 
-def tool_name_of(msg: Message, names: Mapping[str, str] | BaseRows) -> str | None:
-    """A tool result's tool: its own field, its call's name, else detected from the text (cached by the
-    compression module, which detects the same texts when it cuts them)."""
+def tool_name_of(msg: Message, names: BaseRows) -> str | None:
+    """A tool result's tool: its own field, its call's name, else detected from the text (remembered
+    in the table the compressor detects the same texts in when it cuts them)."""
     name = msg.tool_name or (names.get(msg.tool_call_id) if msg.tool_call_id else None)
-    return name if name is not None else detect_tool_name_cached(msg.text)
+    return name if name is not None else names.tool_names.detect(msg.text)

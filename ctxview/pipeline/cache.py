@@ -14,7 +14,6 @@ import itertools
 from typing import Any, NamedTuple, Sequence
 
 from ctxview._fast import compression as fast
-from ctxview._fast.tool_names import clear_names
 from ctxview.engine import compression, reminders
 from ctxview.engine.grouping import unit_runs
 from ctxview.identity_table import IdentityTable
@@ -30,12 +29,12 @@ from ctxview.engine.tokens import (
 )
 from ctxview.engine.view import PreparedView, Row
 from ctxview.pipeline import limits
-from ctxview.pipeline import changes as made
 from ctxview.pipeline.base_rows import BaseRows
 from ctxview.pipeline.builders import with_content as _with_content
 from ctxview.pipeline.embedding import embed_ephemeral_into
 from ctxview.model import request_indices
-from ctxview.pipeline.row_keys import SHARED_CHANGES, SHARED_ONES, Specs
+from ctxview.pipeline.interned import Interned
+from ctxview.pipeline.row_keys import Specs
 from ctxview.engine.system_block import system_block_tokens
 
 __all__ = ["PipelineCache", "StageResult"]
@@ -113,6 +112,7 @@ class PipelineCache:
     def __init__(self) -> None:
         # the compressor's plans, its cuts by message and by text, and the call-id maps (_fast.compression)
         self.memo = fast.Memo()
+        self.interned = Interned()  # the changes, tier names and detail lines its rows share
         self.counts: dict[str, dict[int, tuple[Any, int]]] = {}
         self.short_counts: dict[tuple[str, str, str], int] = {}  # (counter, role, short text) -> tokens
         # counter name -> {text: tokens} for tool results without calls under a text-only counter:
@@ -152,13 +152,9 @@ class PipelineCache:
         self.steps: dict[tuple[int, int], tuple[PreparedView, PreparedView, range]] = {}
 
     def clear(self) -> None:
-        """Forget everything: this cache's tables (the compressor's `memo` among them), and the
-        interned changes and tool-name detections the pipeline's modules share."""
-        self.__init__()   # (the compressor's tables are this cache's: `memo`)
-        SHARED_CHANGES.clear()
-        SHARED_ONES.clear()
-        made.clear_memos()
-        clear_names()
+        """Forget everything this cache holds: its tables, the compressor's (`memo`, with its tool-name
+        detections) and the changes its rows share (`interned`)."""
+        self.__init__()
 
     def forget_derived(self) -> None:
         """Forget the messages made from the stored ones (cut, cleared, embedded), their counts and rows,
@@ -324,7 +320,7 @@ class PipelineCache:
         """Each stored message's unchanged row (a row is made when first read: BaseRows)."""
         rows = data.base_rows.get(counter.name)
         if rows is None:
-            rows = data.base_rows[counter.name] = BaseRows(data, self.counts_of(data, counter))
+            rows = data.base_rows[counter.name] = BaseRows(data, self.counts_of(data, counter), self.memo.names)
         return rows
 
     def stages(self, data: _ConversationData, counter: TokenCounter, policy: compression.CompressionPolicy | None,

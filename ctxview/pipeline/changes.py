@@ -6,16 +6,15 @@ detail line reads the same whichever made it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ctxview.engine import compression
 from ctxview.engine.budget import EXCERPT_CHARS
 from ctxview._slots import slot_builder
 from ctxview.model import ContextEvent
 from ctxview.engine.view import Change
-from ctxview.pipeline import limits
 
-__all__ = ["compacted", "compressed", "cleared", "thinking_cleared", "dropped", "ephemeral", "excerpted", "inserted", "removed",
+__all__ = ["compacted", "compressed", "detail_line", "tier_head", "tier_of", "cleared", "thinking_cleared", "dropped", "ephemeral", "excerpted", "inserted", "removed",
            "rewritten", "rewritten_by"]
 
 # Change(...) by position without the frozen __init__ (rows are made by the tens of thousands).
@@ -26,33 +25,22 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
-_TIERS: dict[int, tuple] = {}
+def tier_head(policy: compression.CompressionPolicy, t_index: int) -> str:
+    """"tier 3 (ages 21-40 → 500 chars)"."""
+    return f"tier {t_index + 1} ({compression.describe_tier(policy, t_index)})"
 
 
-def _tiers_of(policy: compression.CompressionPolicy) -> tuple[tuple[str, ...], list[tuple[int, Any]]]:
-    """For a policy, memoised by identity: "tier 3 (ages 21-40 → 500 chars)" per tier, and
-    tier_for_age for ages 0 to one past the largest finite tier age (older ages fall where that one does)."""
-    hit = _TIERS.get(id(policy))
-    if hit is None or hit[0] is not policy:
-        heads = tuple(f"tier {t + 1} ({compression.describe_tier(policy, t)})" for t in range(len(policy.tiers)))
-        top = max((t.max_age for t in policy.tiers if t.max_age is not None), default=-1)
-        by_age = [compression.tier_for_age(policy, age) for age in range(max(top, 0) + 2)]
-        if len(_TIERS) > limits.TOTALS:
-            _TIERS.clear()
-        hit = _TIERS[id(policy)] = (policy, heads, by_age)
-    return hit[1], hit[2]
+def tier_of(policy: compression.CompressionPolicy, age: int) -> tuple[str, int, Any]:
+    """(the name of the tier an age falls in, its index, the tier)."""
+    t_index, tier = compression.tier_for_age(policy, age)
+    return tier_head(policy, t_index), t_index, tier
 
 
-def _tier(policy: compression.CompressionPolicy, age: int) -> tuple[str, int, Any]:
-    heads, by_age = _tiers_of(policy)
-    t_index, tier = by_age[age] if 0 <= age < len(by_age) else (
-        by_age[-1] if age > 0 else compression.tier_for_age(policy, age))
-    return heads[t_index], t_index, tier
-
-
-def compressed(policy: compression.CompressionPolicy, age: int, stored_chars: int, saved_tokens: int) -> Change:
-    """A tool result cut by the what-if tier compression (age: its distance from the request's end)."""
-    head, t_index, tier = _tier(policy, age)
+def compressed(policy: compression.CompressionPolicy, age: int, stored_chars: int, saved_tokens: int,
+               tier_of: Callable[[compression.CompressionPolicy, int], tuple[str, int, Any]] = tier_of) -> Change:
+    """A tool result cut by the what-if tier compression (age: its distance from the request's end).
+    tier_of: where the tier's name comes from (a cache's table: interned.Interned.tier)."""
+    head, t_index, tier = tier_of(policy, age)
     cut = stored_chars - (tier.max_chars or stored_chars)
     return new_change("compressed", "compression", f"{head}, age {age}: {cut:,} chars cut", t_index, age, saved_tokens)
 
@@ -89,40 +77,25 @@ def excerpted(boundary: int, cut: int, saved: int) -> Change:
                       None, None, saved)
 
 
-_DETAILS: dict[tuple, str] = {}
+def detail_line(kind: str, *figures: int) -> str:
+    """The detail line of a change that reads the same on every row it marks: a removal, a summary's
+    or a budget's drop."""
+    if kind == "dropped":
+        return f"dropped to fit the budget of {figures[0]:,} tokens (oldest first, calls kept with results)"
+    boundary, total = figures
+    into = "a removal marker" if kind == "removed" else "a summary checkpoint"
+    return f"{kind}: the {total:,} messages before index {boundary} are replaced by {into}"
 
 
-def shared_detail(kind: str, *figures: int) -> str:
-    """The detail line of a change that reads the same on every row it marks (a removal, a budget
-    drop): formatted once and shared, as tens of thousands of rows may carry it."""
-    key = (kind, *figures)
-    detail = _DETAILS.get(key)
-    if detail is None:
-        if kind == "dropped":
-            detail = f"dropped to fit the budget of {figures[0]:,} tokens (oldest first, calls kept with results)"
-        else:
-            boundary, total = figures
-            into = "a removal marker" if kind == "removed" else "a summary checkpoint"
-            detail = f"{kind}: the {total:,} messages before index {boundary} are replaced by {into}"
-        if len(_DETAILS) > limits.TEXTS:
-            _DETAILS.clear()
-        _DETAILS[key] = detail
-    return detail
+def removed(action: str, boundary: int, total: int, tokens: int,
+            detail: Callable[..., str] = detail_line) -> Change:
+    """Left out by the what-if summary (action "removed" or "summarised"). detail: where the line
+    comes from (a cache's table: interned.Interned.detail)."""
+    return new_change(action, "summarize", detail(action, boundary, total), None, None, tokens)
 
 
-def clear_memos() -> None:
-    """Forget the memoised tier heads and detail lines (PipelineCache.clear calls it)."""
-    _TIERS.clear()
-    _DETAILS.clear()
-
-
-def removed(action: str, boundary: int, total: int, tokens: int) -> Change:
-    """Left out by the what-if summary (action "removed" or "summarised")."""
-    return new_change(action, "summarize", shared_detail(action, boundary, total), None, None, tokens)
-
-
-def dropped(budget: int, tokens: int) -> Change:
-    return new_change("dropped", "budget", shared_detail("dropped", budget), None, None, tokens)
+def dropped(budget: int, tokens: int, detail: Callable[..., str] = detail_line) -> Change:
+    return new_change("dropped", "budget", detail("dropped", budget), None, None, tokens)
 
 
 def inserted(strategy: str, count: int, tokens: int) -> Change:
@@ -168,7 +141,7 @@ def rewritten(kind: str, event: ContextEvent, age: int, saved: int) -> Change:
                           f"cut by Codex to the turn's truncation policy ({policy.get('mode', '?')} "
                           f"{policy.get('limit', '?')}) when it recorded the output: {saved:,} tokens saved",
                           None, None, saved)
-    head, t_index, _ = _tier(compression.DEFAULT_POLICY, age)
+    head, t_index, _ = tier_of(compression.DEFAULT_POLICY, age)
     what_if = bool(event.meta.get("what_if")) if hasattr(event.meta, "get") else False
     who = "what-if swarm-auto: SwarmSDK's rule would compress" if what_if else "SwarmSDK compressed"
     return new_change("compressed", "swarm-auto" if what_if else "harness",

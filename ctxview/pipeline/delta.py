@@ -192,7 +192,7 @@ class _Step:
             return hit, cur
         return new_row(self.compressed_rows if indexed else self.row_cache, i if indexed else key, key,
                        self.base_rows[i], stored, cur, self.policy, self.stored_counts[i], tp, spans,
-                       cache.reminder_spans), cur
+                       cache), cur
 
     def reclear(self, i: int, stored: Message, was: Row, cur: Message, tp: int) -> tuple | None:
         """Clearing of result i again: (message, tokens, the cleared spec or ()); None when the set of

@@ -8,14 +8,15 @@ when the row is first read.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from ctxview.engine import compression
-from ctxview.engine.compression import DEFAULT_POLICY
 from ctxview.model import Message
 from ctxview.engine.view import Change
 from ctxview.pipeline import changes as made
-from ctxview.pipeline import limits
+
+if TYPE_CHECKING:
+    from ctxview.pipeline.interned import Interned
 
 class Specs:
     """What changed, per stored index: the key of each changed message's row, (index, *specs)
@@ -111,56 +112,31 @@ def gone_by_index(key: tuple) -> bool:
     return len(key) > p and key[p] in _GONE and len(key) == p + SPEC_LENGTHS[key[p]]
 
 
-_NO_MESSAGE = Message("tool")  # change_of reads the policy and message for compressed specs only
-
-
 def changes_of(key: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,
-             stored: Message, start: int = 1) -> tuple[Change, ...]:
-    """The Changes of a row key (index, *specs) from position `start` on, one per spec, in order."""
+               stored: Message, interned: Interned, start: int = 1) -> tuple[Change, ...]:
+    """The Changes of a row key (index, *specs) from position `start` on, one per spec, in order
+    (all but a compression's the one object `interned` keeps for its spec)."""
     out = []
     p, end = start, len(key)
     while p < end:
         kind = key[p]
         q = p + SPEC_LENGTHS[kind]
         if kind == "compressed":
-            out.append(change_of(key[p:q], policy, stored_tokens, prepared_tokens, stored))
+            out.append(change_of(key[p:q], policy, stored_tokens, prepared_tokens, stored, interned))
         else:
-            out.append(shared_change(key[p:q]))
+            out.append(interned.change(key[p:q]))
         p = q
     return tuple(out)
 
 
-SHARED_CHANGES: dict[tuple, Change] = {}
-SHARED_ONES: dict[tuple, tuple[Change]] = {}
-
-
-def shared_change(spec: tuple) -> Change:
-    """The Change of a spec of any kind but compressed: made of its spec alone, so one object per
-    spec (tens of thousands of rows share a few specs: a removal, a budget drop, a placeholder)."""
-    change = SHARED_CHANGES.get(spec)
-    if change is None:
-        if len(SHARED_CHANGES) >= limits.SHARED_CHANGES:
-            SHARED_CHANGES.clear()
-            SHARED_ONES.clear()  # (their changes must stay the shared ones: rows are checked by identity)
-        change = SHARED_CHANGES[spec] = change_of(spec, DEFAULT_POLICY, 0, 0, _NO_MESSAGE)
-    return change
-
-
-def shared_changes(spec: tuple) -> tuple[Change]:
-    """(shared_change(spec),), the same tuple for every row whose only change is this spec."""
-    changes = SHARED_ONES.get(spec)
-    if changes is None:
-        if len(SHARED_ONES) >= limits.SHARED_CHANGES:
-            SHARED_ONES.clear()
-        changes = SHARED_ONES[spec] = (shared_change(spec),)
-    return changes
-
-
 def change_of(spec: tuple, policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int,
-            stored: Message) -> Change:
-    """The Change a spec tuple stands for (see changes.py)."""
+              stored: Message, interned: Interned | None = None) -> Change:
+    """The Change a spec tuple stands for (see changes.py), its names and lines from `interned`'s
+    tables when given."""
     kind = spec[0]
     if kind == "compressed":  # spec[2]: the policy's tag, so rows of different tiers are cached apart
+        if interned is not None:
+            return made.compressed(policy, spec[1], len(stored.text), stored_tokens - prepared_tokens, interned.tier)
         return made.compressed(policy, spec[1], len(stored.text), stored_tokens - prepared_tokens)
     if kind == "cleared":
         _, saved, _inputs, is_result, keep = spec
@@ -173,8 +149,9 @@ def change_of(spec: tuple, policy: compression.CompressionPolicy, stored_tokens:
         return made.rewritten_by(spec[1], spec[2], spec[3])
     if kind == "excerpted":
         return made.excerpted(spec[1], spec[2], spec[3])
+    detail = made.detail_line if interned is None else interned.detail
     if kind in ("removed", "summarised"):
-        return made.removed(*spec)
+        return made.removed(*spec, detail)
     if kind == "dropped":
-        return made.dropped(spec[1], spec[2])
+        return made.dropped(spec[1], spec[2], detail)
     raise AssertionError(f"unknown change {kind!r}")  # pragma: no cover

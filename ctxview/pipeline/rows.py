@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ctxview.engine import compression
 from ctxview.model import Message
 from ctxview.engine.tokens import TokenCounter
 from ctxview.engine.view import Row
 from ctxview.pipeline.builders import make_row as _row
-from ctxview.pipeline.row_keys import AFTER_COMPRESSED, SPEC_LENGTHS, Specs, by_index, changes_of, cleared_by_index, gone_by_index, shared_change, shared_changes
+from ctxview.pipeline.row_keys import AFTER_COMPRESSED, SPEC_LENGTHS, Specs, by_index, changes_of, cleared_by_index, gone_by_index
 from ctxview.pipeline import limits
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class RowMaker:
             indexed, table = True, self.gone
             hit = table.get(i)  # type: ignore[union-attr]
             if (hit is not None and hit.stored is stored and len(hit.changes) == (2 if kind == "compressed" else 1)
-                    and hit.changes[-1] is shared_change(key[AFTER_COMPRESSED if kind == "compressed" else 1:])):
+                    and hit.changes[-1] is self.cache.interned.change(key[AFTER_COMPRESSED if kind == "compressed" else 1:])):
                 return hit
         else:
             indexed = by_index(key)
@@ -80,26 +80,27 @@ class RowMaker:
             if hit is not None and hit.stored is stored and hit.prepared is prepared:
                 return hit
         return new_row(table, i if indexed else key, key, self.base[i], stored, prepared, self.policy, st, tp,
-                        self.eph_spans.get(i, ()), self.cache.reminder_spans, self.eph_reminders.get(i))
+                       self.eph_spans.get(i, ()), self.cache, self.eph_reminders.get(i))
 
 
 def new_row(row_cache: dict, cache_key: Any, key: tuple, base: Row, stored: Message, prepared: Message | None,
-             policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int, eph: tuple,
-             spans_of: Callable[[str], tuple], reminders: tuple | None = None) -> Row:
+            policy: compression.CompressionPolicy, stored_tokens: int, prepared_tokens: int, eph: tuple,
+            cache: PipelineCache, reminders: tuple | None = None) -> Row:
     """The row of a changed message (`base`: its unchanged row) with the changes of `key` ((index, *specs):
-    see _changes), remembered in `row_cache` under `cache_key`. reminders: the reminder blocks of
-    prepared.text when the caller knows them (an embedded message's)."""
+    see row_keys), remembered in `row_cache` under `cache_key`; its changes and reminder spans from
+    `cache`'s tables. reminders: the reminder blocks of prepared.text when the caller knows them (an
+    embedded message's)."""
     kind = key[1]
     if kind != "compressed" and len(key) == 1 + SPEC_LENGTHS[kind]:
-        changes = shared_changes(key[1:])  # one tuple for every row with this one change
+        changes = cache.interned.only(key[1:])  # one tuple for every row with this one change
     else:
-        changes = changes_of(key, policy, stored_tokens, prepared_tokens, stored)
+        changes = changes_of(key, policy, stored_tokens, prepared_tokens, stored, cache.interned)
     if prepared is None:
         spans: tuple = ()
     elif prepared is stored:
         spans = base.stored_reminders
     else:
-        spans = reminders if reminders is not None else spans_of(prepared.text)
+        spans = reminders if reminders is not None else cache.reminder_spans(prepared.text)
     row = _row(base.index, stored, prepared, changes, stored_tokens, prepared_tokens, base.tool_name,
                base.stored_reminders, spans, eph if prepared is not None else ())
     if len(row_cache) >= limits.ENTRIES:
