@@ -97,15 +97,21 @@ def _bloat_call(path: Path):
         return conversation_bloat(conversation, settings, view.context_window, cache)
 
     def reset():
-        # the tiers' cuts are what the first press computes (as sent has no tiers): forget them
+        # the tiers' cuts are what the first press computes (as sent has no tiers): forget them, and
+        # the tool-name detections (the cache's memo holds both; a checkout before kept the cuts there
+        # and the detections in a module table, which clear_caches empties)
         compression.clear_caches()
+        if hasattr(cache, "memo"):
+            cache.memo.clear()
         # and the unchanged rows a press made (cache.BaseRows makes a row when first read: after the
         # first screen only a screenful is made)
         # (a checkout before BaseRows made them all with the first view: nothing to forget)
         made = cache.data(conversation).base_rows
         for name, rows in made.items():
             if hasattr(rows, "made"):
-                made[name] = type(rows)(rows.data, rows.counts)
+                # (since the detections are the cache's, a table of rows is given where they are kept)
+                kept = (rows.tool_names,) if hasattr(rows, "tool_names") else ()
+                made[name] = type(rows)(rows.data, rows.counts, *kept)
 
     return press, reset, len(conversation.messages)
 

@@ -105,8 +105,9 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 from ctxview import load_session  # noqa: E402
-from ctxview.engine.tiers_saving import tiers_saving, tiers_saving_built  # noqa: E402
-from ctxview.engine.clearing import clearing_saving, plan_clearing  # noqa: E402
+from ctxview._fast.bloat import clearing_saving, tiers_saving  # noqa: E402
+from ctxview.engine.clearing import plan_clearing  # noqa: E402
+from ctxview.engine.tiers_saving import tiers_saving as tiers_saving_rule  # noqa: E402
 from ctxview.engine.compression import PRESETS, CompressionPolicy, get_policy  # noqa: E402
 from ctxview.model import Content, Message, ToolCall  # noqa: E402
 from ctxview.settings import ClearSettings  # noqa: E402
@@ -138,7 +139,7 @@ def _tool_indices(messages):
 def _by_text(messages, per):
     """The tally's tool results by text, as the bloat analysis passes them to tiers_saving."""
     from ctxview.engine.bloat import _Tally
-    from ctxview.engine.bloat_scan import scan_messages
+    from ctxview._fast.bloat import scan_messages
 
     return _Tally(messages, per, SwarmEstimate(), 20, 1000, None, scan_messages(messages, per)).same_text
 
@@ -153,7 +154,7 @@ def test_tiers_saving_equals_cutting_and_counting_on_the_samples(counter):
         per = [counter.count_message(m) for m in msgs]
         for policy in _POLICIES:
             for keep in (0, 3, 10):
-                built = tiers_saving_built(msgs, keep, policy, per, counter.count_message)
+                built = tiers_saving_rule(msgs, keep, policy, per, counter, counter.count_message)
                 assert tiers_saving(msgs, keep, policy, per, counter, counter.count_message) == built, (name, policy, keep)
                 assert tiers_saving(msgs, keep, policy, per, counter, counter.count_message,
                                     _tool_indices(msgs)) == built, (name, policy, keep)
@@ -192,7 +193,7 @@ _message = st.one_of(_tool_message, st.builds(lambda t, c: Message("assistant", 
 def test_tiers_saving_equals_cutting_and_counting(messages, policy, keep):
     counter = SwarmEstimate()
     per = [counter.count_message(m) for m in messages]
-    built = tiers_saving_built(messages, keep, policy, per, counter.count_message)
+    built = tiers_saving_rule(messages, keep, policy, per, counter, counter.count_message)
     assert tiers_saving(messages, keep, policy, per, counter, counter.count_message) == built
     assert tiers_saving(messages, keep, policy, per, counter, counter.count_message, _tool_indices(messages)) == built
     assert tiers_saving(messages, keep, policy, per, counter, counter.count_message,
@@ -290,7 +291,7 @@ def _stored_reminders_simple(messages, counter):
 
 def _stored_reminders_of(messages, counter, rows=None):
     from ctxview.engine.bloat import _Tally
-    from ctxview.engine.bloat_scan import scan_messages
+    from ctxview._fast.bloat import scan_messages
 
     per = [counter.count_message(m) for m in messages]
     return _Tally(messages, per, counter, 20, 1000, rows, scan_messages(messages, per)).stored_reminders
@@ -320,7 +321,7 @@ def test_the_stored_reminders_are_every_messages(messages):
 @given(st.lists(st.one_of(_message, _reminder_message), max_size=25))
 def test_a_results_tool_is_tool_name_of_with_the_calls_names(messages):
     from ctxview.engine.bloat import _result_tool, _Tally
-    from ctxview.engine.bloat_scan import scan_messages
+    from ctxview._fast.bloat import scan_messages
     from ctxview.engine.clearing import tool_name_of
 
     calls = {c.id: c for m in messages for c in m.tool_calls if c.id}
@@ -347,7 +348,8 @@ def _assert_same_scan(fast, general, where=""):
 
 
 def test_the_linear_scan_is_the_scan_by_id_on_the_samples():
-    from ctxview.engine.bloat_scan import scan_by_id, scan_linear
+    from ctxview._fast.bloat import scan_linear
+    from ctxview.engine.bloat_scan import scan_by_id
 
     taken = 0
     for name, msgs in _conversations():
@@ -390,7 +392,8 @@ def _turns(draw):
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_turns())
 def test_the_linear_scan_is_the_scan_by_id(messages):
-    from ctxview.engine.bloat_scan import scan_by_id, scan_linear
+    from ctxview._fast.bloat import scan_linear
+    from ctxview.engine.bloat_scan import scan_by_id
 
     per = list(range(len(messages)))
     fast = scan_linear(messages, per)

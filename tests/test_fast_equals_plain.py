@@ -16,9 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxview._fast import compression as fast
+from ctxview._fast import bloat as fast_bloat
 from ctxview._fast import tool_names as fast_names
+from ctxview.engine import bloat, bloat_scan, clearing, tiers_saving
+from ctxview.engine.tokens import SwarmEstimate
+from ctxview.settings import ClearSettings
 from ctxview.engine import compression as rule
 from ctxview.engine import tool_names
+from ctxview.engine import tokens as rule_tokens
 from ctxview.model import Content, Message, ToolCall
 from ctxview.pipeline import changes as made
 from ctxview.pipeline.interned import Interned
@@ -91,6 +96,48 @@ specs = st.one_of(
 details = st.tuples(st.sampled_from(["removed", "summarised"]), st.integers(0, 90), st.integers(1, 90)) | st.tuples(
     st.just("dropped"), st.integers(1, 10**6))
 
+# The bloat analysis's measures: each drawn with the tokens of its messages, under SwarmSDK's
+# estimate (where the twins take their short cuts) or chars/4 (where they take the rule's way).
+COUNTERS = st.sampled_from([SwarmEstimate(), rule_tokens.CharsCounter()])
+
+
+@st.composite
+def counted(draw):
+    msgs, counter = draw(messages()), draw(COUNTERS)
+    return msgs, [counter.count_message(m) for m in msgs], counter
+
+
+def scan_of(scan) -> tuple:
+    """A Scan, comparable: its units as lists, its calls by identity."""
+    return (scan.by_role, list(scan.by_role), scan.results, [id(c) for c in scan.calls], scan.reminded,
+            [list(u) for u in scan.units])
+
+
+@st.composite
+def savings_of_tiers(draw):
+    msgs, per, counter = draw(counted())
+    return msgs, draw(st.integers(-2, 12)), draw(policies), per, counter, counter.count_message
+
+
+@st.composite
+def savings_of_clearing(draw):
+    msgs, per, counter = draw(counted())
+    clear = ClearSettings(keep=draw(st.integers(0, 4)), exclude=draw(st.sampled_from([(), ("Read",)])),
+                          trigger=draw(st.sampled_from([0, 50])), min_saving=draw(st.sampled_from([0, 20])))
+    return msgs, clear, counter, per, counter.count_message
+
+
+@st.composite
+def bloat_analyses(draw):
+    msgs, per, counter = draw(counted())
+    return msgs, draw(st.sampled_from([0.5, 0.9])), draw(st.sampled_from([None, 400, 100_000])), counter
+
+
+def analysis(measures):
+    return lambda msgs, threshold, window, counter: bloat.analyze_context_bloat(
+        msgs, threshold, window, counter, measures=measures).to_dict()
+
+
 PAIRS = [
     Pair("compress_tool_results", fast.compress_tool_results, rule.compress_tool_results,
          st.tuples(messages(), st.integers(-3, 45), policies)),
@@ -105,6 +152,11 @@ PAIRS = [
          st.tuples(messages().filter(bool).map(lambda m: m[0]), st.integers(-2, 80), policies,
                    st.sampled_from([None, "Read", "Bash"]))),
     Pair("detect_tool_name", fast.MEMO.names.detect, tool_names.detect_tool_name, st.tuples(texts)),
+    Pair("the bloat scan", lambda msgs, per, _: scan_of(fast_bloat.scan_messages(msgs, per)),
+         lambda msgs, per, _: scan_of(bloat_scan.scan_by_id(msgs, per)), counted()),
+    Pair("what the tiers would save", fast_bloat.tiers_saving, tiers_saving.tiers_saving, savings_of_tiers()),
+    Pair("what clearing would save", fast_bloat.clearing_saving, clearing.clearing_saving, savings_of_clearing()),
+    Pair("the bloat analysis", analysis(fast_bloat.FAST), analysis(bloat.PLAIN), bloat_analyses()),
     Pair("interned change", INTERNED.change,
          lambda spec: change_of(spec, rule.DEFAULT_POLICY, 0, 0, Message("tool")), st.tuples(specs)),
     Pair("interned tier", INTERNED.tier, made.tier_of, st.tuples(policies, st.integers(-3, 200))),

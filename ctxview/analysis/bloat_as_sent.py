@@ -6,8 +6,10 @@ from __future__ import annotations
 from functools import partial
 
 from ctxview._fast import compression as fast
+from ctxview._fast.bloat import FAST
 from ctxview.engine.bloat import analyze_context_bloat
 from ctxview.engine.harness import history_as_sent
+from ctxview.gcpause import paused_gc
 from ctxview.model import Conversation
 from ctxview.pipeline import PipelineCache
 from ctxview.pipeline.context import context_fit
@@ -22,6 +24,12 @@ def conversation_bloat(conversation: Conversation, settings: Settings, context_w
     inspector's `b`), in the model's tokens (context_tokens: the request's figure, savings scaled by
     the file's fit and never more than the messages hold), with the pipeline cache's counts and rows:
     what prepare counted or found already is not again."""
+    with paused_gc():  # (see gcpause: the collector would walk the session again and again)
+        return _bloat(conversation, settings, context_window, cache, threshold)
+
+
+def _bloat(conversation: Conversation, settings: Settings, context_window: int | None, cache: PipelineCache,
+           threshold: float):
     counter = cache.counter(conversation, settings.counter)
     data = cache.data(conversation)
     n = len(conversation.messages) if settings.request is None else settings.request
@@ -32,7 +40,7 @@ def conversation_bloat(conversation: Conversation, settings: Settings, context_w
     common = dict(system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent,
                   measure=lambda m: cache.count(counter, m), measure_cleared=lambda m: cache.count_cleared(counter, m),
                   blank=cache.blanked, figure=(figure.tokens, figure.basis, fit.scale),
-                  compress=partial(fast.compress_tool_results, memo=cache.memo))
+                  compress=partial(fast.compress_tool_results, memo=cache.memo), measures=FAST)
     if not sent.plain or n != len(conversation.messages):
         if ephemeral:
             ephemeral = {i - sent.start: v for i, v in ephemeral.items() if sent.start <= i < n}

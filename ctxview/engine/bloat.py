@@ -22,11 +22,10 @@ from ctxview.engine.budget import checkpoint_message, extractive_summary, fit_pl
 from ctxview.engine.clearing import clearing_saving
 from ctxview.engine.call_arguments import args_groups
 from ctxview.engine.compression import DEFAULT_POLICY, compress_tool_results
-from ctxview.gcpause import paused_gc
 from ctxview.model import Message
 from ctxview.engine.tokens import SwarmEstimate, TokenCounter
 from ctxview.engine.tool_names import detect_tool_name
-from ctxview.engine.bloat_scan import Scan, scan_messages
+from ctxview.engine.bloat_scan import Scan, scan_by_id
 from ctxview.engine.tiers_saving import tiers_saving
 from ctxview.settings import ClearSettings
 
@@ -105,6 +104,19 @@ def _result_tool(msg: Message, call: Any) -> str | None:
     return msg.tool_name or (call.name if call is not None else detect_tool_name(msg.text))
 
 
+@dataclass(frozen=True)
+class Measures:
+    """How the analysis reads the messages and measures what the tiers and clearing would save:
+    the rules (PLAIN), or twins that give the same (ctxview._fast.bloat.FAST)."""
+
+    scan: Callable[[Sequence[Message], Sequence[int]], Scan] = scan_by_id
+    tiers_saving: Callable[..., int] = tiers_saving
+    clearing_saving: Callable[..., tuple[int, int]] = clearing_saving
+
+
+PLAIN = Measures()
+
+
 def analyze_context_bloat(
     messages: Sequence[Message],
     threshold: float = 0.7,
@@ -124,6 +136,7 @@ def analyze_context_bloat(
     rows: Sequence[Any] | None = None,
     figure: tuple[int, str, float] | None = None,
     compress: Callable[..., list[Message]] = compress_tool_results,
+    measures: Measures = PLAIN,
 ) -> BloatReport:
     """Analyse `messages` (see the module docstring).
 
@@ -139,19 +152,18 @@ def analyze_context_bloat(
     in by a caller that has them; so may `rows`, the pipeline's unchanged row
     of each message (view.Row: its tool name and reminder spans). `compress`:
     compress_tool_results or a twin with its results (the pipeline's, whose
-    memo tables already hold the cuts).
+    memo tables already hold the cuts). `measures`: the rules, or their fast twins (FAST).
     """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], not {threshold}")
-    with paused_gc():
-        return _analyze(messages, threshold, context_window, counter or SwarmEstimate(), ephemeral, system_prompt,
-                        keep_recent, largest, stale_age, stale_tokens, counts, measure, measure_cleared, blank,
-                        rows, figure, compress)
+    return _analyze(messages, threshold, context_window, counter or SwarmEstimate(), ephemeral, system_prompt,
+                    keep_recent, largest, stale_age, stale_tokens, counts, measure, measure_cleared, blank,
+                    rows, figure, compress, measures)
 
 
 def _analyze(messages, threshold, context_window, counter, ephemeral, system_prompt, keep_recent, largest,
              stale_age, stale_tokens, counts, measure, measure_cleared=None, blank=None, rows=None,
-             figure=None, compress=compress_tool_results) -> BloatReport:
+             figure=None, compress=compress_tool_results, measures=PLAIN) -> BloatReport:
     measure = measure or counter.count_message
     per = list(counts) if counts is not None else [measure(m) for m in messages]
     n = len(messages)
@@ -160,7 +172,7 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
     if ephemeral:
         eph_tokens = sum(counter.count(str(p)) for i, ps in ephemeral.items() if 0 <= i < n for p in ps if p)
     total = sum(per) + system_tokens + eph_tokens
-    scan = scan_messages(messages, per)
+    scan = measures.scan(messages, per)
     tally = _Tally(messages, per, counter, stale_age, stale_tokens, rows, scan)
     if system_tokens:
         tally.by_role["system"] += system_tokens
@@ -187,7 +199,7 @@ def _analyze(messages, threshold, context_window, counter, ephemeral, system_pro
               else int(room) + system_tokens + eph_tokens)
     recs = _recommendations(messages, per, counter, measure, keep_recent, repeated, tally.stale, room, threshold,
                             context_window, measure_cleared or measure, blank, scan.units, scan.results,
-                            tally.same_text, budget, compress)
+                            tally.same_text, budget, compress, measures)
     if figure is not None:
         recs = [Recommendation(r.action, r.setting, min(held, round(scale * r.saves)), r.detail) for r in recs]
     return BloatReport(
@@ -309,20 +321,21 @@ class _Tally:
 def _recommendations(messages, per, counter, measure, keep_recent: int, repeated: list, stale: list,
                      room: float | None, threshold: float, context_window: int | None,
                      measure_cleared: Callable[[Message], int], blank, all_units, results,
-                     by_text, budget: int | None = None, compress=compress_tool_results) -> list[Recommendation]:
+                     by_text, budget: int | None = None, compress=compress_tool_results,
+                     measures: Measures = PLAIN) -> list[Recommendation]:
     """What each setting would save, most first (`room`: tokens the messages may take, when bloated;
     `all_units`: unit_runs(messages), as summarising and fitting both keep a call with its results;
     `results`: the indices of the tool results; `by_text`: the tool results by their text, the
     tally's same_text)."""
     n = len(messages)
     recs: list[Recommendation] = []
-    saved = tiers_saving(messages, keep_recent, DEFAULT_POLICY, per, counter, measure, by_text=by_text,
+    saved = measures.tiers_saving(messages, keep_recent, DEFAULT_POLICY, per, counter, measure, by_text=by_text,
                          compress=compress)
     if saved > 0:
         recs.append(Recommendation(
             "compress old tool results by age", f"--tiers default --keep-recent {keep_recent}", saved,
             "SwarmSDK's tiers: ages 11-20 → 1000 chars, 21-40 → 500, 41-60 → 200, older → 100"))
-    cleared, clearing_saved = clearing_saving(messages, ClearSettings(), counter, per, measure_cleared, blank,
+    cleared, clearing_saved = measures.clearing_saving(messages, ClearSettings(), counter, per, measure_cleared, blank,
                                               results, by_text)
     if clearing_saved > 0:
         waste = sum(r["wasted_tokens"] for r in repeated)

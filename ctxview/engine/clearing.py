@@ -144,42 +144,10 @@ def clearing_saving(
     by_text: Mapping[str, Sequence[int]] | None = None,
 ) -> tuple[int, int]:
     """(results cleared, tokens saved) of plan_clearing(messages, settings, counter, counts=counts,
-    measure=measure, blank=blank), where `measure` counts as `counter` does. Under SwarmSDK's
-    estimate every cleared result (a tool message holding the placeholder) has the same tokens,
-    so nothing is built (tests/test_bloat_fastpath.py holds the two equal). `results`: the indices
-    of the tool results, when the caller has them; with `by_text` too (the results with a text, in
-    order, by their text: the bloat tally's same_text) and no tool excluded, the results cleared
-    are the oldest ones less those holding the placeholder already, summed without a loop."""
-    if (type(counter) is not SwarmEstimate or settings.clear_inputs or settings.api
-            or settings.trigger_unit != "input_tokens"):
-        result = plan_clearing(messages, settings, counter, counts=counts, measure=measure, blank=blank)
-        return len(result.cleared), result.saved_tokens
-    if settings.trigger and sum(counts) <= settings.trigger:
-        return 0, 0
-    names = {c.id: c.name for m in messages for c in m.tool_calls if c.id} if settings.exclude else {}
-    if results is None:
-        results = [i for i, m in enumerate(messages) if m.role == "tool"]
-    placeholder, exclude = settings.placeholder, set(settings.exclude)
-    oldest = results[: max(len(results) - max(settings.keep, 0), 0)]
-    if by_text is not None and not exclude and placeholder and oldest:
-        done = [i for i in by_text.get(placeholder, ()) if i <= oldest[-1]]  # cleared already
-        cleared = len(oldest) - len(done)
-        before = sum(map(counts.__getitem__, oldest)) - sum(map(counts.__getitem__, done))
-    else:
-        cleared = before = 0
-        for i in oldest:
-            msg = messages[i]
-            text = msg.content
-            if (text if type(text) is str else msg.text) == placeholder:
-                continue  # cleared already
-            if exclude and tool_name_of(msg, names) in exclude:
-                continue
-            cleared += 1
-            before += counts[i]
-    saved = before - cleared * counter.count_message(Message("tool", placeholder))
-    if not cleared or saved < settings.min_saving:
-        return 0, 0
-    return cleared, saved
+    measure=measure, blank=blank). `results` and `by_text` are what a caller may know of the tool
+    results already; the rule does not need them (its twin in _fast.bloat does)."""
+    result = plan_clearing(messages, settings, counter, counts=counts, measure=measure, blank=blank)
+    return len(result.cleared), result.saved_tokens
 
 
 def clear_tool_uses(
