@@ -1,11 +1,10 @@
 """compress_tool_results and its kin, with the same results as the rule (engine.compression), faster.
 
-What makes it fast: a plan per policy (the tier limit of each age in a table, the marker split,
-the hints formatted), memo tables of what each message and each text was cut into (identity
-tables, kept between calls in a `Memo`, a PipelineCache's own, so that a keep_recent step redoes
-only the results that changed tier), the tool-name detections remembered per text, a loop with all of that inlined for the
-default policy (which names tools by their text), and stores handed to the tables in bulk after
-the run. tests/test_fast_equals_plain.py holds every function here equal to its rule.
+What makes it fast: a plan per policy and memo tables of what each message and each text was cut
+into, kept between calls in a `Memo` (memo.py; a PipelineCache's own, so that a keep_recent step
+redoes only the results that changed tier), the tool-name detections remembered per text, a loop
+with all of that inlined for the default policy (which names tools by their text), and stores
+handed to the tables in bulk after the run. tests/test_fast_equals_plain.py holds every function here equal to its rule.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from itertools import compress, count
 from typing import Any, Container, Iterable, Mapping, Sequence
 
 from ctxview._fast.tool_names import UNNAMED as _UNNAMED
-from ctxview._fast.tool_names import NameTable
+from ctxview._fast.memo import CACHE_LIMIT, Memo, Plan, table_for
 from ctxview._slots import slot_builder
 from ctxview.engine.compression import text_of as _text_of
 from ctxview.engine.tool_names import detect_tool_name, tool_names_by_call_id
@@ -22,133 +21,15 @@ from ctxview.gcpause import paused_gc
 from ctxview.identity_table import IdentityTable
 from ctxview.model import Message
 from ctxview.spliced import Spliced
-from ctxview.tiers import DEFAULT_POLICY, CompressionPolicy, limits_by_age, tier_for_age
+from ctxview.tiers import DEFAULT_POLICY, CompressionPolicy
 
 __all__ = ["MEMO", "Memo", "Plan", "as_tool_result", "clear_caches", "compress_tool_message", "compress_tool_results",
            "compress_tool_results_between", "plan_for", "shared_text_ids"]
-
-_CACHE_LIMIT = 400_000  # entries per memo table before it is emptied
-
 
 # Message(role="tool", content=...) with every other field of `src`.
 as_tool_result = slot_builder(Message, "_as_tool_result",
                                {f: ('"tool"' if f == "role" else f"src.{f}") for f in Message.__slots__
                                 if f != "content"}, ("src",))
-
-
-def _table_for(tables: dict[int, IdentityTable], limit: int) -> IdentityTable:
-    """The table of results for a tier limit, made when first asked for, with its entries stored."""
-    table = tables.get(limit)
-    if table is None:
-        table = tables[limit] = IdentityTable(_CACHE_LIMIT)
-    elif table.pending:
-        table.settle()
-    return table
-
-
-class Plan:
-    """What one policy needs per message, precomputed once, plus its cache.
-
-    The cache maps max_chars to an IdentityTable of {id(message): result} (with the tool name
-    given, if any). Messages are immutable, so a hit is always still right.
-    """
-
-    __slots__ = ("policy", "limits", "top", "last_limit", "marker_parts", "hints", "by_content", "msgs", "cuts",
-                 "names")
-
-    def __init__(self, policy: CompressionPolicy, msgs: dict, names: NameTable) -> None:
-        self.policy = policy
-        self.names = names  # the memo's tool-name detections, by text
-        # A table by age for the common ages; huge tier ages fall back to a search.
-        self.limits, self.top = limits_by_age(policy)
-        self.last_limit = policy.tiers[-1].max_chars
-        self.marker_parts = policy.marker.split("{n}")
-        # the hint of each re-runnable tool, formatted once
-        self.hints = {tool: policy.hint.replace("{tool}", tool) for tool in policy.rerunnable_tools}
-        self.by_content = policy.tool_name_from == "content"
-        self.msgs = msgs
-        # {max_chars: IdentityTable of {id(text): cut text} (with the tool name given, if any)}: a text
-        # several messages share (a file read twice, loaded as one string) is cut into one string too
-        self.cuts: dict[int, IdentityTable] = {}
-
-    def limit(self, age: int) -> int | None:
-        if 0 <= age < len(self.limits):
-            return self.limits[age]
-        if age < 0 or age > self.top:
-            return self.last_limit
-        return tier_for_age(self.policy, age)[1].max_chars
-
-    def render(self, text: str, max_chars: int, tool_name: str | None) -> str:
-        """compress_text for a text longer than max_chars; detects the name by content if so set."""
-        out = text[:max_chars] + str(len(text) - max_chars).join(self.marker_parts)
-        if self.by_content:
-            tool_name = self.names.detect(text)
-        hint = self.hints.get(tool_name) if tool_name is not None else None
-        return out if hint is None else out + hint
-
-    def cut(self, text: str, max_chars: int, tool_name: str | None, shared: bool = True) -> str:
-        """render(), remembered by text: a text several messages hold is cut into one string.
-        shared=False: the caller knows no other message holds `text`, so it is not looked up or
-        remembered by text (its message's result is)."""
-        if not shared:
-            return self.render(text, max_chars, tool_name)
-        cuts = _table_for(self.cuts, max_chars)
-        hit = cuts.get(text, tool_name)
-        if hit is not None:
-            return hit
-        out = self.render(text, max_chars, tool_name)
-        cuts.put(text, out, tool_name)
-        return out
-
-
-class Memo:
-    """The tables a run of the compressor keeps for the next: the plan of each policy (with what it
-    cut), the cuts shared by policies that render alike (keys hold the limit, so other tiers reuse
-    them), and each messages tuple's call-id map. A PipelineCache owns one (its runs return the
-    very objects an earlier run returned); MEMO serves callers without one. Bounded; `clear`
-    frees them at once."""
-
-    __slots__ = ("plans", "shared", "links", "names")
-
-    def __init__(self) -> None:
-        self.names = NameTable()  # the tool each text names (detection depends on the text alone)
-        self.plans: dict[CompressionPolicy, Plan] = {}
-        self.shared: dict[tuple, dict] = {}
-        # {id(messages tuple): (messages, {call id: tool name})}
-        self.links: dict[int, tuple[tuple, Mapping[str, str]]] = {}
-
-    def plan_for(self, policy: CompressionPolicy) -> Plan:
-        plan = self.plans.get(policy)
-        if plan is None:
-            if len(self.plans) > 64:
-                self.plans.clear()
-            render = (policy.marker, policy.hint, policy.rerunnable_tools, policy.tool_name_from)
-            msgs = self.shared.get(render)
-            if msgs is None:
-                if len(self.shared) > 16:
-                    self.shared.clear()
-                msgs = self.shared[render] = {}
-            plan = self.plans[policy] = Plan(policy, msgs, self.names)
-        return plan
-
-    def names_of(self, messages: Sequence[Message]) -> Mapping[str, str] | None:
-        """The call-id map kept for `messages` (a tuple, as a Conversation's: it cannot change)."""
-        if type(messages) is not tuple:
-            return None
-        kept = self.links.get(id(messages))
-        return kept[1] if kept is not None and kept[0] is messages else None
-
-    def keep_names(self, messages: Sequence[Message], names: Mapping[str, str] | None) -> None:
-        if names is not None and type(messages) is tuple:
-            if len(self.links) >= 8:
-                self.links.clear()
-            self.links[id(messages)] = (messages, names)
-
-    def clear(self) -> None:
-        self.plans.clear()
-        self.shared.clear()
-        self.links.clear()
-        self.names.clear()
 
 
 MEMO = Memo()
@@ -298,7 +179,7 @@ def _compress_into(out: list[Message], stop: int, plan: Plan, names: Mapping[str
             continue
         if limit != current:  # ages run in long stretches of one tier
             current = limit
-            entries = _table_for(cache, limit)
+            entries = table_for(cache, limit)
             keep, names_of, results, kept = entries.kept.append, entries.names, entries.results, entries.kept
         if not by_content:
             name = msg.tool_name
@@ -318,7 +199,7 @@ def _compress_into(out: list[Message], stop: int, plan: Plan, names: Mapping[str
             text = _text_of(text)
             remember = True  # (the set holds content ids: a Content's text may be shared)
         result = msg if len(text) <= limit else as_tool_result(msg, cut(text, limit, name, remember))
-        if len(kept) >= _CACHE_LIMIT or name is not None or names_of:
+        if len(kept) >= CACHE_LIMIT or name is not None or names_of:
             entries.put(msg, result, name)  # type: ignore[union-attr]
         else:  # IdentityTable.put inlined for the common case (no name to store)
             keep(msg)
@@ -380,8 +261,8 @@ def _compress_by_text(out: list[Message], stop: int, plan: Plan, start: int = 0,
             continue
         if limit != current:  # ages run in long stretches of one tier
             current = limit
-            results = _table_for(plan.msgs, limit).results
-            cuts = _table_for(plan.cuts, limit)
+            results = table_for(plan.msgs, limit).results
+            cuts = table_for(plan.cuts, limit)
             cut_results, cut_names = cuts.results, cuts.names
             now = made.get(limit)
             if now is None:
@@ -449,10 +330,10 @@ def _store_later(out: list[Message], plan: Plan, made: dict[int, _Made]) -> None
         keys = now.texts or now.shared_sources
         if len(set(map(id, keys))) < len(keys):
             _share_repeats(out, now, keys)
-        msgs = _table_for(plan.msgs, limit)
+        msgs = table_for(plan.msgs, limit)
         msgs.put_later(now.sources, now.results)
         msgs.put_later(now.shared_sources, now.shared_results)
-        _table_for(plan.cuts, limit).put_later(now.texts, map(_content, now.shared_results))
+        table_for(plan.cuts, limit).put_later(now.texts, map(_content, now.shared_results))
         plan.names.put_later(now.detected, now.names)
 
 
