@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 from ctxview._fast import compression as fast
 from ctxview._fast import bloat as fast_bloat
+from ctxview._fast import summary as fast_summary
 from ctxview._fast import tool_names as fast_names
-from ctxview.engine import bloat, bloat_scan, clearing, tiers_saving
+from ctxview.engine import bloat, bloat_scan, budget, clearing, tiers_saving
 from ctxview.engine.tokens import SwarmEstimate
 from ctxview.settings import ClearSettings
 from ctxview.engine import compression as rule
@@ -133,6 +134,13 @@ def bloat_analyses(draw):
     return msgs, draw(st.sampled_from([0.5, 0.9])), draw(st.sampled_from([None, 400, 100_000])), counter
 
 
+# What the summary draws on: requests (with reminders, blank, injected), errors, files touched
+SUMMARISED = [Message("user", "fix the parser"), Message("user", "  "), Message("user", "u", injected=True),
+              Message("user", "<system-reminder>x</system-reminder>\nthen"), Message("tool", "Error: boom\nx"),
+              Message("assistant", "a", tool_calls=(ToolCall("c1", "Read", {"file_path": "a.py"}),
+                                                    ToolCall("c2", "", {"path": 3})))]
+
+
 def analysis(measures):
     return lambda msgs, threshold, window, counter: bloat.analyze_context_bloat(
         msgs, threshold, window, counter, measures=measures).to_dict()
@@ -156,6 +164,8 @@ PAIRS = [
          lambda msgs, per, _: scan_of(bloat_scan.scan_by_id(msgs, per)), counted()),
     Pair("what the tiers would save", fast_bloat.tiers_saving, tiers_saving.tiers_saving, savings_of_tiers()),
     Pair("what clearing would save", fast_bloat.clearing_saving, clearing.clearing_saving, savings_of_clearing()),
+    Pair("the offline summary", fast_summary.extractive_summary, budget.extractive_summary,
+         st.tuples(st.lists(st.sampled_from(SUMMARISED), max_size=40) | messages())),
     Pair("the bloat analysis", analysis(fast_bloat.FAST), analysis(bloat.PLAIN), bloat_analyses()),
     Pair("interned change", INTERNED.change,
          lambda spec: change_of(spec, rule.DEFAULT_POLICY, 0, 0, Message("tool")), st.tuples(specs)),

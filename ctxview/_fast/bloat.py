@@ -9,7 +9,7 @@ engine/tiers_saving.py and engine/clearing.py that give the same figures with le
 - `clearing_saving`: under that estimate every cleared result has the same tokens, so nothing is
   made; with the results by text, the cleared ones are summed without a loop.
 
-FAST bundles them for `analyze_context_bloat(measures=...)`; tests/test_fast_equals_plain.py holds
+FAST bundles them, with the summary's twin (summary.py), for `analyze_context_bloat(measures=...)`; tests/test_fast_equals_plain.py holds
 each equal to its rule.
 """
 
@@ -20,6 +20,7 @@ from collections import defaultdict
 from itertools import islice
 from typing import Any, Callable, Mapping, Sequence
 
+from ctxview._fast.summary import extractive_summary
 from ctxview.engine import reminders
 from ctxview.engine.bloat import Measures
 from ctxview.engine.bloat_scan import Scan, scan_by_id
@@ -234,4 +235,5 @@ def clearing_saving(
 
 
 
-FAST = Measures(scan=scan_messages, tiers_saving=tiers_saving, clearing_saving=clearing_saving)
+FAST = Measures(scan=scan_messages, tiers_saving=tiers_saving, clearing_saving=clearing_saving,
+                summary=extractive_summary)

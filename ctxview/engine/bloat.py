@@ -106,12 +106,13 @@ def _result_tool(msg: Message, call: Any) -> str | None:
 
 @dataclass(frozen=True)
 class Measures:
-    """How the analysis reads the messages and measures what the tiers and clearing would save:
-    the rules (PLAIN), or twins that give the same (ctxview._fast.bloat.FAST)."""
+    """How the analysis reads the messages, measures what the tiers and clearing would save and
+    summarises the old messages: the rules (PLAIN), or twins that give the same (ctxview._fast.bloat.FAST)."""
 
     scan: Callable[[Sequence[Message], Sequence[int]], Scan] = scan_by_id
     tiers_saving: Callable[..., int] = tiers_saving
     clearing_saving: Callable[..., tuple[int, int]] = clearing_saving
+    summary: Callable[[Sequence[Message]], str] = extractive_summary
 
 
 PLAIN = Measures()
@@ -349,7 +350,7 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
         # (plan_summary's "llm" without the messages after it: its removed and inserted only)
         boundary, removed = summary_span(messages, n - keep_recent, all_units)
         if removed:
-            inserted = checkpoint_message(len(removed), extractive_summary(list(map(messages.__getitem__, removed))))
+            inserted = checkpoint_message(len(removed), measures.summary(list(map(messages.__getitem__, removed))))
             saving = sum(map(per.__getitem__, removed)) - measure(inserted)
             if saving > 0:
                 recs.append(Recommendation(

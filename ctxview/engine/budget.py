@@ -31,16 +31,20 @@ from ctxview.engine.reminders import strip as strip_reminders
 from ctxview.engine.tokens import SwarmEstimate, TokenCounter
 
 __all__ = [
+    "ERROR_LINE",
     "FitResult",
+    "PATH_KEYS",
     "SUMMARY_STRATEGIES",
     "budget_shortfall",
     "SummaryResult",
     "extractive_summary",
+    "first_line",
     "fit_plan",
     "fit_to_budget",
     "plan_summary",
     "summary_span",
     "summarize_old_messages",
+    "summary_text",
     "truncate_to_fit",
 ]
 
@@ -324,54 +328,41 @@ def summarize_old_messages(
 
 # --- offline extractive summary ----------------------------------------------
 
-_PATH_KEYS = ("file_path", "path", "filename", "notebook_path", "file", "target_file")
-_ERROR_RE = re.compile(r"(?im)^.*\b(error|exception|traceback|failed|failure|not found|denied)\b.*$")
+PATH_KEYS = ("file_path", "path", "filename", "notebook_path", "file", "target_file")
+ERROR_LINE = re.compile(r"(?im)^.*\b(error|exception|traceback|failed|failure|not found|denied)\b.*$")
 
 
-def _first_line(text: str, limit: int = 160) -> str:
+def first_line(text: str, limit: int = 160) -> str:
     line = text.strip().split("\n", 1)[0].strip()
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def extractive_summary(messages: Sequence[Message], *, max_requests: int = 10, max_errors: int = 5) -> str:
-    """A checkpoint built without a model: the user's requests, tools used with
-    counts, files touched and errors seen, each drawn from the messages as they are."""
-    requests: list[str] = []   # the first max_requests (those shown); the others are only counted
-    more_requests = 0
-    cap = max(max_requests, 0)
-    called: list[str] = []   # the tool of each call, counted at the end (Counter counts a list in C)
-    files: dict[str, None] = {}
+    """A checkpoint built without a model: the user's requests (the first max_requests shown, the
+    others counted), tools used with counts, files touched and errors seen, each drawn from the
+    messages as they are."""
+    requests: list[str] = []
+    tools: Counter[str] = Counter()
+    files: dict[str, None] = {}   # (a dict: the files in the order first touched)
     errors: list[str] = []
     for msg in messages:
-        role = msg.role
-        if role == "user" and not msg.injected:
+        if msg.role == "user" and not msg.injected:
             text = strip_reminders(msg.text) or ""
             if text.strip():
-                if len(requests) < cap:
-                    requests.append(_first_line(text))
-                else:
-                    more_requests += 1
+                requests.append(first_line(text))
         for call in msg.tool_calls:
-            called.append(call.name or "?")
-            args = call.arguments
-            if type(args) is dict:  # (`in` before reading: most calls have none of the keys)
-                for key in _PATH_KEYS:
-                    if key in args:
-                        value = args[key]
-                        if isinstance(value, str) and value:
-                            files.setdefault(value, None)
-                continue
-            get = getattr(args, "get", None)
-            if get is not None:
-                for key in _PATH_KEYS:
-                    value = get(key)
-                    if isinstance(value, str) and value:
-                        files.setdefault(value, None)
-        if role == "tool" and len(errors) < max_errors:
-            m = _ERROR_RE.search(msg.text)
-            if m:
-                errors.append(_first_line(m.group(0)))
-    return summary_text(requests, more_requests, Counter(called), files, errors)
+            tools[call.name or "?"] += 1
+            get = getattr(call.arguments, "get", None)
+            for key in PATH_KEYS if get is not None else ():
+                value = get(key)
+                if isinstance(value, str) and value:
+                    files.setdefault(value, None)
+        if msg.role == "tool" and len(errors) < max_errors:
+            found = ERROR_LINE.search(msg.text)
+            if found:
+                errors.append(first_line(found.group(0)))
+    shown = requests[:max(max_requests, 0)]
+    return summary_text(shown, len(requests) - len(shown), tools, files, errors)
 
 
 def summary_text(requests: Sequence[str], more_requests: int, tools: Counter[str], files: Mapping[str, None],

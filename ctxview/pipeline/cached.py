@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 from typing import Callable, Sequence
 
+from ctxview._fast.summary import extractive_summary as fast_summary
 from ctxview.engine.api_edits import compaction_point, plan_thinking_clearing
 from ctxview.engine.budget import EXCERPT_CHARS, budget_shortfall, fit_to_budget, plan_summary
 from ctxview.engine.clearing import plan_clearing
@@ -296,7 +297,8 @@ class _Run:
                             else n - settings.keep_recent)
         offset = cache.offset_of(self.conversation)  # (boundaries are named by stored index)
         # Compression and clearing keep roles, call ids and tool calls: the stored units hold.
-        summary = plan_summary(current, before_index, strategy, summarizer=summarizer,
+        # (no summarizer given: the offline summary's fast twin, which gives the rule's text)
+        summary = plan_summary(current, before_index, strategy, summarizer=summarizer or fast_summary,
                                unit_list=cache.units(self.data, n) if strategy != "truncate" else None)
         for i in summary.excerpted:
             new = summary.messages[i]
