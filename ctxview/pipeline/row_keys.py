@@ -8,15 +8,15 @@ when the row is first read.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from ctxview.engine import compression
 from ctxview.model import Message
 from ctxview.engine.view import Change
 from ctxview.pipeline import changes as made
 
-if TYPE_CHECKING:
-    from ctxview.pipeline.interned import Interned
+# (the table of a cache that interns changes: interned.Interned, which builds on this module)
+Interned = Any
 
 class Specs:
     """What changed, per stored index: the key of each changed message's row, (index, *specs)

@@ -8,14 +8,11 @@ whose trigger counts the whole prompt). The settings are one ClearSettings.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 from ctxview.edit_settings import ClearSettings
 from ctxview.sanitize import make_visible
-from ctxview.stages.declare import Field, Option, Stage, count_from_text, number_field, short_number
-
-if TYPE_CHECKING:
-    from ctxview.settings import Settings
+from ctxview.stages.declare import Field, Option, Settings, Stage, count_from_text, number_field, short_number
 
 __all__ = ["STAGE", "clear_settings_from"]
 

@@ -27,9 +27,12 @@ from ctxview.sanitize import make_visible
 
 if TYPE_CHECKING:
     from ctxview.model import Message
-    from ctxview.settings import Settings
 
-__all__ = ["KINDS", "Field", "Option", "Stage", "count_from_text", "number_field", "object_from", "short_number"]
+# A stage's functions take the settings: a ctxview.settings.Settings, the class made from these
+# declarations, which sits above this layer (so it is named here, not imported).
+Settings = Any
+
+__all__ = ["KINDS", "Field", "Option", "Settings", "Stage", "count_from_text", "number_field", "object_from", "short_number"]
 
 KINDS = ("count", "switch", "choice", "text", "object")
 _WORDS = {"on": True, "true": True, "yes": True, "off": False, "false": False, "no": False}

@@ -8,13 +8,10 @@ tui/screens/settings.py draws them and reads them back through `read`.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ctxview.stages import STAGES
-from ctxview.stages.declare import Field, Option, Stage, number_field
-
-if TYPE_CHECKING:
-    from ctxview.settings import Settings
+from ctxview.stages.declare import Field, Option, Settings, Stage, number_field
 
 __all__ = ["dialog_fields", "palette_entries", "read", "shown"]
 

@@ -8,13 +8,8 @@ without forgetting them. keep_recent is read by the summary and the budget too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ctxview.stages.declare import Option, Stage
+from ctxview.stages.declare import Option, Settings, Stage
 from ctxview.tiers import PRESETS, get_policy
-
-if TYPE_CHECKING:
-    from ctxview.settings import Settings
 
 __all__ = ["STAGE", "keep_recent_note", "preset_for"]
 
