@@ -254,3 +254,33 @@ def test_sessions_search_lists_the_matches(home):
     assert out.returncode == 0, out.stderr
     assert _names(r["path"] for r in json.loads(out.stdout)) == ["goat.jsonl"]
     assert _run(home, "--search", "nothing-here").stdout.splitlines()[-1] == "0 sessions"
+
+
+def test_a_file_not_read_whole_is_named_and_said_to_be_left_out(home, monkeypatch):
+    import argparse
+
+    from ctxview.cli.sessions_command import sessions_output
+    from ctxview.sessions import contents as module
+    from ctxview.tui.widgets.session_table import status_text
+
+    env = _env(home)
+    rows = build_index(None, env=env)
+    walrus = next(r for r in rows if r.path.endswith("walrus.jsonl"))
+    monkeypatch.setattr(module, "MAX_FILE_BYTES", walrus.size_bytes - 1)   # the walrus is the biggest
+    contents = open_contents(env)
+    contents.update(rows)
+    unread = contents.unread()
+    assert list(unread) == [walrus.path] and "more than the background pass reads" in unread[walrus.path]
+    assert walrus.path not in contents.search("walrus")  # (its text is not known: the search cannot find it)
+
+    app = argparse.Namespace(shown=rows, rows=rows, filter_text="", search_text="walrus", view="list", sort="date",
+                             reverse=False, totals=[], indexing=False, contents_done=None, unread=unread)
+    assert "⚠ 1 not read whole, left out of search and cost" in status_text(app)
+    assert "not read whole" not in status_text(argparse.Namespace(**{**vars(app), "unread": {}}))
+
+    said = []
+    monkeypatch.setenv("HOME", env["HOME"])
+    monkeypatch.setenv("CTXVIEW_CACHE_DIR", env["CTXVIEW_CACHE_DIR"])
+    args = argparse.Namespace(search="walrus", by=None, json=True, no_cache=False)
+    assert json.loads(sessions_output(rows, args, said.append)) == []
+    assert len(said) == 1 and said[0].startswith("1 session file(s) could not be read whole")

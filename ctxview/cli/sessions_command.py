@@ -24,6 +24,12 @@ def sessions_output(rows: Sequence[SessionRow], args: argparse.Namespace, notice
     if args.search is not None or args.by is not None:
         contents = open_contents(notice=notice, cache=not args.no_cache)
         contents.update(rows)
+        unread = contents.unread()
+        if unread:  # (said on stderr: the search and the totals leave them out)
+            why = next(iter(unread.values()))
+            more = f" (and {len(unread) - 1:,} more)" if len(unread) > 1 else ""
+            notice(f"{len(unread):,} session file(s) could not be read whole, so the search and the totals "
+                   f"leave them out: {why}{more}")
     if args.search is not None:
         found = contents.search(args.search) or set()  # type: ignore[union-attr]
         rows = [r for r in rows if r.path in found]

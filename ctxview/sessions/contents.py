@@ -238,8 +238,8 @@ class Contents:
         days: dict[str, list] = {}
         try:
             if row.size_bytes > MAX_FILE_BYTES:
-                raise LoadError(f"{row.path}: {row.size_bytes:,} bytes, more than the background pass reads "
-                                f"({MAX_FILE_BYTES:,}); open it to see it")
+                raise LoadError(row.path, f"{row.size_bytes:,} bytes, more than the background pass reads "
+                                          f"({MAX_FILE_BYTES:,}); open it to see it")
             session = load_session(row.path, row.format, lenient=True)
             text = text_of(session)
             days = _usage_by_day(session, prices)
@@ -280,6 +280,11 @@ class Contents:
         except sqlite3.OperationalError:
             return set()
         return {p for (p,) in found}
+
+    def unread(self) -> dict[str, str]:
+        """The files that could not be read whole, and why (one line each): their text, usage and
+        cost are not known, so a search, the totals and the cost column leave them out."""
+        return dict(self._connect().execute("SELECT path, problem FROM files WHERE problem IS NOT NULL"))
 
     def cost_by_path(self) -> dict[str, float | None]:
         """Each file's dollars (None: nothing priced)."""

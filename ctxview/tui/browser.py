@@ -101,6 +101,7 @@ class BrowserApp(App[str | None]):
         self.view = "list"                # or the totals by "project", by "day"
         self.totals: list[Totals] = []
         self.cost: dict[str, float | None] = {}
+        self.unread: dict[str, str] = {}   # path -> why the contents pass could not read it whole
         self.contents = open_contents(env, cache=cache)
         self.contents_done: tuple[int, int] | None = None   # (read, to read) while the pass runs
         self.columns = fit_columns(160)
@@ -195,6 +196,7 @@ class BrowserApp(App[str | None]):
             return
         self.contents_done = None
         self.cost = self.contents.cost_by_path()
+        self.unread = self.contents.unread()
         if self.view != "list" or self.sort == "cost" or self.search_text:
             self._fill()
             return

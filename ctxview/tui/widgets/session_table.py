@@ -87,6 +87,9 @@ def status_text(app) -> str:
         parts.append(f"by {app.sort} {'↑' if app.reverse else '↓'}")
     if problems:
         parts.append(f"⚠ {problems:,} with a problem")
+    unread = sum(1 for r in app.rows if r.path in app.unread) if app.unread else 0
+    if unread:  # (their text and usage are not known: a search and the totals cannot count them)
+        parts.append(f"⚠ {unread:,} not read whole, left out of search and cost")
     if app.indexing:
         parts.append("indexing…")
     elif app.contents_done is not None:
