@@ -6,7 +6,8 @@ Writes a session of N messages (default 100,000) with benchmarks/make_session.py
 then runs the app headless (`App.run_test`) and prints:
 
 - first screen: from creating the app to the first frame with both sides,
-  loading included (target ≤ 1.5 s at 100k messages, 6 s at 500k); also when the stored side alone is first on
+  loading included (and to the last frame before the app idles: the #sys row's fitted note
+  and anything else that followed) (target ≤ 1.5 s at 100k messages, 6 s at 500k); also when the stored side alone is first on
   screen: its first messages while a big file is still read (a ctxview file, read in pieces), and all of them
   (they show while the first pipeline run computes the prepared side);
 - keep_recent change: from the key press to the last frame written with the
@@ -115,6 +116,8 @@ async def run(path: Path, presses: int, keys: bool = False) -> dict:
                 TimedApp.first_read_shown = time.perf_counter()
             return super()._show_read_so_far(*args)
 
+        first_full: float | None = None   # the first frame written with a view (both sides)
+
         def _show_stored(self, *args):
             TimedApp.stored_shown = time.perf_counter()
             TimedApp.loaded_rss = rss_bytes()  # the session loaded, the first pipeline run not started
@@ -124,6 +127,8 @@ async def run(path: Path, presses: int, keys: bool = False) -> dict:
             super()._display(screen, renderable)
             if renderable is not None:
                 self.paints.append(time.perf_counter())
+                if TimedApp.first_full is None and self.view is not None:
+                    TimedApp.first_full = self.paints[-1]
                 self.cursors.append(self.cursor if self.row_layout is not None else None)
 
         cursors: list[int | None] = []
@@ -148,6 +153,8 @@ async def run(path: Path, presses: int, keys: bool = False) -> dict:
             figures["keys_while_opening"] = await keys_while_opening(app, pilot)
         await wait_applied(app, pilot, timeout=600.0)  # (500k messages on a busy box: minutes)
         figures["first_screen"] = app.paints[-1] - t0
+        if TimedApp.first_full is not None:
+            figures["first_full"] = TimedApp.first_full - t0
         figures["first_screen_cpu"] = time.process_time() - c0
         if TimedApp.first_read_shown is not None:
             figures["first_read"] = repainted_after_first(TimedApp.first_read_shown, app) - t0
@@ -245,9 +252,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"stored side's first messages on screen (the file still being read): {figures['first_read'] * 1000:.0f} ms")
     if "stored_side" in figures:
         print(f"stored side on screen (loading included): {figures['stored_side'] * 1000:.0f} ms")
-    print(f"first screen with both sides (loading included): {figures['first_screen'] * 1000:.0f} ms"
-          f" (process CPU {figures['first_screen_cpu'] * 1000:.0f} ms; wall time grows when the box is busy)"
-          f"   target ≤ {screen_target} ms")
+    if "first_full" in figures:
+        print(f"first frame with both sides (loading included): {figures['first_full'] * 1000:.0f} ms"
+              f"   target ≤ {screen_target} ms")
+    print(f"first screen with both sides, settled (the last frame before the app idles; loading included): "
+          f"{figures['first_screen'] * 1000:.0f} ms"
+          f" (process CPU {figures['first_screen_cpu'] * 1000:.0f} ms; wall time grows when the box is busy)")
     if "keys_while_opening" in figures:
         lat = figures["keys_while_opening"]
         if lat:
