@@ -73,3 +73,12 @@ def test_no_tail_without_a_boundary_in_the_share_looked_at(tmp_path):
     path.write_bytes(DATA)
     share = (len(DATA) - BOUNDARY) / len(DATA)
     assert load_tail(str(path), share=share * 0.9) is None and load_tail(str(path), share=share * 1.1) is not None
+
+
+def test_the_rows_after_a_compaction_are_named_by_stored_index_without_a_list_of_them():
+    conversation = load_session(str(SPOTTER)).conversations[0]
+    view = prepare(conversation, Settings())
+    indices = view.rows.indices
+    assert type(indices) is range   # (a whole history's worth of ints is memory a big file cannot spare)
+    assert list(indices) == [row.index for row in view.rows] == list(range(len(conversation.messages)))
+    assert view.stats["compacted"] > 0

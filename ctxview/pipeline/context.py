@@ -18,9 +18,9 @@ def context_tokens(cache: PipelineCache, conversation: Conversation, counter: To
     data = cache.data(conversation)
     hit = data.context.get(counter.name)
     if hit is None:
-        counts, _ = cache.stored_counts(data, counter)
+        counts, prefix = cache.stored_counts(data, counter)
         system = cache.system_tokens(data, counter)
-        estimate = sent_tokens(conversation, counts, lambda m: cache.count(counter, m), system)
+        estimate = sent_tokens(conversation, counts, lambda m: cache.count(counter, m), system, prefix)
         hit = data.context[counter.name] = ContextTokens(conversation, estimate)
     return hit
 

@@ -66,7 +66,10 @@ class SentHistory:
         n = len(msgs) if settings.request is None else settings.request
         indices_in, _, prepared_in = row_columns(inner.rows)
         maker = _Rows(self, cache.base_rows(data, counter), cache.counts_of(data, counter), inner.rows)
-        indices = [*range(start), *(None if i is None else i + start for i in indices_in)]
+        if type(indices_in) is range and indices_in.start == 0 and indices_in.step == 1:
+            indices: Sequence[int | None] = range(start + len(indices_in))  # (no int object per row)
+        else:
+            indices = [*range(start), *(None if i is None else i + start for i in indices_in)]
         stored = [*msgs[:start], *(None if i is None else msgs[i + start] for i in indices_in)]
         prepared = [None] * start + list(prepared_in)
         rewrites = self.sent.rewrites

@@ -101,9 +101,9 @@ def system_note(conversation: Conversation, counter_name: str, cache: Any) -> tu
     from ctxview.engine.tokens import calibrate
 
     counter = cache.counter(conversation, counter_name)
-    counts, _ = cache.stored_counts(cache.data(conversation), counter)
+    counts, prefix = cache.stored_counts(cache.data(conversation), counter)
     fit = calibrate(conversation.messages, counter, counts=counts,
-                    estimate=sent_tokens(conversation, counts, lambda m: cache.count(counter, m)))
+                    estimate=sent_tokens(conversation, counts, lambda m: cache.count(counter, m), prefix=prefix))
     n = len(fit.requests)
     deferred = deferred_note(conversation, None, lambda m: cache.count(counter, m))
     deferred = f"; {deferred}" if deferred else ""
