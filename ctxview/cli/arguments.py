@@ -8,6 +8,7 @@ from typing import Any, NoReturn
 from ctxview import __version__
 from ctxview.settings import ClearSettings
 from ctxview.stages import STAGES, Option
+from ctxview.stages.declare import count_from_text
 from ctxview.stages import tiers as tiers_stage
 
 __all__ = ["InputError", "UsageError"]  # (and the parsers cli.py builds: open_parser, report_parser, prepare_parser)
@@ -30,24 +31,13 @@ class _Parser(argparse.ArgumentParser):
 
 # --- option types ---------------------------------------------------------------
 
-_MAX_NUMBER = 10**15  # the largest number any option takes (as Settings allows)
-
-
 def _int_at_least(minimum: int, what: str):
+    """A flag's type: a whole number ≥ minimum, read as the stages' options read theirs."""
     def parse(text: str) -> int:
-        digits = text.replace("_", "").replace(",", "")
-        if len(digits) > 20:  # int() of thousands of digits is slow, and no setting needs them
-            raise argparse.ArgumentTypeError(f"{what} must be at most {_MAX_NUMBER:,}, not a {len(digits):,}-digit "
-                                             "number")
         try:
-            value = int(digits)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be a whole number, not {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{what} must be ≥ {minimum}, not {value}")
-        if value > _MAX_NUMBER:
-            raise argparse.ArgumentTypeError(f"{what} must be at most {_MAX_NUMBER:,}, not {value:,}")
-        return value
+            return count_from_text(text, minimum, what)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
     return parse
 
