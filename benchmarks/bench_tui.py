@@ -5,7 +5,8 @@
 Writes a session of N messages (default 100,000) with benchmarks/make_session.py,
 then runs the app headless (`App.run_test`) and prints:
 
-- first screen: from creating the app to the first frame with both sides,
+- first screen: from creating the app to the first frame with both sides (opened with the default
+  tiers, a what-if; `--tiers sent` opens the app's default view, each request as sent),
   loading included (and to the last frame before the app idles: the #sys row's fitted note
   and anything else that followed) (target ≤ 1.5 s at 100k messages, 6 s at 500k); also when the stored side alone is first on
   screen: its first messages while a big file is still read (a ctxview file, read in pieces), and all of them
@@ -99,7 +100,7 @@ async def keys_while_opening(app, pilot, every: float = 0.3) -> list[float]:
     return latencies
 
 
-async def run(path: Path, presses: int, keys: bool = False) -> dict:
+async def run(path: Path, presses: int, keys: bool = False, tiers: str = "default") -> dict:
     from ctxview.tui.app import CtxviewApp
     from ctxview.engine.view import Settings
 
@@ -145,8 +146,9 @@ async def run(path: Path, presses: int, keys: bool = False) -> dict:
     rss_before = rss_bytes()
     t0 = time.perf_counter()
     c0 = time.process_time()
-    # (the default view is as sent: these figures are of the default tiers)
-    app = TimedApp(str(path), Settings(tiers="default"))
+    # ("sent": the app's default view, each request as sent; a preset: that what-if from the start, so
+    # that the keep_recent and tier presses below have tool results to cut)
+    app = TimedApp(str(path), Settings() if tiers == "sent" else Settings(tiers=tiers))
     figures: dict = {}
     async with app.run_test(size=(160, 45)) as pilot:
         if keys:
@@ -223,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--presses", type=int, default=4)
     parser.add_argument("--keys", action="store_true", help="press keys while the screen opens (their latency)")
     parser.add_argument("--keep", help="write the session here and keep it")
+    parser.add_argument("--tiers", default="default",
+                        help="the tier preset the app opens with (a what-if; default: default), or `sent`: "
+                             "the app's own default view, each request as sent")
     parser.add_argument("--unique-contents", action="store_true",
                         help="(ctxview) prefix every message's content with its index, so that no content repeats: "
                              "the memory figures without the loader's sharing of repeated strings")
@@ -240,14 +245,15 @@ def main(argv: list[str] | None = None) -> int:
                 subprocess.run([sys.executable, "-c", _UNIQUE_CONTENTS, str(path)], check=True)
             print(f"wrote {path.name}: {args.n:,} messages in {time.perf_counter() - t:.1f} s")
         size = path.stat().st_size
-        figures = asyncio.run(run(path, args.presses, args.keys))
+        figures = asyncio.run(run(path, args.presses, args.keys, args.tiers))
 
     mb = 1024 * 1024
     # the targets: the first full screen within 1.5 s at 100k messages (quiet box), 6 s at 500k;
     # the keep_recent repaint within 50 ms at 100k, 100 ms at 500k
     screen_target, repaint_target = (1500, 50) if figures["rows"] <= 100_000 else (6000, 100)
     unique = ", every content unique" if args.unique_contents else ""
-    print(f"file: {size / mb:.1f} MB ({args.format}{unique}), {figures['rows']:,} rows, {figures['lines']:,} pane lines")
+    print(f"file: {size / mb:.1f} MB ({args.format}{unique}), {figures['rows']:,} rows, {figures['lines']:,} pane lines; "
+          f"opened {'as sent' if args.tiers == 'sent' else 'with the ' + args.tiers + ' tiers (a what-if)'}")
     if "first_read" in figures:
         print(f"stored side's first messages on screen (the file still being read): {figures['first_read'] * 1000:.0f} ms")
     if "stored_side" in figures:

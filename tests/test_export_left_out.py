@@ -125,3 +125,50 @@ def test_left_out_names_what_the_body_leaves_out_or_changes():
     blocks = [b for turn in body["messages"] for b in turn["content"]]
     assert [b["type"] for b in blocks].count("tool_use") == 1        # t2 left out: no result
     assert all(b.get("tool_use_id") != "zz" for b in blocks)          # the orphan left out
+
+
+# --- LeftOut reads paired's rule from each message's window -------------------------------------
+
+from hypothesis import given, settings as hsettings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from ctxview.export.bodies import paired  # noqa: E402
+
+_ids = st.sampled_from(["a", "b", "c", None])
+
+
+@st.composite
+def _sequences(draw) -> list[Message]:
+    out: list[Message] = []
+    for _ in range(draw(st.integers(0, 14))):
+        kind = draw(st.sampled_from(["user", "assistant", "calls", "tool", "tool", "again"]))
+        if kind == "user":
+            out.append(Message("user", "u"))
+        elif kind == "assistant":
+            out.append(Message("assistant", "a"))
+        elif kind == "calls":
+            calls = tuple(ToolCall(i, "Read", {}) for i in draw(st.lists(_ids, min_size=1, max_size=3)))
+            out.append(Message("assistant", "", tool_calls=calls))
+        elif kind == "tool":
+            out.append(Message("tool", "r", tool_call_id=draw(_ids)))
+        elif out:   # the same message object again (a view may hold one twice)
+            out.append(out[draw(st.integers(0, len(out) - 1))])
+    return out
+
+
+def _reasons_by_paired(prepared: list[Message]) -> list[str]:
+    out, _, _ = paired(prepared)
+    kept = {id(m) for m in out}
+    cut = {id(m) for m in prepared if m.role == "assistant" and m.tool_calls and id(m) not in kept}
+    return ["not exported: no call" if m.role == "tool" and id(m) not in kept
+            else "calls not exported: no result" if id(m) in cut else "" for m in prepared]
+
+
+@hsettings(max_examples=120, deadline=None)
+@given(_sequences(), st.randoms(use_true_random=False))
+def test_left_out_says_what_paired_leaves_out_asking_in_any_order(prepared, rnd):
+    left = LeftOut(prepared)
+    order = list(range(len(prepared)))
+    rnd.shuffle(order)   # (its memo of windows and owners must not depend on the order rows are drawn)
+    said = {i: left.reason(prepared[i]) for i in order}
+    assert [said[i] for i in range(len(prepared))] == _reasons_by_paired(prepared)

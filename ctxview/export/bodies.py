@@ -373,32 +373,93 @@ def export_stats(view: PreparedView, shape: str, images: Mapping[int, Any] | Non
 
 class LeftOut:
     """What a body leaves out of, or changes in, each prepared message ("" for nothing): paired's left-out
-    results and calls, an image not read back (export.media). Worked out once per view, when asked."""
+    results and calls, an image not read back (export.media). Worked out per message when asked.
 
-    __slots__ = ("prepared", "source", "_kept", "_cut", "_images")
+    paired's rule, read from one message: a tool result is kept when the nearest assistant before it
+    called that id and no earlier result in that assistant's window (up to the next assistant) answered
+    it; an assistant's calls are cut when one of them has no result in its window. So a message needs
+    its window only, not the whole view: the inspector asks for the few rows on screen.
+    """
+
+    __slots__ = ("prepared", "source", "_at", "_owner", "_windows", "_images")
 
     def __init__(self, prepared: Sequence[Message], source: str | None = None) -> None:
         self.prepared, self.source = prepared, source
-        self._kept: set[int] | None = None
-        self._cut: set[int] = set()
+        self._at: dict[int, Any] | None = None             # id(message) -> its position(s), made on the first ask
+        self._owner: dict[int, int] = {}                   # position -> the nearest assistant's before it (-1: none)
+        self._windows: dict[int, tuple[set[int], bool]] = {}   # assistant's position -> (results kept, calls cut)
         self._images: dict[int, Any] | None = None   # media.recorded_images, read on the first image
 
-    def _pair(self) -> set[int]:
-        out, _, _ = paired(self.prepared)
-        kept = {id(m) for m in out}
-        self._cut = {id(m) for m in self.prepared if m.role == "assistant" and m.tool_calls and id(m) not in kept}
-        self._kept = kept
-        return kept
+    def _window(self, a: int) -> tuple[set[int], bool]:
+        """The positions of the results kept in the window of the assistant at `a`, and whether
+        some of its calls go unanswered there (paired's loop over one window)."""
+        hit = self._windows.get(a)
+        if hit is None:
+            msgs, calls = self.prepared, self.prepared[a].tool_calls
+            ids = {c.id for c in calls}
+            kept: set[int] = set()
+            answered: set[str | None] = set()
+            j = a + 1
+            while j < len(msgs) and msgs[j].role != "assistant":
+                m = msgs[j]
+                if m.role == "tool" and m.tool_call_id in ids and m.tool_call_id not in answered:
+                    kept.add(j)
+                    answered.add(m.tool_call_id)
+                j += 1
+            hit = self._windows[a] = (kept, any(c.id not in answered for c in calls))
+        return hit
+
+    def _assistant_before(self, p: int) -> int:
+        """The position of the nearest assistant before `p`, or -1 (each position scanned once)."""
+        msgs, owner = self.prepared, self._owner
+        scanned = []
+        k = p - 1
+        while k >= 0 and msgs[k].role != "assistant":
+            if k in owner:
+                found = owner[k]
+                break
+            scanned.append(k)
+            k -= 1
+        else:
+            found = k
+        for q in scanned:
+            owner[q] = found
+        owner[p] = found
+        return found
+
+    def _kept_and_cut(self, message: Message) -> tuple[bool, bool]:
+        """(the message is in the body, its calls are cut), as paired(self.prepared) has them: a message
+        object the view holds twice is in the body if one place keeps it, cut if every place cuts it."""
+        if self._at is None:
+            at: dict[int, Any] = {id(m): i for i, m in enumerate(self.prepared)}
+            if len(at) < len(self.prepared):   # some message object is there twice: all its places
+                at = {}
+                for i, m in enumerate(self.prepared):
+                    at.setdefault(id(m), []).append(i)
+            self._at = at
+        where = self._at.get(id(message))
+        if where is None:
+            return message.role != "tool", False
+        places = [self._at_position(message, p) for p in (where if type(where) is list else (where,))]
+        return any(kept for kept, _ in places), all(cut for _, cut in places)
+
+    def _at_position(self, message: Message, p: int) -> tuple[bool, bool]:
+        if message.role == "assistant":
+            return True, bool(message.tool_calls) and self._window(p)[1]
+        if message.role != "tool":
+            return True, False
+        a = self._assistant_before(p)
+        return a >= 0 and bool(self.prepared[a].tool_calls) and p in self._window(a)[0], False
 
     def reason(self, message: Message | None, short: bool = False) -> str:
-        """"not exported: no call" (short "!exp"), "calls not exported" ("!calls"), "image sent as text"
+        """"not exported: no call" (short "!exp"), "calls not exported: no result" ("!calls"), "image sent as text"
         ("img→txt"), or ""."""
         if message is None:
             return ""
-        kept = self._kept if self._kept is not None else self._pair()
-        if message.role == "tool" and id(message) not in kept:
+        kept, cut = self._kept_and_cut(message)
+        if not kept:
             return "!exp" if short else "not exported: no call"
-        if id(message) in self._cut:
+        if cut:
             return "!calls" if short else "calls not exported: no result"
         if "[" in message.text and PLACEHOLDER.search(message.text):
             if self._images is None:

@@ -52,7 +52,7 @@ from ctxview.tui.state import (InspectorState, conversation_title, editable_tier
 from ctxview.tui.threads import DaemonThreads
 from ctxview.tui.widgets.chrome import HeaderBar, StatusBar, StatusParts
 from ctxview.tui.widgets.basic import Meters, SearchBox, prepared_title
-from ctxview.tui.workers import Layouts, Opening, compute_job, load_job
+from ctxview.tui.workers import Layouts, Opening, compute_job, load_job, note_job
 
 __all__ = ["CtxviewApp"]
 
@@ -232,6 +232,9 @@ class CtxviewApp(SessionReading, ReportActions, NavigationActions, App[int]):
                 self._moved_to = None
             self.restore_place()  # back from a sub-agent: where the user was
             self.recount()        # a search on: its count over the new view
+            if not event.view.system_prompt:   # its #sys note, fitted once the view is painted
+                self.call_after_refresh(self.run_job, note_job, self._layouts, self.session.conversations[
+                    event.key.conversation], event.view, self._cache, exclusive=False)
         self.recompute()  # the settings changed meanwhile: their run starts now
 
     @on(NoteReady)

@@ -45,7 +45,7 @@ from ctxview.tui.messages import (BloatReady, Copied, HistoryFailed, HistoryLoad
                        WorkFailed, Written)
 from ctxview.tui.state import ViewKey, opening_settings
 
-__all__ = ["Layouts", "Opening", "bloat_job", "compute_job", "conversation_marks", "copy_body_job", "load_job",
+__all__ = ["Layouts", "Opening", "bloat_job", "compute_job", "conversation_marks", "copy_body_job", "load_job", "note_job",
            "open_session", "paused_then_frozen", "request_body", "system_note", "write_job"]
 
 Post = Callable[[TMessage], object]          # the app's post_message (safe from any thread)
@@ -123,7 +123,7 @@ class Layouts:
     """Makes the Layouts of one conversation's views, with what is the conversation's worked out once
     (the last conversation's only: switching back works it out again).
 
-    The #sys note is fitted after the view is on screen (`fit_note`: 0.2 s at 100k messages), under
+    The #sys note is fitted after the view is on screen (`fit_note`, by note_job), under
     `lock`, which every pipeline run holds too: the jobs share one PipelineCache."""
 
     def __init__(self) -> None:
@@ -295,7 +295,6 @@ def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare) -
         post(OpeningFailed(one_line(exc)))
         return
     post(ViewReady(ViewKey(index, settings), view, layout))
-    layouts.fit_note(post, conversation, view, cache)
     if tail is not None:
         history_job(post, opening)
 
@@ -326,6 +325,11 @@ def compute_job(post: Post, key: ViewKey, conversation: Conversation, cache: Any
         post(ViewFailed(key, one_line(exc)))
         return
     post(ViewReady(key, view, layout))
+
+
+def note_job(post: Post, layouts: Layouts, conversation: Conversation, view: PreparedView, cache: Any) -> None:
+    """The #sys note fitted (NoteReady), once the view is on screen: started after its first frame,
+    it does not hold up that frame (both need the interpreter)."""
     layouts.fit_note(post, conversation, view, cache)
 
 
