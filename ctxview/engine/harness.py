@@ -78,27 +78,37 @@ class SentHistory:
         return self.start == 0 and not self.rewrites
 
 
+def rewritten_outputs(conversation: Conversation) -> tuple[list[int], list[int]]:
+    """(truncated_outputs, persisted_outputs), found in one pass over the messages."""
+    truncated: list[int] = []
+    persisted: list[int] = []
+    # (`m.meta` first: most messages have an empty meta, so one test rules them out, and
+    # isinstance(x, Mapping) is slow on 100k of them; an empty mapping holds no policy either way)
+    for i, m in enumerate(conversation.messages):
+        meta = m.meta
+        if meta and m.role == "tool" and isinstance(meta, Mapping):
+            if isinstance(meta.get("truncation_policy"), Mapping):
+                truncated.append(i)
+            if isinstance(meta.get("persisted_output"), Mapping):
+                persisted.append(i)
+    return truncated, persisted
+
+
 def truncated_outputs(conversation: Conversation) -> list[int]:
     """Indices of the tool outputs that carry the truncation policy they were recorded under (Codex
     stores an output whole and sends it cut to the turn's policy: codex_truncation.truncate_output)."""
-    # (`m.meta` first: most messages have an empty meta, so one test rules them out, and
-    # isinstance(x, Mapping) is slow on 100k of them; an empty mapping holds no policy either way)
-    return [i for i, m in enumerate(conversation.messages)
-            if m.meta and m.role == "tool" and isinstance(m.meta, Mapping)
-            and isinstance(m.meta.get("truncation_policy"), Mapping)]
+    return rewritten_outputs(conversation)[0]
 
 
 def persisted_outputs(conversation: Conversation) -> list[int]:
     """Indices of the tool results Claude Code sent as a `<persisted-output>` preview."""
-    return [i for i, m in enumerate(conversation.messages)
-            if m.meta and m.role == "tool" and isinstance(m.meta, Mapping)
-            and isinstance(m.meta.get("persisted_output"), Mapping)]
+    return rewritten_outputs(conversation)[1]
 
 
 def rewritten_from_start(conversation: Conversation) -> bool:
     """Whether some tool result is sent other than stored, or marked, from the first request that sends
     it, whatever the events (a Codex truncation, a Claude Code persisted output)."""
-    return bool(truncated_outputs(conversation) or persisted_outputs(conversation))
+    return any(rewritten_outputs(conversation))
 
 
 def rewrite_events(conversation: Conversation) -> tuple[ContextEvent, ...]:
@@ -133,7 +143,8 @@ def history_as_sent(conversation: Conversation, n: int | None = None,
     todo = [e for e in (rewrite_events(conversation) if events is None else events) if e.index <= n]
     current: dict[int, Message] = {}   # stored index -> the message sent, where it differs
     kinds: dict[int, tuple[str, ContextEvent]] = {}
-    for i in truncated_outputs(conversation):  # Codex cut these when it recorded them: from the start
+    truncated, persisted = rewritten_outputs(conversation)
+    for i in truncated:  # Codex cut these when it recorded them: from the start
         if i >= n:
             break
         msg = msgs[i]
@@ -142,7 +153,7 @@ def history_as_sent(conversation: Conversation, n: int | None = None,
         if cut != msg.text:
             current[i] = _with_text(msg, cut)
             kinds[i] = ("truncation", ContextEvent("truncation", i, meta={"policy": policy}))
-    for i in persisted_outputs(conversation):  # sent as the preview from the first request that sent it
+    for i in persisted:  # sent as the preview from the first request that sent it
         if i >= n:
             break
         msg = msgs[i]
@@ -224,10 +235,11 @@ def sent_tokens(conversation: Conversation, counts: Sequence[int], count_message
         for c in counts:
             prefix.append(prefix[-1] + c)
     events = rewrite_events(conversation)
+    at_index = [e.index for e in events]   # (sorted, as the events are)
     epochs: dict[int, tuple[int, int]] = {}  # events applied -> (start, tokens the rewrites add)
 
     def tokens(k: int) -> int:
-        applied = sum(1 for e in events if e.index <= k)  # (events are sorted: the first `applied`)
+        applied = bisect.bisect_right(at_index, k)  # the events at or before k: the first `applied`
         hit = epochs.get(applied)
         if hit is None:
             sent = history_as_sent(conversation, len(conversation.messages), events[:applied])
