@@ -17,8 +17,8 @@ from typing import BinaryIO
 
 from ctxview.formats.errors import LoadError
 
-__all__ = ["GROWTH_ALLOWANCE", "Input", "MAX_STDIN_BYTES", "READ_BUFFER", "check_path", "open_input", "read_at",
-           "read_stdin"]
+__all__ = ["GROWTH_ALLOWANCE", "Input", "MAX_STDIN_BYTES", "READ_BUFFER", "check_path", "open_input", "open_read_only",
+           "read_at", "read_stdin"]
 
 READ_BUFFER = 1 << 20
 MAX_STDIN_BYTES = 1 << 30         # standard input is held whole: at most 1 GiB
@@ -114,6 +114,13 @@ def _open_regular(name: str, path: Path | None) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def open_read_only(path: str | os.PathLike) -> io.FileIO:
+    """The regular file `path`, opened read-only and unbuffered (to read into a buffer of one's own);
+    LoadError when it is not one or cannot be opened."""
+    name = os.fspath(path)
+    return io.FileIO(_open_regular(name, None), "rb", closefd=True)
 
 
 def read_at(path: str | os.PathLike, offset: int, size: int) -> bytes:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import orjson
 
-from ctxview.formats.inputs import read_at
+from ctxview.formats.inputs import open_read_only, read_at
 from ctxview.model import Session
 
 __all__ = ["BLOCK", "MAX_LINE", "first_line", "last_line_start", "last_record", "tail_warnings"]
@@ -39,26 +39,48 @@ def last_record(path: str, end: int, most: int, mark: bytes, accept: Callable[[A
 def _last(path: str, end: int, most: int, mark: bytes, accept: Callable[[Any], bool]) -> tuple[int, Any] | None:
     floor = max(0, end - most)
     carry = b""   # the start of the block after this one: a line cut by the block's end
-    while end > floor:
-        start = max(floor, end - BLOCK)
-        block = read_at(path, start, end - start) + carry
-        at = len(block)
-        while True:
-            at = block.rfind(mark, 0, at)
-            if at < 0:
-                break
-            line_start = block.rfind(b"\n", 0, at) + 1
-            if line_start == 0 and start > 0:
-                break   # the line begins in an earlier block: read on with it
-            line_end = block.find(b"\n", at)
-            rec = _record(block[line_start:line_end if line_end >= 0 else len(block)])
-            if accept(rec):
-                return start + line_start, rec
-        carry = block[:block.find(b"\n") + 1] if b"\n" in block else block
-        if len(carry) > MAX_LINE:
-            carry = b""
-        end = start
+    # One buffer for every block, the carry copied in after it: a new bytes object per block (and
+    # block + carry, another) would fault its pages in anew, which cost more than the search.
+    buf = bytearray()
+    with open_read_only(path) as f:
+        while end > floor:
+            start = max(floor, end - BLOCK)
+            size = end - start
+            if len(buf) < size + len(carry):
+                buf = bytearray(size + len(carry))
+            got = _read_into(f, memoryview(buf)[:size], start)   # (short only when the file shrank)
+            n = got + len(carry)
+            buf[got:n] = carry
+            at = n
+            while True:
+                at = buf.rfind(mark, 0, at)
+                if at < 0:
+                    break
+                line_start = buf.rfind(b"\n", 0, at) + 1
+                if line_start == 0 and start > 0:
+                    break   # the line begins in an earlier block: read on with it
+                line_end = buf.find(b"\n", at, n)
+                rec = _record(buf[line_start:line_end if line_end >= 0 else n])
+                if accept(rec):
+                    return start + line_start, rec
+            nl = buf.find(b"\n", 0, n)
+            carry = bytes(buf[:nl + 1 if nl >= 0 else n])
+            if len(carry) > MAX_LINE:
+                carry = b""
+            end = start
     return None
+
+
+def _read_into(f: Any, view: memoryview, offset: int) -> int:
+    """Fill `view` from byte `offset` of the file; the bytes read (fewer at its end)."""
+    f.seek(offset)
+    got = 0
+    while got < len(view):
+        k = f.readinto(view[got:])
+        if not k:
+            break
+        got += k
+    return got
 
 
 def first_line(path: str, size: int) -> Any:
