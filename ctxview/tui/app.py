@@ -233,14 +233,19 @@ class CtxviewApp(SessionReading, ReportActions, NavigationActions, App[int]):
             self.restore_place()  # back from a sub-agent: where the user was
             self.recount()        # a search on: its count over the new view
             if not event.view.system_prompt:   # its #sys note, fitted once the view is painted
-                self.call_after_refresh(self.run_job, note_job, self._layouts, self.session.conversations[
-                    event.key.conversation], event.view, self._cache, exclusive=False)
+                self.call_after_refresh(self._fit_note, self.session.conversations[event.key.conversation],
+                                        event.view)
         self.recompute()  # the settings changed meanwhile: their run starts now
+
+    def _fit_note(self, conversation: Conversation, view: PreparedView) -> None:
+        if self.query(PanePair):   # (none once the app is closing)
+            self.run_job(note_job, self._layouts, conversation, view, self._cache, exclusive=False)
 
     @on(NoteReady)
     def _note_ready(self, event: NoteReady) -> None:
-        if event.conversation is self.conversation:
-            self.pair.set_head_note(event.counter, event.note, event.tokens)
+        pairs = self.query(PanePair)   # (none when it comes as the app closes)
+        if event.conversation is self.conversation and pairs:
+            pairs.first().set_head_note(event.counter, event.note, event.tokens)
 
     @on(ViewFailed)
     def _view_failed(self, event: ViewFailed) -> None:
