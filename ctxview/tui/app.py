@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 import weakref
 from pathlib import Path
 from functools import partial
@@ -233,13 +234,11 @@ class CtxviewApp(SessionReading, ReportActions, NavigationActions, App[int]):
             self.restore_place()  # back from a sub-agent: where the user was
             self.recount()        # a search on: its count over the new view
             if not event.view.system_prompt:   # its #sys note, fitted once the view is painted
-                self.call_after_refresh(self._fit_note, self.session.conversations[event.key.conversation],
-                                        event.view)
+                painted = threading.Event()
+                self.call_after_refresh(painted.set)
+                self.run_job(note_job, self._layouts, self.session.conversations[event.key.conversation],
+                             event.view, self._cache, painted, exclusive=False)
         self.recompute()  # the settings changed meanwhile: their run starts now
-
-    def _fit_note(self, conversation: Conversation, view: PreparedView) -> None:
-        if self.query(PanePair):   # (none once the app is closing)
-            self.run_job(note_job, self._layouts, conversation, view, self._cache, exclusive=False)
 
     @on(NoteReady)
     def _note_ready(self, event: NoteReady) -> None:

@@ -327,9 +327,12 @@ def compute_job(post: Post, key: ViewKey, conversation: Conversation, cache: Any
     post(ViewReady(key, view, layout))
 
 
-def note_job(post: Post, layouts: Layouts, conversation: Conversation, view: PreparedView, cache: Any) -> None:
-    """The #sys note fitted (NoteReady), once the view is on screen: started after its first frame,
-    it does not hold up that frame (both need the interpreter)."""
+def note_job(post: Post, layouts: Layouts, conversation: Conversation, view: PreparedView, cache: Any,
+             painted: threading.Event) -> None:
+    """The #sys note fitted (NoteReady) once the view's frame is out (`painted`, set by the app after
+    its next refresh; at most a second's wait): fitted sooner, it held up that frame (both need the
+    interpreter)."""
+    painted.wait(1.0)
     layouts.fit_note(post, conversation, view, cache)
 
 
