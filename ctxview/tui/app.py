@@ -30,7 +30,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from ctxview.model import Conversation, Session
 from ctxview.sanitize import make_visible, sanitize
@@ -52,6 +52,7 @@ from ctxview.tui.state import (InspectorState, conversation_title, editable_tier
                                tier_lines)
 from ctxview.tui.threads import DaemonThreads
 from ctxview.tui.widgets.chrome import HeaderBar, StatusBar, StatusParts
+from ctxview.tui.widgets.footer import Footer
 from ctxview.tui.widgets.basic import Meters, SearchBox, prepared_title
 from ctxview.tui.workers import Layouts, Opening, compute_job, load_job, note_job
 

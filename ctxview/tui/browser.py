@@ -20,7 +20,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.widgets import DataTable, Input, ProgressBar, Static
 from textual.widgets.data_table import RowDoesNotExist
 
 from ctxview.sanitize import sanitize
@@ -28,6 +28,7 @@ from ctxview.sessions import SessionRow, build_index
 from ctxview.sessions.columns import (COLUMNS, SORTS, TOTAL_COLUMNS, RowFilter, cells, fit_cell, fit_columns,
                                      fit_total_columns, sort_rows, total_cells)
 from ctxview.sessions.contents import Totals, open_contents
+from ctxview.tui.widgets.footer import Footer
 from ctxview.tui.widgets.session_table import (ContentsProgress, ContentsReady, IndexFailed, IndexNotice, IndexProgress,
                                                IndexReady, SessionTable, status_text)
 
