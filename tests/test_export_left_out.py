@@ -22,6 +22,7 @@ from ctxview.export.bodies import (
 from ctxview.model import Conversation, Message, ToolCall
 from ctxview.pipeline import prepare
 from ctxview.engine.view import Settings
+from ctxview.settings import ClearSettings
 
 IMAGE = Path(__file__).parent / "fixtures" / "export" / "claude-code-image.jsonl"
 
@@ -172,3 +173,16 @@ def test_left_out_says_what_paired_leaves_out_asking_in_any_order(prepared, rnd)
     rnd.shuffle(order)   # (its memo of windows and owners must not depend on the order rows are drawn)
     said = {i: left.reason(prepared[i]) for i in order}
     assert [said[i] for i in range(len(prepared))] == _reasons_by_paired(prepared)
+
+
+_SAMPLES = sorted([*(Path(__file__).parent / "fixtures" / "samples").rglob("*.jsonl"),
+                   *(Path(__file__).parent.parent / "sample_sessions").glob("*.json*")])
+
+
+@pytest.mark.parametrize("path", _SAMPLES, ids=lambda p: p.name)
+def test_left_out_says_what_paired_leaves_out_on_the_samples(path):
+    for conversation in load_session(str(path)).conversations:
+        for settings in (Settings(), Settings(tiers="default", clear=ClearSettings(keep=2, trigger=0))):
+            prepared = list(prepare(conversation, settings).prepared)
+            left = LeftOut(prepared)
+            assert [left.reason(m) for m in reversed(prepared)][::-1] == _reasons_by_paired(prepared), path
