@@ -21,11 +21,11 @@ CORPUS = sorted(glob.glob(str(ROOT / "tests" / "fixtures" / "samples" / "**" / "
 
 
 def test_the_corpus_holds_rewritten_and_plain_histories():
-    from ctxview.engine.harness import rewrite_events, truncated_outputs
+    from ctxview.engine.harness import rewrite_events, rewritten_outputs
 
     convs = [c for p in CORPUS for c in load_session(p).conversations]
-    assert any(rewrite_events(c) for c in convs) and any(truncated_outputs(c) for c in convs)
-    assert any(not rewrite_events(c) and not truncated_outputs(c) for c in convs)
+    assert any(rewrite_events(c) for c in convs) and any(rewritten_outputs(c)[0] for c in convs)
+    assert any(not rewrite_events(c) and not rewritten_outputs(c)[0] for c in convs)
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: Path(p).name)

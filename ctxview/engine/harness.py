@@ -79,7 +79,10 @@ class SentHistory:
 
 
 def rewritten_outputs(conversation: Conversation) -> tuple[list[int], list[int]]:
-    """(truncated_outputs, persisted_outputs), found in one pass over the messages."""
+    """The indices of the tool outputs sent other than stored from the first request that sends them,
+    in one pass: (those that carry the truncation policy they were recorded under: Codex stores an
+    output whole and sends it cut to the turn's policy, codex_truncation.truncate_output; those
+    Claude Code sent as a `<persisted-output>` preview)."""
     truncated: list[int] = []
     persisted: list[int] = []
     # (`m.meta` first: most messages have an empty meta, so one test rules them out, and
@@ -92,17 +95,6 @@ def rewritten_outputs(conversation: Conversation) -> tuple[list[int], list[int]]
             if isinstance(meta.get("persisted_output"), Mapping):
                 persisted.append(i)
     return truncated, persisted
-
-
-def truncated_outputs(conversation: Conversation) -> list[int]:
-    """Indices of the tool outputs that carry the truncation policy they were recorded under (Codex
-    stores an output whole and sends it cut to the turn's policy: codex_truncation.truncate_output)."""
-    return rewritten_outputs(conversation)[0]
-
-
-def persisted_outputs(conversation: Conversation) -> list[int]:
-    """Indices of the tool results Claude Code sent as a `<persisted-output>` preview."""
-    return rewritten_outputs(conversation)[1]
 
 
 def rewritten_from_start(conversation: Conversation) -> bool:
