@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxview._fast import compression as fast
+from ctxview._fast.cut_tokens import CutTokens
 from ctxview._fast import bloat as fast_bloat
 from ctxview._fast import summary as fast_summary
 from ctxview._fast import tool_names as fast_names
@@ -141,6 +142,27 @@ SUMMARISED = [Message("user", "fix the parser"), Message("user", "  "), Message(
                                                     ToolCall("c2", "", {"path": 3})))]
 
 
+@st.composite
+def cuts(draw):
+    """A tool result longer than the limit it is cut to, a policy, and the name its call gives."""
+    text = draw(texts.filter(lambda t: len(t) > 1))
+    return (Message("tool", text, tool_call_id="c1"), draw(st.integers(0, len(text) - 1)), draw(policies),
+            draw(st.sampled_from([None, "Read", "Grep"])))
+
+
+def cut_tokens_made(msg, limit, policy, name):
+    """The rule: the cut made and counted (compress_tool_message's: the name detected from the text
+    under a "content" policy)."""
+    if policy.tool_name_from == "content":
+        name = tool_names.detect_tool_name(msg.content)
+    return SwarmEstimate().count_message(rule.as_tool_result(msg, rule.compress_text(msg.content, limit, name, policy)))
+
+
+def cut_tokens_measured(msg, limit, policy, name):
+    measure = CutTokens(policy)
+    return measure.tokens(msg.content, limit, measure.name(msg.content, name))
+
+
 def analysis(measures):
     return lambda msgs, threshold, window, counter: bloat.analyze_context_bloat(
         msgs, threshold, window, counter, measures=measures).to_dict()
@@ -163,6 +185,7 @@ PAIRS = [
     Pair("the bloat scan", lambda msgs, per, _: scan_of(fast_bloat.scan_messages(msgs, per)),
          lambda msgs, per, _: scan_of(bloat_scan.scan_by_id(msgs, per)), counted()),
     Pair("what the tiers would save", fast_bloat.tiers_saving, tiers_saving.tiers_saving, savings_of_tiers()),
+    Pair("the tokens of a cut", cut_tokens_measured, cut_tokens_made, cuts()),
     Pair("what clearing would save", fast_bloat.clearing_saving, clearing.clearing_saving, savings_of_clearing()),
     Pair("the offline summary", fast_summary.extractive_summary, budget.extractive_summary,
          st.tuples(st.lists(st.sampled_from(SUMMARISED), max_size=40) | messages())),

@@ -20,6 +20,7 @@ from collections import defaultdict
 from itertools import islice
 from typing import Any, Callable, Mapping, Sequence
 
+from ctxview._fast.cut_tokens import CutTokens
 from ctxview._fast.summary import extractive_summary
 from ctxview.engine import reminders
 from ctxview.engine.bloat import Measures
@@ -132,12 +133,8 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
     stop = min(n - keep_recent, n)
     if not policy.enabled or stop <= 0:
         return 0
-    stats, tokens_of = SwarmEstimate.text_stats, SwarmEstimate.count_stats
-    marker_parts = policy.marker.split("{n}")
-    marker_chars, marker_code = stats("".join(marker_parts))
-    slots = len(marker_parts) - 1   # where the number of chars cut goes (digits: no code characters)
-    hints = {tool: stats(policy.hint.replace("{tool}", tool)) for tool in policy.rerunnable_tools}
-    by_content = policy.tool_name_from == "content"
+    measure = CutTokens(policy)
+    by_content = measure.by_content
     names: Mapping[str, str] | None = None
     oldest = len(limits) - 1
     if by_text is not None:
@@ -174,14 +171,7 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
                     name = detected[text] = detect_tool_name(text)
             if limit != cut_to or name is not cut_name:
                 cut_to, cut_name = limit, name
-                chars, code = stats(text[:limit])
-                chars += marker_chars + slots * len(str(length - limit))
-                code += marker_code
-                hint = hints.get(name) if name is not None else None
-                if hint is not None:
-                    chars += hint[0]
-                    code += hint[1]
-                tokens = tokens_of("tool", chars, code)
+                tokens = measure.tokens(text, limit, name)
             saved += per[i] - tokens
     return saved
 

@@ -34,6 +34,7 @@ from ctxview.model import Conversation, Message, request_indices
 from ctxview.pipeline import PipelineCache, prepare
 from ctxview.analysis.prices import dollars
 from ctxview.settings import Settings
+from ctxview.analysis.age_replay import by_age, replay_by_age
 from ctxview.analysis.stepwise_replay import NotStepwise, StepwiseReplay, scaled, seconds
 from ctxview.analysis.usage import timestamp_of
 
@@ -146,7 +147,8 @@ def replay(conversation: Conversation, settings: Settings, *, cache: PipelineCac
     cache = cache or PipelineCache()
     if incremental(settings):
         try:
-            return [Prompt(*fields) for fields in StepwiseReplay(conversation, settings, cache, overhead, scale).run()]
+            step = StepwiseReplay(conversation, settings, cache, overhead, scale)
+            return [Prompt(*fields) for fields in (replay_by_age(step) if by_age(step) else step.run())]
         except NotStepwise:
             pass  # (a call id used twice, say: see stepwise_replay)
     return replay_naive(conversation, settings, cache=cache, overhead=overhead, scale=scale)

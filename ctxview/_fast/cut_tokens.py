@@ -1,0 +1,52 @@
+"""The tokens of a tool result cut to a tier's limit, under SwarmSDK's estimate, without making the cut.
+
+The rule: `counter.count_message(as_tool_result(msg, plan.render(text, limit, name)))`. Under the
+estimate a message's tokens follow from its text's length and code characters, and a cut text is
+three pieces (the kept head, the marker with the number of characters cut, maybe the hint) whose
+lengths and code characters add up; the digits of the number are no code characters.
+tests/test_fast_equals_plain.py holds it equal to the rule.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ctxview.engine.tokens import SwarmEstimate
+from ctxview.engine.tool_names import detect_tool_name
+from ctxview.tiers import CompressionPolicy
+
+__all__ = ["CutTokens"]
+
+
+class CutTokens:
+    """`tokens(text, limit, name(text, name))`: the tokens of the tool result holding `text` cut to
+    `limit` characters (len(text) > limit); with a "content" policy the tool whose hint is added is
+    detected from the text by `detect` (detect_tool_name, or a table of its answers)."""
+
+    __slots__ = ("marker_chars", "marker_code", "slots", "hints", "by_content", "detect")
+
+    def __init__(self, policy: CompressionPolicy,
+                 detect: Callable[[str], str | None] = detect_tool_name) -> None:
+        stats = SwarmEstimate.text_stats
+        marker_parts = policy.marker.split("{n}")
+        self.marker_chars, self.marker_code = stats("".join(marker_parts))
+        self.slots = len(marker_parts) - 1   # where the number of chars cut goes
+        self.hints = {tool: stats(policy.hint.replace("{tool}", tool)) for tool in policy.rerunnable_tools}
+        self.by_content = policy.tool_name_from == "content"
+        self.detect = detect
+
+    def name(self, text: str, name: str | None) -> str | None:
+        """The tool whose hint a cut of `text` gets: `name` (the result's, or its call's), or the
+        one detected from the text under a "content" policy."""
+        return self.detect(text) if self.by_content else name
+
+    def tokens(self, text: str, limit: int, name: str | None) -> int:
+        """The tokens of `text` cut to `limit`, with the hint of `name` (see name())."""
+        chars, code = SwarmEstimate.text_stats(text[:limit])
+        chars += self.marker_chars + self.slots * len(str(len(text) - limit))
+        code += self.marker_code
+        hint = self.hints.get(name) if name is not None else None
+        if hint is not None:
+            chars += hint[0]
+            code += hint[1]
+        return SwarmEstimate.count_stats("tool", chars, code)

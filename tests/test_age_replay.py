@@ -1,0 +1,54 @@
+"""The replay by age (age_replay.py) against the request-by-request replay, on generated
+conversations: results of every length, reminders on any message, tiers of any shape, both kinds
+of counter, calibrated or not."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxview.analysis.age_replay import by_age
+from ctxview.analysis.prompt_cache import replay, replay_naive
+from ctxview.analysis.stepwise_replay import StepwiseReplay
+from ctxview.model import Conversation, Message, ToolCall
+from ctxview.pipeline import PipelineCache
+from ctxview.settings import ClearSettings, Settings
+
+READ = "".join(f"{i:6d}\u2192    line {i}\n" for i in range(1, 30))
+TEXTS = st.sampled_from([READ, "x" * 90, "y" * 700, "{[()]};" * 40, "ok", ""]) | st.text(max_size=300)
+TIERS = st.sampled_from(["default", "aggressive", "light", "2:full,*:40", "1:full,3:200,6:30,*:5",
+                         "3:full,5:60,*:full", "off"])
+
+
+@st.composite
+def conversations(draw) -> Conversation:
+    msgs: list[Message] = [Message("user", draw(TEXTS) or "go")]
+    for k in range(draw(st.integers(0, 25))):
+        calls = tuple(ToolCall(f"c{k}.{c}", draw(st.sampled_from(["Read", "Bash", "Grep"])), {"p": c})
+                      for c in range(draw(st.integers(0, 3))))
+        msgs.append(Message("assistant", draw(st.sampled_from(["", "ok", "a" * 120])), tool_calls=calls))
+        for call in calls:
+            msgs.append(Message("tool", draw(TEXTS), tool_call_id=call.id,
+                                tool_name=draw(st.sampled_from([None, call.name]))))
+        if draw(st.booleans()):
+            msgs.append(Message("user", draw(TEXTS) or "more"))
+    msgs.append(Message("assistant", "done"))
+    ephemeral = {i: (draw(st.sampled_from(["<system-reminder>r</system-reminder>", "note " * 30])),)
+                 for i in draw(st.lists(st.integers(0, len(msgs) - 1), max_size=4))}
+    return Conversation("main", tuple(msgs), system_prompt=draw(st.sampled_from([None, "s" * 400])),
+                        ephemeral=ephemeral, model="claude-sonnet-4-5-20250929")
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(conv=conversations(), tiers=TIERS, keep=st.integers(0, 6), counter=st.sampled_from(["swarm", "chars4"]),
+       embed=st.booleans(), overhead=st.sampled_from([0, 700]), scale=st.sampled_from([1.0, 1.37]))
+def test_the_replay_by_age_equals_request_by_request(conv, tiers, keep, counter, embed, overhead, scale):
+    s = Settings(tiers=tiers, keep_recent=keep, counter=counter, embed_ephemeral=embed)
+    assert by_age(StepwiseReplay(conv, s, PipelineCache(), overhead, scale))
+    assert replay(conv, s, overhead=overhead, scale=scale) == replay_naive(conv, s, overhead=overhead, scale=scale)
+
+
+def test_clearing_and_budgets_are_not_replayed_by_age():
+    conv = Conversation("main", (Message("user", "u"), Message("assistant", "a")))
+    for s in (Settings(clear=ClearSettings(keep=1)), Settings(budget=1000)):
+        assert not by_age(StepwiseReplay(conv, s, PipelineCache(), 0, 1.0))
