@@ -226,3 +226,46 @@ def test_the_usage_screen_shows_costUSD_beside(tmp_path):
     session = load_session(path)
     data = usage_figures(session, session.conversations[0], Settings(), PipelineCache())
     assert "the file recorded $0.0123" in usage_text("main", data, chart=False).plain
+
+
+# --- a sum of costs, priced by groups --------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+# tiered (long context), flat, overridden; then what has no price
+PRICED = ["claude-sonnet-4-5-20250929", OPUS, "gpt-4o", "mine"]
+UNPRICED = [("no-such-model", None, None), (None, None, None), (OPUS, "slow", None), (OPUS, None, "mars")]
+
+
+@st.composite
+def priced_calls(draw):
+    model = draw(st.sampled_from(PRICED))
+    usage = Usage(draw(st.integers(0, 260_000)), draw(st.integers(0, 5000)), draw(st.integers(0, 150_000)),
+                  draw(st.integers(0, 90_000)), draw(st.sampled_from([0, 0, 700])),
+                  draw(st.sampled_from([None, "fast"] if model == OPUS else [None, "standard"])),
+                  draw(st.sampled_from([None, None, "us"])))
+    return usage, model, draw(st.sampled_from([None, "2025-06-01T10:00:00Z", "2026-02-01T10:00:00Z"]))
+
+
+def priced_table():
+    return PriceTable({"mine": Price(Decimal("1.5"), Decimal(7), Decimal("0.15"), Decimal("1.875"))})
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=st.lists(priced_calls(), max_size=12), ttl=st.sampled_from(["5m", "1h"]))
+def test_a_sum_of_costs_priced_by_groups_equals_the_sum_call_by_call(calls, ttl):
+    table = priced_table()
+    each = [table.cost(u, m, t, ttl) for u, m, t in calls]
+    assert None not in each
+    assert table.cost_sum(calls, ttl) == sum(each, Decimal(0))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=st.lists(priced_calls(), max_size=6), unpriced=st.sampled_from(UNPRICED), at=st.integers(0, 6))
+def test_a_sum_with_a_call_without_a_price_has_none(calls, unpriced, at):
+    model, speed, geo = unpriced
+    calls.insert(at, (Usage(10, 10, speed=speed, inference_geo=geo), model, None))
+    table = priced_table()
+    assert any(table.cost(*call) is None for call in calls)
+    assert table.cost_sum(calls) is None

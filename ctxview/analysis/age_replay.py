@@ -21,8 +21,7 @@ from typing import Iterator, Sequence
 
 from ctxview._fast.cut_tokens import CutTokens
 from ctxview.analysis.fenwick import Fenwick
-from ctxview.analysis.stepwise_replay import PromptFields, StepwiseReplay, seconds
-from ctxview.analysis.usage import timestamp_of
+from ctxview.analysis.stepwise_replay import PromptFields, StepwiseReplay, request_times
 from ctxview.engine.compression import text_of
 from ctxview.engine.context_manager import embed_ephemeral
 from ctxview.engine.harness import SentHistory, history_as_sent
@@ -55,7 +54,7 @@ def replay_by_age(step: StepwiseReplay) -> Iterator[PromptFields]:
     due: dict[int, list[int]] = defaultdict(list)  # request size -> positions whose age crosses a boundary there
     boundaries = step.boundaries
     total = n_prev = prev_m = 0
-    for r in request_indices(msgs):
+    for r, time in zip(request_indices(msgs), request_times(cache, conv)):
         n, m = r, r - start
         first_change = prev_m
         if due:
@@ -87,8 +86,7 @@ def replay_by_age(step: StepwiseReplay) -> Iterator[PromptFields]:
             tree.append(t)
             total += t
         shared = max(min(first_change, prev_m), 0)
-        yield (r, m, system + total, shared, system + (tree.prefix(shared) if shared else 0), system,
-               seconds(timestamp_of(msgs[r])))
+        yield r, m, system + total, shared, system + (tree.prefix(shared) if shared else 0), system, time
         n_prev, prev_m = n, m
 
 

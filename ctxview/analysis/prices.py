@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal, InvalidOperation
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from ctxview.model import Usage
 from ctxview.analysis.price_modifiers import modifier, modifier_note
@@ -203,6 +203,46 @@ class PriceTable:
             base = self.genai_cost(usage, model, timestamp, ttl)
             return None if base is None else base * times
         return price.cost(usage, ttl) * times
+
+    def cost_sum(self, calls: Iterable[tuple[Usage, str | None, str | None]], ttl: str = "5m") -> Decimal | None:
+        """The sum of cost(usage, model, timestamp, ttl) over the calls; None when one has no price.
+        A cost is linear in the tokens once the model, the hour, the mode and the prompt's price
+        tier are fixed: calls alike in those are priced as one, their tokens summed (each call's
+        1-hour writes worked out first, as cost() does). Models with a per-request price are
+        priced call by call."""
+        groups: dict[tuple, list] = {}
+        usd = Decimal(0)
+        for usage, model, timestamp in calls:
+            if model is None:
+                return None
+            if model in self.overrides:
+                price = self.overrides[model]
+            elif self._model_info(model) is None:
+                return None
+            else:
+                price, _, per_request = self._flat_price(model, timestamp, usage.context_tokens)
+                if per_request:
+                    c = self.cost(usage, model, timestamp, ttl)
+                    if c is None:
+                        return None
+                    usd += c
+                    continue
+            key = (id(price), usage.speed, usage.inference_geo, model)
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = [price, 0, 0, 0, 0, 0]
+            hour = usage.cache_write_1h_tokens or (usage.cache_write_tokens if ttl == "1h" else 0)
+            g[1] += usage.input_tokens
+            g[2] += usage.output_tokens
+            g[3] += usage.cache_read_tokens
+            g[4] += usage.cache_write_tokens
+            g[5] += hour
+        for (_, speed, geo, model), (price, i, o, r, w, hour) in groups.items():
+            times = modifier(model, speed, geo)
+            if times is None:
+                return None
+            usd += price.cost(Usage(i, o, r, w, hour)) * times   # (hour: as if each call had recorded its own)
+        return usd
 
     def unpriced_name(self, usage: Usage, model: str | None) -> str:
         """How a request without a price is named: its model, and the mode that has no price."""

@@ -201,19 +201,16 @@ class Outcome:
 
 def outcome(conversation: Conversation, prompts: Sequence[Prompt], simulated: Sequence[CachedRequest],
             prices, ttl: str = "5m") -> Outcome:
-    """Sum simulated requests, priced with each request's recorded output tokens and model."""
+    """Sum simulated requests, priced with each request's recorded output tokens and model (PriceTable.cost_sum)."""
     from ctxview.model import Usage  # (the values; prices is any PriceTable)
 
-    msgs = conversation.messages
-    usd = None
-    priced = True
-    for p, s in zip(prompts, simulated):
-        m = msgs[p.index]
-        cost = prices.cost(Usage(s.input, m.usage.output_tokens if m.usage else 0, s.read, s.write),
-                           m.model_id or conversation.model, timestamp_of(m), ttl)
-        if cost is None:
-            priced = False
-        else:
-            usd = cost if usd is None else usd + cost
+    def calls():
+        msgs, model = conversation.messages, conversation.model
+        for p, s in zip(prompts, simulated):
+            m = msgs[p.index]
+            yield Usage(s.input, m.usage.output_tokens if m.usage else 0, s.read, s.write), m.model_id or model, \
+                timestamp_of(m)
+
+    usd = prices.cost_sum(calls(), ttl) if simulated else None
     return Outcome(len(simulated), sum(s.total for s in simulated), sum(s.read for s in simulated),
-                   sum(s.write for s in simulated), sum(s.input for s in simulated), usd if priced else None)
+                   sum(s.write for s in simulated), sum(s.input for s in simulated), usd)

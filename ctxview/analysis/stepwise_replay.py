@@ -42,7 +42,7 @@ from ctxview.settings import Settings
 from ctxview.analysis.fenwick import UNREAD, Fenwick
 from ctxview.analysis.usage import timestamp_of
 
-__all__ = ["NotStepwise", "StepwiseReplay", "scaled", "seconds"]
+__all__ = ["NotStepwise", "StepwiseReplay", "request_times", "scaled", "seconds"]
 
 # (request index, blocks, tokens, shared blocks, shared tokens, system tokens, time): a Prompt's fields
 PromptFields = tuple[int, int, int, int, int, int, "float | None"]
@@ -57,6 +57,17 @@ def seconds(timestamp: str | None) -> float | None:
     except ValueError:
         return None
     return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def request_times(cache: PipelineCache, conversation: Conversation) -> list[float | None]:
+    """seconds() of each request's recorded time, in request order: worked out once per conversation
+    (every replay of a report reads them)."""
+    data = cache.data(conversation)
+    times = data.derived.get("request times")
+    if times is None:
+        msgs = conversation.messages
+        times = data.derived["request times"] = [seconds(timestamp_of(msgs[r])) for r in data.requests]
+    return times
 
 
 def scaled(tokens: int, scale: float) -> int:
@@ -333,7 +344,7 @@ class StepwiseReplay:
         epoch, e = -1, None
         prev: tuple[int | None, int, int] = (None, 0, 0)   # the last prompt: (kept turn, cut, end)
         n_prev = 0
-        for r in request_indices(msgs):
+        for r, time in zip(request_indices(msgs), request_times(self.cache, self.conversation)):
             n = r
             applied = sum(1 for ev in self.events if ev.index <= n)
             changed: dict[int, Message | None] = {}   # positions whose message as sent changed
@@ -359,8 +370,7 @@ class StepwiseReplay:
                 shared = self._shared(old or e, prev, e, turn, cut, m, changed)
             tokens = self._tokens(e, turn, cut, m)
             shared_tokens = self._tokens(e, turn, cut, cut + shared - (turn is not None)) if shared else 0
-            yield (r, blocks, self.system + tokens, shared, self.system + shared_tokens, self.system,
-                   seconds(timestamp_of(msgs[r])))
+            yield r, blocks, self.system + tokens, shared, self.system + shared_tokens, self.system, time
             prev, n_prev = (turn, cut, m), n
 
     def _tokens(self, e: _Epoch, turn: int | None, cut: int, end: int) -> int:

@@ -61,7 +61,7 @@ class _ConversationData:
     """What depends only on the conversation (and a counter): computed once."""
 
     __slots__ = ("conversation", "requests", "_names", "tool_indices", "counts", "prefix", "totals", "base_rows", "units",
-                 "ephemeral", "shared", "stages", "last_compressed", "context")
+                 "ephemeral", "shared", "stages", "last_compressed", "context", "derived")
 
     def __init__(self, conversation: Conversation) -> None:
         msgs = conversation.messages
@@ -82,6 +82,8 @@ class _ConversationData:
         # stages: a tuple and a list per policy), whose counts the next one under the policy reuses
         self.last_compressed: dict[tuple[str, int], tuple[tuple[Message, ...], list[int]]] = {}
         self.context: dict[str, Any] = {}  # counter name -> its context_tokens.ContextTokens (pipeline.context)
+        # what the analysis works out of the stored messages alone, by its name (each request's time, say)
+        self.derived: dict[str, Any] = {}
 
     @property
     def names(self) -> dict[str, str]:
