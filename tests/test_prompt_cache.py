@@ -135,6 +135,27 @@ def test_fenwick_prefix_sums_under_any_appends_and_adds():
             assert [tree.at(k) for k in range(len(values))] == values
 
 
+def test_fenwick_finds_the_fewest_values_reaching_a_sum():
+    import random
+
+    rng = random.Random(7)
+    for _ in range(200):
+        values = [rng.randint(0, 9) for _ in range(rng.randint(0, 8))]
+        tree = _Fenwick(values)
+        for _ in range(rng.randint(0, 30)):
+            if values and rng.random() < 0.3:
+                k = rng.randrange(len(values))
+                d = rng.randint(-values[k], 9)
+                tree.add(k, d)
+                values[k] += d
+            else:
+                values.append(rng.randint(0, 9))
+                tree.append(values[-1])
+            for need in range(-1, sum(values) + 3):
+                fewest = next((c for c in range(len(values) + 1) if sum(values[:c]) >= need), len(values))
+                assert tree.reaching(need) == fewest, (values, need)
+
+
 # -- replaying a conversation ------------------------------------------------------------------
 
 def small_conversation() -> Conversation:
@@ -173,6 +194,22 @@ def test_a_policy_that_cuts_before_the_breakpoint():
     assert sim[2] == CachedRequest(5, 3000, ps[2].tokens - 3000, 0)
     assert sim[1] == CachedRequest(3, 3000, 2100, 0)
     assert ps == replay_naive(conv, settings)
+
+
+def test_a_minimum_saving_at_the_edge_clears_as_request_by_request():
+    """Clearing's minimum saving exactly at, one under and one over what clearing saves: the
+    stepwise replay's saving of each result (the placeholder's tokens under a text-only counter,
+    worked out once) is the rule's."""
+    conv = small_conversation()
+    placeholder = ClearSettings().placeholder
+    for name in ("chars4", "swarm"):
+        counter = get_counter(name)
+        per = (counter.count_message(conv.messages[2])
+               - counter.count_message(Message("tool", placeholder, tool_call_id="c0")))
+        for k in (1, 2, 3):
+            for min_saving in (k * per - 1, k * per, k * per + 1):
+                s = Settings(counter=name, clear=ClearSettings(keep=1, min_saving=min_saving))
+                assert replay(conv, s) == replay_naive(conv, s), (name, min_saving)
 
 
 def corpus():

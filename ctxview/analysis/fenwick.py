@@ -4,6 +4,7 @@ prompt's size and shared prefix is a sum over a range, in log n."""
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from typing import Sequence
 
@@ -65,6 +66,25 @@ class Fenwick:
 
     def at(self, position: int) -> int:
         return self.prefix(position + 1) - self.prefix(position)
+
+    def reaching(self, need: int) -> int:
+        """The fewest leading values whose sum is at least `need` (the length when none is), for a
+        list of values ≥ 0, whose prefix sums only grow: a binary search over the running totals,
+        or a descent of the tree."""
+        tree = self.tree
+        if tree is None:
+            totals = self.totals
+            return min(bisect.bisect_left(totals, need), len(totals) - 1)
+        n = len(tree) - 1
+        if need <= 0:
+            return 0
+        count, rest, step = 0, need, 1 << n.bit_length()
+        while step:   # the largest count whose sum stays under need, then one more
+            nxt = count + step
+            if nxt <= n and tree[nxt] < rest:
+                count, rest = nxt, rest - tree[nxt]
+            step >>= 1
+        return min(count + 1, n)
 
 
 class Unread:

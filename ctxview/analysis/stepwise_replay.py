@@ -37,6 +37,7 @@ from ctxview.engine.grouping import unit_runs
 from ctxview.engine.harness import SentHistory, history_as_sent
 from ctxview.model import Conversation, Message, request_indices
 from ctxview.pipeline import PipelineCache
+from ctxview.pipeline.cache import TEXT_ONLY_COUNTERS
 from ctxview.pipeline.sent_history import events_for, truncations
 from ctxview.settings import Settings
 from ctxview.analysis.fenwick import UNREAD, Fenwick
@@ -150,6 +151,10 @@ class StepwiseReplay:
         self.stored, self.stored_counts = conversation.messages, cache.counts_of(data, counter)
         self.ephemeral = data.valid_ephemeral() if settings.embed_ephemeral else {}
         self.clear = settings.clear
+        # a result cleared, under a counter that reads only the role, the text and the calls: the
+        # same tokens for every result without calls (the placeholder's)
+        self.cleared_tokens = (counter.count_message(Message("tool", settings.clear.placeholder))
+                               if settings.clear is not None and type(counter) in TEXT_ONLY_COUNTERS else None)
         self.exclude = set(settings.clear.exclude) if settings.clear is not None else set()
         self.budget = settings.budget
         self.lengths: dict[int, int] = {}
@@ -195,10 +200,18 @@ class StepwiseReplay:
         if (clear is None or m.role != "tool" or m.text == clear.placeholder
                 or (self.exclude and tool_name_of(m, e.names) in self.exclude)):
             return c, 0, 0
+        if self.cleared_tokens is not None and not m.tool_calls:
+            return c, c - self.cleared_tokens, 1
         return c, c - cache.count_cleared(counter, cache.blanked(m, clear.placeholder)), 1
 
     def _update_sent(self, e: _Epoch, j: int, raw: int | None = None) -> None:  # (raw: its count, if known)
-        raw = self._count(self._sent(e, j), e.start + j) if raw is None else raw
+        if raw is None:
+            i = e.start + j
+            if (e.cleared[j] and self.cleared_tokens is not None and not e.comp[j].tool_calls
+                    and i not in self.ephemeral):
+                raw = self.cleared_tokens
+            else:
+                raw = self._count(self._sent(e, j), i)
         t = scaled(raw, self.scale)
         e.raw_tree.add(j, raw - e.raw[j])
         e.tree.add(j, t - e.toks[j])
@@ -314,14 +327,9 @@ class StepwiseReplay:
         def start(k: int) -> int:
             return heads[k] if k < units else m
 
-        need = total - room
-        lo, hi = 0, droppable   # the fewest units dropped whose tokens reach `need`, else all droppable
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if e.raw_tree.prefix(start(mid)) >= need:
-                hi = mid
-            else:
-                lo = mid + 1
+        # the fewest units dropped whose tokens reach total - room, else all droppable: the sums
+        # only grow, so the first unit that starts where they have reached it
+        lo = min(bisect.bisect_left(heads, e.raw_tree.reaching(total - room), 0, units), droppable)
         if lo == 0:
             return None, 0
         cut = start(lo)
