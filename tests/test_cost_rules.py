@@ -257,7 +257,7 @@ def priced_table():
 def test_a_sum_of_costs_priced_by_groups_equals_the_sum_call_by_call(calls, ttl):
     table = priced_table()
     each = [table.cost(u, m, t, ttl) for u, m, t in calls]
-    assert None not in each
+    assert None not in each and all(table.has_price(u, m) for u, m, _ in calls)
     assert table.cost_sum(calls, ttl) == sum(each, Decimal(0))
 
 
@@ -267,5 +267,6 @@ def test_a_sum_with_a_call_without_a_price_has_none(calls, unpriced, at):
     model, speed, geo = unpriced
     calls.insert(at, (Usage(10, 10, speed=speed, inference_geo=geo), model, None))
     table = priced_table()
+    assert [table.cost(*call) is not None for call in calls] == [table.has_price(u, m) for u, m, _ in calls]
     assert any(table.cost(*call) is None for call in calls)
     assert table.cost_sum(calls) is None

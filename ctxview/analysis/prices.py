@@ -204,6 +204,11 @@ class PriceTable:
             return None if base is None else base * times
         return price.cost(usage, ttl) * times
 
+    def has_price(self, usage: Usage, model: str | None) -> bool:
+        """Whether cost(usage, model, ...) is a figure, not None."""
+        return (model is not None and modifier(model, usage.speed, usage.inference_geo) is not None
+                and (model in self.overrides or self._model_info(model) is not None))
+
     def cost_sum(self, calls: Iterable[tuple[Usage, str | None, str | None]], ttl: str = "5m") -> Decimal | None:
         """The sum of cost(usage, model, timestamp, ttl) over the calls; None when one has no price.
         A cost is linear in the tokens once the model, the hour, the mode and the prompt's price
@@ -315,19 +320,20 @@ class CostTotal:
 
 def cost_of(calls: Any, table: PriceTable) -> CostTotal:
     """The cost of (usage, model, timestamp) calls."""
-    usd: Decimal | None = None
     recorded: Decimal | None = None
     n = unpriced_n = recorded_n = 0
     unpriced: dict[str, None] = {}
-    for usage, model, timestamp in calls:
+    priced = []
+    for call in calls:
+        usage, model, _ = call
         n += 1
         if usage.recorded_usd is not None:
             recorded_n += 1
             recorded = (recorded or Decimal(0)) + Decimal(repr(usage.recorded_usd))
-        c = table.cost(usage, model, timestamp)
-        if c is None:
+        if table.has_price(usage, model):
+            priced.append(call)
+        else:
             unpriced_n += 1
             unpriced[table.unpriced_name(usage, model)] = None
-        else:
-            usd = c if usd is None else usd + c
+    usd = table.cost_sum(priced) if priced else None
     return CostTotal(usd, n, tuple(unpriced), unpriced_n, recorded, recorded_n)
