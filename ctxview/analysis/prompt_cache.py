@@ -18,7 +18,8 @@ Anthropic's rules, as ctxview models them:
 `simulate(prompts, rules)` applies these rules to abstract prompts (size, prefix shared with
 the previous prompt, time); `replay(conversation, settings)` builds the prompts of every
 request of a conversation as prepared under `settings`, each stepped from the one before
-(`stepwise_replay`: tiers, clearing and budgets); summaries and the clearing of call arguments
+(`stepwise_replay`: tiers, clearing and budgets; `age_replay` where what is sent depends on
+each message's age alone: the tiers, or nothing); summaries and the clearing of call arguments
 are replayed request by request through `pipeline.prepare` (`replay_naive`, also the oracle
 the tests hold the stepwise replay to).
 """
