@@ -1,6 +1,6 @@
 """The replay by age (age_replay.py) against the request-by-request replay, on generated
-conversations: results of every length, reminders on any message, tiers of any shape, both kinds
-of counter, calibrated or not."""
+conversations: results of every length, reminders on any message, tiers of any shape, budgets,
+both kinds of counter, calibrated or not."""
 
 from __future__ import annotations
 
@@ -41,14 +41,15 @@ def conversations(draw) -> Conversation:
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(conv=conversations(), tiers=TIERS, keep=st.integers(0, 6), counter=st.sampled_from(["swarm", "chars4"]),
-       embed=st.booleans(), overhead=st.sampled_from([0, 700]), scale=st.sampled_from([1.0, 1.37]))
-def test_the_replay_by_age_equals_request_by_request(conv, tiers, keep, counter, embed, overhead, scale):
-    s = Settings(tiers=tiers, keep_recent=keep, counter=counter, embed_ephemeral=embed)
+       embed=st.booleans(), overhead=st.sampled_from([0, 700]), scale=st.sampled_from([1.0, 1.37]),
+       budget=st.sampled_from([None, None, 1_000, 2_500, 6_000]))
+def test_the_replay_by_age_equals_request_by_request(conv, tiers, keep, counter, embed, overhead, scale, budget):
+    s = Settings(tiers=tiers, keep_recent=keep, counter=counter, embed_ephemeral=embed, budget=budget)
     assert by_age(StepwiseReplay(conv, s, PipelineCache(), overhead, scale))
     assert replay(conv, s, overhead=overhead, scale=scale) == replay_naive(conv, s, overhead=overhead, scale=scale)
 
 
-def test_clearing_and_budgets_are_not_replayed_by_age():
+def test_clearing_is_not_replayed_by_age():
     conv = Conversation("main", (Message("user", "u"), Message("assistant", "a")))
-    for s in (Settings(clear=ClearSettings(keep=1)), Settings(budget=1000)):
-        assert not by_age(StepwiseReplay(conv, s, PipelineCache(), 0, 1.0))
+    assert not by_age(StepwiseReplay(conv, Settings(clear=ClearSettings(keep=1)), PipelineCache(), 0, 1.0))
+    assert by_age(StepwiseReplay(conv, Settings(budget=1000), PipelineCache(), 0, 1.0))

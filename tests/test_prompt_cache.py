@@ -128,6 +128,10 @@ def test_fenwick_prefix_sums_under_any_appends_and_adds():
                 k, d = rng.randrange(len(values)), rng.randint(-9, 9)
                 tree.add(k, d)
                 values[k] += d
+            elif rng.random() < 0.3:
+                more = [rng.randint(-5, 9) for _ in range(rng.randint(0, 3))]
+                values.extend(more)
+                tree.extend(more)
             else:
                 values.append(rng.randint(-5, 9))
                 tree.append(values[-1])

@@ -46,6 +46,17 @@ class Fenwick:
             j -= j & -j
         tree.append(total)
 
+    def extend(self, values: Sequence[int]) -> None:
+        """append() each value in turn."""
+        totals = self.totals
+        if totals is not None:
+            running = itertools.accumulate(values, initial=totals[-1])
+            next(running)   # (the last total, there already)
+            totals.extend(running)
+        else:
+            for v in values:
+                self.append(v)
+
     def add(self, position: int, delta: int) -> None:
         if self.tree is None:
             self._build()

@@ -43,7 +43,8 @@ from ctxview.settings import Settings
 from ctxview.analysis.fenwick import UNREAD, Fenwick
 from ctxview.analysis.usage import timestamp_of
 
-__all__ = ["NotStepwise", "StepwiseReplay", "request_times", "scaled", "seconds"]
+__all__ = ["NotStepwise", "StepwiseReplay", "calls_before_results", "request_times", "scaled", "seconds",
+           "unit_heads"]
 
 # (request index, blocks, tokens, shared blocks, shared tokens, system tokens, time): a Prompt's fields
 PromptFields = tuple[int, int, int, int, int, int, "float | None"]
@@ -79,7 +80,7 @@ class NotStepwise(Exception):
     """The conversation breaks an assumption of the stepwise replay (see the module docstring)."""
 
 
-def _calls_before_results(base: Sequence[Message]) -> dict[str, str]:
+def calls_before_results(base: Sequence[Message]) -> dict[str, str]:
     """Tool name by call id over `base`, checking that each id is used once and that every result
     comes after its call (then a result's call is in every window that holds the result)."""
     calls = {c.id for m in base for c in m.tool_calls if c.id}
@@ -93,6 +94,17 @@ def _calls_before_results(base: Sequence[Message]) -> dict[str, str]:
                     raise NotStepwise(f"call id {call.id!r} used twice")
                 names[call.id] = call.name
     return names
+
+
+def unit_heads(messages: Sequence[Message]) -> list[int]:
+    """Each unit's first position, for the budget's stepping; NotStepwise where the units are not
+    runs of positions or a system message is among them (the budget keeps it wherever it is)."""
+    if any(m.role == "system" for m in messages):
+        raise NotStepwise("a system message among the messages (the budget keeps it wherever it is)")
+    runs = unit_runs(messages)
+    if runs and not isinstance(runs[0], range):
+        raise NotStepwise("a call whose results are interleaved with another unit")
+    return [u[0] for u in runs]
 
 
 def _is_user_turn(msg: Message) -> bool:
@@ -157,6 +169,8 @@ class StepwiseReplay:
                                if settings.clear is not None and type(counter) in TEXT_ONLY_COUNTERS else None)
         self.exclude = set(settings.clear.exclude) if settings.clear is not None else set()
         self.budget = settings.budget
+        # the budget's room for the messages, as counted (the budget is the model's tokens)
+        self.room = max(self.units.counted(self.budget) - self.system_raw, 0) if self.budget is not None else 0
         self.lengths: dict[int, int] = {}
 
     # -- one position
@@ -252,15 +266,10 @@ class StepwiseReplay:
             sent = SentHistory(0, conv.messages)   # history_as_sent's answer when nothing is
         else:
             sent = history_as_sent(conv, len(conv.messages), self.events[:applied])
-        names = _calls_before_results(sent.messages) if (self.exclude or self.budget is not None) else {}
+        names = calls_before_results(sent.messages) if (self.exclude or self.budget is not None) else {}
         e = _Epoch(sent.start, sent.messages, names, self.clear is not None, self.budget is not None)
         if self.budget is not None:
-            if any(m.role == "system" for m in sent.messages):
-                raise NotStepwise("a system message among the messages (the budget keeps it wherever it is)")
-            runs = unit_runs(sent.messages)
-            if runs and not isinstance(runs[0], range):
-                raise NotStepwise("a call whose results are interleaved with another unit")
-            e.heads = [u[0] for u in runs]
+            e.heads = unit_heads(sent.messages)
         return e
 
     # -- between two requests
@@ -314,7 +323,7 @@ class StepwiseReplay:
         """budget.fit_to_budget on positions [0, m): (the user turn kept before the rest, or None;
         the first position of the kept suffix)."""
         total = e.raw_tree.prefix(m)
-        room = max(self.units.counted(self.budget) - self.system_raw, 0)
+        room = self.room
         if total <= room:
             return None, 0
         heads = e.heads
