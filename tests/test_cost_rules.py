@@ -270,3 +270,16 @@ def test_a_sum_with_a_call_without_a_price_has_none(calls, unpriced, at):
     assert [table.cost(*call) is not None for call in calls] == [table.has_price(u, m) for u, m, _ in calls]
     assert any(table.cost(*call) is None for call in calls)
     assert table.cost_sum(calls) is None
+
+
+def test_a_sum_puts_each_call_in_the_tier_of_its_whole_prompt():
+    # 180k fresh input alone is under the long-context tier's 200k; with the cache's 30k it is over
+    table = priced_table()
+    calls = [(Usage(180_000, 500, 0, 30_000), "claude-sonnet-4-5-20250929", None),
+             (Usage(180_000, 500, 30_000, 0), "claude-sonnet-4-5-20250929", None),
+             (Usage(150_000, 500, 20_000, 20_000), "claude-sonnet-4-5-20250929", None)]
+    each = [table.cost(*c) for c in calls]
+    assert table.cost_sum(calls) == sum(each, Decimal(0))
+    long = table.cost(Usage(180_000, 500, 0, 30_000), "claude-sonnet-4-5-20250929")
+    short = table.cost(Usage(180_000, 500, 0, 10_000), "claude-sonnet-4-5-20250929")
+    assert long / short > Decimal("1.5")   # (the long-context tier's prices on all of it: the test means something)

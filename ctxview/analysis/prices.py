@@ -24,7 +24,7 @@ from typing import Any, Iterable, Mapping
 from ctxview.model import Usage
 from ctxview.analysis.price_modifiers import modifier, modifier_note
 
-__all__ = ["MAX_PRICE", "PRICES_AS_OF", "PRICES_VERSION", "CostTotal", "Price", "PriceTable", "cost_of", "dollars",
+__all__ = ["MAX_PRICE", "PRICES_AS_OF", "PRICES_VERSION", "CostSum", "CostTotal", "Price", "PriceTable", "cost_of", "dollars",
            "parse_price_override"]
 
 PRICES_VERSION = "0.2.3"       # the genai-prices release pinned in pyproject.toml
@@ -210,44 +210,13 @@ class PriceTable:
                 and (model in self.overrides or self._model_info(model) is not None))
 
     def cost_sum(self, calls: Iterable[tuple[Usage, str | None, str | None]], ttl: str = "5m") -> Decimal | None:
-        """The sum of cost(usage, model, timestamp, ttl) over the calls; None when one has no price.
-        A cost is linear in the tokens once the model, the hour, the mode and the prompt's price
-        tier are fixed: calls alike in those are priced as one, their tokens summed (each call's
-        1-hour writes worked out first, as cost() does). Models with a per-request price are
-        priced call by call."""
-        groups: dict[tuple, list] = {}
-        usd = Decimal(0)
+        """The sum of cost(usage, model, timestamp, ttl) over the calls; None when one has no price
+        (CostSum: calls alike in model, hour, mode and price tier priced as one)."""
+        total = CostSum(self, ttl)
         for usage, model, timestamp in calls:
-            if model is None:
-                return None
-            if model in self.overrides:
-                price = self.overrides[model]
-            elif self._model_info(model) is None:
-                return None
-            else:
-                price, _, per_request = self._flat_price(model, timestamp, usage.context_tokens)
-                if per_request:
-                    c = self.cost(usage, model, timestamp, ttl)
-                    if c is None:
-                        return None
-                    usd += c
-                    continue
-            key = (id(price), usage.speed, usage.inference_geo, model)
-            g = groups.get(key)
-            if g is None:
-                g = groups[key] = [price, 0, 0, 0, 0, 0]
-            hour = usage.cache_write_1h_tokens or (usage.cache_write_tokens if ttl == "1h" else 0)
-            g[1] += usage.input_tokens
-            g[2] += usage.output_tokens
-            g[3] += usage.cache_read_tokens
-            g[4] += usage.cache_write_tokens
-            g[5] += hour
-        for (_, speed, geo, model), (price, i, o, r, w, hour) in groups.items():
-            times = modifier(model, speed, geo)
-            if times is None:
-                return None
-            usd += price.cost(Usage(i, o, r, w, hour)) * times   # (hour: as if each call had recorded its own)
-        return usd
+            total.add(model, timestamp, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
+                      usage.cache_write_tokens, usage.cache_write_1h_tokens, usage.speed, usage.inference_geo)
+        return total.usd()
 
     def unpriced_name(self, usage: Usage, model: str | None) -> str:
         """How a request without a price is named: its model, and the mode that has no price."""
@@ -271,6 +240,67 @@ class PriceTable:
         provider, _ = data_snapshot.get_snapshot().find_provider_model(model, None, None, None)
         return info.calc_price(gu, provider, genai_request_timestamp=_when(timestamp),
                                auto_update_timestamp=None).total_price
+
+
+class CostSum:
+    """PriceTable.cost() summed over calls added one by one, as their token counts (no Usage made).
+
+    A cost is linear in the tokens once the model, the hour, the mode and the prompt's price tier
+    are fixed: calls alike in those are priced as one, their tokens summed (each call's 1-hour
+    writes worked out first, as cost() does). A model with a per-request price is priced call by
+    call. usd(): the sum, or None when a call had no price."""
+
+    __slots__ = ("table", "ttl", "groups", "each", "priced")
+
+    def __init__(self, table: PriceTable, ttl: str = "5m") -> None:
+        self.table, self.ttl = table, ttl
+        self.groups: dict[tuple, list] = {}   # (id(price), speed, geo, model) -> [price, tokens summed...]
+        self.each = Decimal(0)                # the calls priced one by one
+        self.priced = True
+
+    def add(self, model: str | None, timestamp: str | None, input_tokens: int, output_tokens: int, read: int,
+            write: int, write_1h: int = 0, speed: str | None = None, geo: str | None = None) -> None:
+        table = self.table
+        if not self.priced:
+            return
+        if model is None:
+            self.priced = False
+            return
+        if model in table.overrides:
+            price = table.overrides[model]
+        elif table._model_info(model) is None:
+            self.priced = False
+            return
+        else:
+            price, _, per_request = table._flat_price(model, timestamp, input_tokens + read + write)
+            if per_request:
+                c = table.cost(Usage(input_tokens, output_tokens, read, write, write_1h, speed, geo), model,
+                               timestamp, self.ttl)
+                if c is None:
+                    self.priced = False
+                else:
+                    self.each += c
+                return
+        key = (id(price), speed, geo, model)
+        g = self.groups.get(key)
+        if g is None:
+            g = self.groups[key] = [price, 0, 0, 0, 0, 0]
+        g[1] += input_tokens
+        g[2] += output_tokens
+        g[3] += read
+        g[4] += write
+        g[5] += write_1h or (write if self.ttl == "1h" else 0)
+
+    def usd(self) -> Decimal | None:
+        if not self.priced:
+            return None
+        usd = self.each
+        for (_, speed, geo, model), (price, i, o, r, w, hour) in self.groups.items():
+            times = modifier(model, speed, geo)
+            if times is None:
+                return None
+            usd += price.cost(Usage(i, o, r, w, hour)) * times   # (hour: as if each call had recorded its own)
+        return usd
 
 
 def _flat(value: Any, missing: Decimal) -> Decimal:

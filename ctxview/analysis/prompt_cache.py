@@ -33,7 +33,7 @@ from typing import Iterable, Sequence
 from ctxview.engine.context_tokens import TokenUnits
 from ctxview.model import Conversation, Message, request_indices
 from ctxview.pipeline import PipelineCache, prepare
-from ctxview.analysis.prices import dollars
+from ctxview.analysis.prices import CostSum, dollars
 from ctxview.settings import Settings
 from ctxview.analysis.age_replay import by_age, replay_by_age
 from ctxview.analysis.stepwise_replay import NotStepwise, StepwiseReplay, scaled, seconds
@@ -202,16 +202,15 @@ class Outcome:
 
 def outcome(conversation: Conversation, prompts: Sequence[Prompt], simulated: Sequence[CachedRequest],
             prices, ttl: str = "5m") -> Outcome:
-    """Sum simulated requests, priced with each request's recorded output tokens and model (PriceTable.cost_sum)."""
-    from ctxview.model import Usage  # (the values; prices is any PriceTable)
-
-    def calls():
+    """Sum simulated requests, priced with each request's recorded output tokens and model (prices.CostSum)."""
+    usd = None
+    if simulated:
+        total = CostSum(prices, ttl)
         msgs, model = conversation.messages, conversation.model
         for p, s in zip(prompts, simulated):
             m = msgs[p.index]
-            yield Usage(s.input, m.usage.output_tokens if m.usage else 0, s.read, s.write), m.model_id or model, \
-                timestamp_of(m)
-
-    usd = prices.cost_sum(calls(), ttl) if simulated else None
+            total.add(m.model_id or model, timestamp_of(m), s.input, m.usage.output_tokens if m.usage else 0, s.read,
+                      s.write)
+        usd = total.usd()
     return Outcome(len(simulated), sum(s.total for s in simulated), sum(s.read for s in simulated),
                    sum(s.write for s in simulated), sum(s.input for s in simulated), usd)
