@@ -42,9 +42,11 @@ def conversations(draw) -> Conversation:
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(conv=conversations(), tiers=TIERS, keep=st.integers(0, 6), counter=st.sampled_from(["swarm", "chars4"]),
        embed=st.booleans(), overhead=st.sampled_from([0, 700]), scale=st.sampled_from([1.0, 1.37]),
-       budget=st.sampled_from([None, None, 1_000, 2_500, 6_000]))
-def test_the_replay_by_age_equals_request_by_request(conv, tiers, keep, counter, embed, overhead, scale, budget):
-    s = Settings(tiers=tiers, keep_recent=keep, counter=counter, embed_ephemeral=embed, budget=budget)
+       budget=st.sampled_from([None, None, 1_000, 2_500, 6_000]), names=st.sampled_from(["content", "tool_call"]))
+def test_the_replay_by_age_equals_request_by_request(conv, tiers, keep, counter, embed, overhead, scale, budget,
+                                                     names):
+    s = Settings(tiers=tiers, keep_recent=keep, counter=counter, embed_ephemeral=embed, budget=budget,
+                 tool_name_from=names)
     assert by_age(StepwiseReplay(conv, s, PipelineCache(), overhead, scale))
     assert replay(conv, s, overhead=overhead, scale=scale) == replay_naive(conv, s, overhead=overhead, scale=scale)
 

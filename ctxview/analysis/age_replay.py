@@ -30,6 +30,7 @@ from ctxview.engine.compression import text_of
 from ctxview.engine.context_manager import embed_ephemeral
 from ctxview.engine.harness import SentHistory, history_as_sent
 from ctxview.engine.tokens import SwarmEstimate
+from ctxview.engine.tool_names import detect_tool_name
 from ctxview.model import Message, request_indices
 from ctxview.pipeline.sent_history import truncations
 
@@ -195,14 +196,22 @@ def _whole_tokens(step: StepwiseReplay, start: int, base: Sequence[Message]) -> 
 
 class _Cuts:
     """Each position as sent when cut to a limit, and its tokens as counted: measured from the text
-    under SwarmSDK's estimate (the tool whose hint is added found once per position), else made and
-    counted."""
+    under SwarmSDK's estimate, else made and counted. A text that several results hold (a file
+    read again, an output seen twice) is measured once for each limit and tool it is cut with."""
 
     def __init__(self, step: StepwiseReplay, start: int, base: Sequence[Message]) -> None:
         self.step, self.start, self.base = step, start, base
-        self.measure = (CutTokens(step.policy, step.cache.memo.names.detect)
+        self.measure = (CutTokens(step.policy, self._detect)
                         if step.plan is not None and type(step.counter) is SwarmEstimate else None)
-        self.names: dict[int, str | None] = {}
+        self.names: dict[int, str | None] = {}          # position -> the tool whose hint its cuts get
+        self.detected: dict[str, str | None] = {}       # text -> the tool it names (a "content" policy)
+        self.measured: dict[tuple, int] = {}            # (text, limit, tool) -> tokens
+
+    def _detect(self, text: str) -> str | None:
+        name = self.detected.get(text, _UNSEEN)
+        if name is _UNSEEN:
+            name = self.detected[text] = detect_tool_name(text)
+        return name
 
     def sent(self, j: int, limit: int | None) -> Message:
         """Position j as sent when cut to `limit` (None: whole), the reminders recorded for it embedded."""
@@ -220,7 +229,11 @@ class _Cuts:
         if name is _UNSEEN:
             name = self.names[j] = self.measure.name(text, msg.tool_name or (
                 step.names.get(msg.tool_call_id) if msg.tool_call_id else None))
-        return self.measure.tokens(text, limit, name)
+        key = (text, limit, name)
+        tokens = self.measured.get(key)
+        if tokens is None:
+            tokens = self.measured[key] = self.measure.tokens(text, limit, name)
+        return tokens
 
 
 _UNSEEN = object()
