@@ -77,9 +77,9 @@ def test_a_one_hour_ttl_keeps_the_fourth_request_warm():
 def test_ttl_expiry_between_two_requests():
     two = [prompt(1, 2, 5000, 0, 2000, 0.0), prompt(3, 4, 6000, 2, 5000, 300.0)]
     assert simulate(two)[1] == CachedRequest(3, 5000, 1000, 0)   # 300 s: still warm
-    late = [two[0], dataclasses.replace(two[1], time=300.5)]
+    late = [two[0], two[1]._replace(time=300.5)]
     assert simulate(late)[1] == CachedRequest(3, 0, 6000, 0)     # just past it: written again
-    unknown = [two[0], dataclasses.replace(two[1], time=None)]
+    unknown = [two[0], two[1]._replace(time=None)]
     assert simulate(unknown)[1] == CachedRequest(3, 5000, 1000, 0)  # no timestamps: taken as warm
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 from ctxview.engine.context_tokens import TokenUnits
 from ctxview.model import Conversation, Message, request_indices
@@ -66,9 +66,9 @@ class CacheRules:
     lookback: int = LOOKBACK_BLOCKS
 
 
-@dataclass(frozen=True, slots=True)
-class Prompt:
-    """One request's prompt, as the simulation needs it."""
+class Prompt(NamedTuple):
+    """One request's prompt, as the simulation needs it (a named tuple: a replay makes one per
+    request and setting, tens of thousands)."""
 
     index: int                  # the assistant message the request produced
     blocks: int                 # messages sent
@@ -79,9 +79,9 @@ class Prompt:
     time: float | None = None   # seconds (POSIX), where the file recorded it
 
 
-@dataclass(frozen=True, slots=True)
-class CachedRequest:
-    """What one request reads from the cache, writes to it and sends as plain input."""
+class CachedRequest(NamedTuple):
+    """What one request reads from the cache, writes to it and sends as plain input (a named tuple,
+    as Prompt)."""
 
     index: int
     read: int
@@ -149,7 +149,7 @@ def replay(conversation: Conversation, settings: Settings, *, cache: PipelineCac
     if incremental(settings):
         try:
             step = StepwiseReplay(conversation, settings, cache, overhead, scale)
-            return [Prompt(*fields) for fields in (replay_by_age(step) if by_age(step) else step.run())]
+            return list(map(Prompt._make, replay_by_age(step) if by_age(step) else step.run()))
         except NotStepwise:
             pass  # (a call id used twice, say: see stepwise_replay)
     return replay_naive(conversation, settings, cache=cache, overhead=overhead, scale=scale)
