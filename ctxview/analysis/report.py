@@ -39,7 +39,7 @@ from ctxview.formats.claude_trace import TraceRequest
 from ctxview.engine.system_block import deferred_note, deferred_tools, loaded_definition_tokens
 from ctxview.settings import Settings, keep_recent_note, request_index, settings_for, settings_from  # noqa: F401 (settings_for: its old home)
 from ctxview.analysis.usage import UsageTotals, recorded_requests
-from ctxview.engine.view import PreparedView, Row
+from ctxview.engine.view import PreparedView, Row, row_columns, row_tokens
 from ctxview.engine.windows import WARNING_MARKS, gauge_level
 
 __all__ = ["MIN_CALIBRATION_REQUESTS", "build_report", "calibration_section", "conversation_bloat",
@@ -96,16 +96,18 @@ def _deferred(conversation: Conversation, n: int | None, count_message: Any) -> 
 
 
 def _by_role(view: PreparedView) -> dict[str, dict[str, int]]:
+    """Messages and tokens by role, stored and prepared (read from the rows' columns: no row is made)."""
     out: dict[str, dict[str, int]] = {}
-    for row in view.rows:
-        role = (row.stored or row.prepared).role  # type: ignore[union-attr]
+    _, stored_col, prepared_col = row_columns(view.rows)
+    for stored, prepared, (tokens_stored, tokens_prepared) in zip(stored_col, prepared_col, row_tokens(view.rows)):
+        role = (stored or prepared).role  # type: ignore[union-attr]
         entry = out.setdefault(role, {"stored": 0, "prepared": 0, "tokens_stored": 0, "tokens_prepared": 0})
-        if row.stored is not None:
+        if stored is not None:
             entry["stored"] += 1
-            entry["tokens_stored"] += row.tokens_stored
-        if row.prepared is not None:
+            entry["tokens_stored"] += tokens_stored
+        if prepared is not None:
             entry["prepared"] += 1
-            entry["tokens_prepared"] += row.tokens_prepared
+            entry["tokens_prepared"] += tokens_prepared
     return out
 
 
@@ -149,7 +151,8 @@ def conversation_report(
         "compactions": compactions(conversation),
         "deferred_tools": _deferred(conversation, shown, lambda m: cache.count(counter, m)),
         "settings": dataclasses.asdict(settings),
-        "messages": {"stored": sum(1 for r in view.rows if r.stored is not None), "prepared": len(view.prepared)},
+        "messages": {"stored": sum(1 for m in row_columns(view.rows)[1] if m is not None),
+                     "prepared": len(view.prepared)},
         "tokens": {"stored": view.tokens_stored, "prepared": view.tokens_prepared, "system": view.system_tokens},
         "by_role": _by_role(view),
         "reminders": {"stored": bloat.reminder_tokens_stored, "ephemeral": bloat.reminder_tokens_ephemeral},

@@ -9,7 +9,7 @@ and why. The TUI and `ctxview report` only read these values.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Protocol, Sequence, overload
+from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence, overload
 
 from ctxview.engine.context_tokens import ContextFigure, ContextFit
 from ctxview.model import Message
@@ -59,7 +59,8 @@ class Row:
 
 
 class RowMaker(Protocol):
-    """Makes the Row at a position of a Rows table when it is first read."""
+    """Makes the Row at a position of a Rows table when it is first read (and may tell its tokens
+    without making it: `tokens(position)`, as (tokens_stored, tokens_prepared))."""
 
     def make(self, position: int) -> Row: ...
 
@@ -124,6 +125,20 @@ class Rows(Sequence[Row]):
     def __repr__(self) -> str:
         return f"<Rows: {len(self._items):,} rows>"
 
+    def tokens(self) -> Iterator[tuple[int, int]]:
+        """(tokens_stored, tokens_prepared) of each row: a row not made yet is not made where its
+        maker can tell them (RowMaker.tokens)."""
+        for position, item in enumerate(self._items):
+            if type(item) is Row:
+                yield item.tokens_stored, item.tokens_prepared
+            else:
+                told = getattr(item, "tokens", None)
+                if told is None:
+                    row = self[position]
+                    yield row.tokens_stored, row.tokens_prepared
+                else:
+                    yield told(position)
+
     def entries(self) -> list[Row | RowMaker]:
         """The stored entries (Rows and RowMakers), for building another table from this one's."""
         return self._items
@@ -135,6 +150,13 @@ def row_columns(rows: Sequence[Row]) -> tuple[Sequence[int | None], Sequence[Mes
     if isinstance(rows, Rows):
         return rows.indices, rows.stored, rows.prepared
     return [r.index for r in rows], [r.stored for r in rows], [r.prepared for r in rows]
+
+
+def row_tokens(rows: Sequence[Row]) -> Iterable[tuple[int, int]]:
+    """(tokens_stored, tokens_prepared) of each row: a Rows table's without making the rows it can."""
+    if isinstance(rows, Rows):
+        return rows.tokens()
+    return ((r.tokens_stored, r.tokens_prepared) for r in rows)
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,12 @@ class RowMaker:
         self.cleared = cache.compressed_row_table(counter, tag, n, clear.keep) if clear is not None else None
         self.gone = cache.compressed_row_table(counter, tag, n, "gone") if removed or dropped else None
 
+    def tokens(self, position: int) -> tuple[int, int]:
+        """(tokens_stored, tokens_prepared) of the row make(position) makes, without making it."""
+        i = position if self.insert_at is None or position < self.insert_at else position - 1
+        gone = i in self.removed or i in self.dropped
+        return self.stored_counts[i], 0 if gone else self.cur_counts[i]
+
     def make(self, position: int) -> Row:
         i = position if self.insert_at is None or position < self.insert_at else position - 1
         key = self.specs.get(i)
