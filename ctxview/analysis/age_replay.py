@@ -3,17 +3,19 @@ maybe under a budget.
 
 With no clearing and no rewrite of the harness's between requests, what is sent at position i
 of a request that sends n messages depends only on the age n - i: the tier whose limit cuts it
-(a budget then keeps a suffix of those messages, found as StepwiseReplay finds it). The limit changes only where the age crosses a tier boundary. So each position is
-measured when it is first sent and again at each boundary it crosses where its limit changes
-(`due`: the request size at which that happens), and nothing else is looked at. A prompt that
-keeps what the one before kept shares with it every message up to the first position that
-changed (else they are compared message by message); its tokens and those of the shared part
-are sums over a Fenwick tree of each position's tokens.
+(a budget then keeps a suffix of those messages, found as StepwiseReplay finds it). The limit
+changes only where the age crosses a tier boundary. So each position is measured when it is
+first sent and again at each boundary it crosses where its limit changes (`due`: the request
+size at which that happens), and nothing else is looked at. A prompt that keeps what the one
+before kept shares with it every message up to the first position that changed (else they are
+compared message by message); its tokens and those of the shared part are sums over a Fenwick
+tree of each position's tokens.
 
-Nothing is built: under SwarmSDK's estimate a cut is measured from its text (_fast/cut_tokens.py);
-under other counters it is made and counted. `prompt_cache.replay` takes this path where
-it applies (`by_age`); tests/test_prompt_cache.py holds the replay equal to the request-by-request
-one (replay_naive) on every sample and on generated conversations.
+Nothing is built: under SwarmSDK's estimate a cut is measured from its text (_fast/cut_tokens.py),
+once for each text, limit and tool; under other counters it is made and counted.
+`prompt_cache.replay` takes this path where it applies (`by_age`). The replay equals the
+request-by-request one (replay_naive) on every sample (tests/test_prompt_cache.py) and on
+generated conversations (tests/test_age_replay.py).
 """
 
 from __future__ import annotations
