@@ -20,14 +20,13 @@ generated conversations (tests/test_age_replay.py).
 
 from __future__ import annotations
 
-import itertools
 from collections import defaultdict
 from typing import Iterator, Sequence
 
 from ctxview._fast.cut_tokens import CutTokens
 from ctxview.analysis.fenwick import UNREAD, Fenwick
 from ctxview.analysis.stepwise_replay import (PromptFields, StepwiseReplay, calls_before_results, request_times,
-                                              unit_heads)
+                                              shared_messages, unit_heads)
 from ctxview.engine.compression import text_of
 from ctxview.engine.context_manager import embed_ephemeral
 from ctxview.engine.harness import SentHistory, history_as_sent
@@ -148,7 +147,9 @@ def replay_by_age(step: StepwiseReplay) -> Iterator[PromptFields]:
             first_change = min((j for j in changed if j >= kept), default=prev[2])
             shared = (turn is not None) + max(min(first_change, prev[2]) - kept, 0)
         else:
-            shared = _shared(cut, limits, prev, (turn, kept, m), changed)
+            shared = shared_messages(prev, (turn, kept, m), lambda p, q: p == q and p not in changed,
+                                     lambda p: cut.sent(p, changed[p] if p in changed else limits.get(p)),
+                                     lambda q: cut.sent(q, limits.get(q)))
         tokens = step._tokens(at, turn, kept, m)
         shared_tokens = step._tokens(at, turn, kept, kept + shared - (turn is not None)) if shared else 0
         yield r, blocks, system + tokens, shared, system + shared_tokens, system, time
@@ -160,25 +161,6 @@ def _add_turn(at: _Positions, j: int, sent: Message) -> None:
         at.turns.append(j)
         if not sent.tool_calls:
             at.lone_turns.append(j)
-
-
-def _shared(cut: _Cuts, limits: dict[int, int | None], prev: tuple[int | None, int, int],
-            now: tuple[int | None, int, int], changed: dict[int, int | None]) -> int:
-    """How many leading messages the prompt `now` (kept turn, cut, end) shares with `prev`, compared
-    message by message as replay_naive does (`changed`: positions cut anew since, with their limit before)."""
-    p_turn, p_cut, p_end = prev
-    turn, kept, end = now
-    before = itertools.chain(() if p_turn is None else (p_turn,), range(p_cut, p_end))
-    after = itertools.chain(() if turn is None else (turn,), range(kept, end))
-    shared = 0
-    for p, q in zip(before, after):
-        if not (p == q and p not in changed):
-            a = cut.sent(p, changed[p] if p in changed else limits.get(p))
-            b = cut.sent(q, limits.get(q))
-            if a is not b and a != b:
-                break
-        shared += 1
-    return shared
 
 
 def _whole_tokens(step: StepwiseReplay, start: int, base: Sequence[Message]) -> list[int]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from datetime import datetime, timezone
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from ctxview.engine.clearing import tool_name_of
 from ctxview._fast.compression import Plan, as_tool_result
@@ -44,7 +44,7 @@ from ctxview.analysis.fenwick import UNREAD, Fenwick
 from ctxview.analysis.usage import timestamp_of
 
 __all__ = ["NotStepwise", "StepwiseReplay", "calls_before_results", "request_times", "scaled", "seconds",
-           "unit_heads"]
+           "shared_messages", "unit_heads"]
 
 # (request index, blocks, tokens, shared blocks, shared tokens, system tokens, time): a Prompt's fields
 PromptFields = tuple[int, int, int, int, int, int, "float | None"]
@@ -105,6 +105,27 @@ def unit_heads(messages: Sequence[Message]) -> list[int]:
     if runs and not isinstance(runs[0], range):
         raise NotStepwise("a call whose results are interleaved with another unit")
     return [u[0] for u in runs]
+
+
+def shared_messages(prev: tuple[int | None, int, int], now: tuple[int | None, int, int],
+                    same: Callable[[int, int], bool], before: Callable[[int], Message],
+                    after: Callable[[int], Message]) -> int:
+    """How many leading messages the prompt `now` shares with `prev` (each a kept turn or None, and
+    the positions [cut, end)), compared message by message as replay_naive does. same(p, q): known
+    equal without looking (one position, unchanged since); before(p), after(q): the message sent at
+    a position in the previous prompt, in this one."""
+    p_turn, p_cut, p_end = prev
+    turn, cut, end = now
+    earlier = itertools.chain(() if p_turn is None else (p_turn,), range(p_cut, p_end))
+    later = itertools.chain(() if turn is None else (turn,), range(cut, end))
+    shared = 0
+    for p, q in zip(earlier, later):
+        if not same(p, q):
+            a, b = before(p), after(q)
+            if a is not b and a != b:
+                break
+        shared += 1
+    return shared
 
 
 def _is_user_turn(msg: Message) -> bool:
@@ -396,19 +417,11 @@ class StepwiseReplay:
 
     def _shared(self, old: _Epoch, prev: tuple[int | None, int, int], e: _Epoch, turn: int | None, cut: int,
                 end: int, changed: dict[int, Message | None]) -> int:
-        """How many leading messages the prompt shares with the previous one, compared message by
-        message as replay_naive does (`old`: the previous prompt's epoch, `e` itself when no rewrite
-        came between; `changed`: positions changed since, with what they were)."""
-        p_turn, p_cut, p_end = prev
-        before = itertools.chain(() if p_turn is None else (p_turn,), range(p_cut, p_end))
-        now = itertools.chain(() if turn is None else (turn,), range(cut, end))
-        shared = 0
-        for p, q in zip(before, now):
-            if not (old is e and p == q and p not in changed):
-                a = changed.get(p) if old is e else None
-                a = a if a is not None else self._sent(old, p)
-                b = self._sent(e, q)
-                if a is not b and a != b:
-                    break
-            shared += 1
-        return shared
+        """shared_messages with the previous prompt (`old`: its epoch, `e` itself when no rewrite came
+        between; `changed`: positions changed since, with what they were)."""
+        def before(p: int) -> Message:
+            was = changed.get(p) if old is e else None
+            return was if was is not None else self._sent(old, p)
+
+        return shared_messages(prev, (turn, cut, end), lambda p, q: old is e and p == q and p not in changed,
+                               before, lambda q: self._sent(e, q))
