@@ -189,15 +189,11 @@ class PriceTable:
         tier's prices on all of its tokens; fast mode and data residency multiply the whole; a model
         with a per-request price goes through genai-prices' own calculation (the tests hold this one
         equal to it)."""
-        if model is None:
+        if not self.has_price(usage, model):
             return None
         times = modifier(model, usage.speed, usage.inference_geo)
-        if times is None:
-            return None
         if model in self.overrides:
             return self.overrides[model].cost(usage, ttl) * times
-        if self._model_info(model) is None:
-            return None
         price, _, per_request = self._flat_price(model, timestamp, usage.context_tokens)
         if per_request:
             base = self.genai_cost(usage, model, timestamp, ttl)
@@ -205,7 +201,8 @@ class PriceTable:
         return price.cost(usage, ttl) * times
 
     def has_price(self, usage: Usage, model: str | None) -> bool:
-        """Whether cost(usage, model, ...) is a figure, not None."""
+        """Whether cost(usage, model, ...) is a figure, not None: a model, in a mode with a known
+        price (price_modifiers), overridden or in the table."""
         return (model is not None and modifier(model, usage.speed, usage.inference_geo) is not None
                 and (model in self.overrides or self._model_info(model) is not None))
 
@@ -214,8 +211,7 @@ class PriceTable:
         (CostSum: calls alike in model, hour, mode and price tier priced as one)."""
         total = CostSum(self, ttl)
         for usage, model, timestamp in calls:
-            total.add(model, timestamp, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
-                      usage.cache_write_tokens, usage.cache_write_1h_tokens, usage.speed, usage.inference_geo)
+            total.add_usage(usage, model, timestamp)
         return total.usd()
 
     def unpriced_name(self, usage: Usage, model: str | None) -> str:
@@ -291,6 +287,10 @@ class CostSum:
         g[4] += write
         g[5] += write_1h or (write if self.ttl == "1h" else 0)
 
+    def add_usage(self, usage: Usage, model: str | None, timestamp: str | None) -> None:
+        self.add(model, timestamp, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
+                 usage.cache_write_tokens, usage.cache_write_1h_tokens, usage.speed, usage.inference_geo)
+
     def usd(self) -> Decimal | None:
         if not self.priced:
             return None
@@ -353,17 +353,16 @@ def cost_of(calls: Any, table: PriceTable) -> CostTotal:
     recorded: Decimal | None = None
     n = unpriced_n = recorded_n = 0
     unpriced: dict[str, None] = {}
-    priced = []
-    for call in calls:
-        usage, model, _ = call
+    total = CostSum(table)
+    for usage, model, timestamp in calls:
         n += 1
         if usage.recorded_usd is not None:
             recorded_n += 1
             recorded = (recorded or Decimal(0)) + Decimal(repr(usage.recorded_usd))
         if table.has_price(usage, model):
-            priced.append(call)
+            total.add_usage(usage, model, timestamp)
         else:
             unpriced_n += 1
             unpriced[table.unpriced_name(usage, model)] = None
-    usd = table.cost_sum(priced) if priced else None
+    usd = total.usd() if n > unpriced_n else None
     return CostTotal(usd, n, tuple(unpriced), unpriced_n, recorded, recorded_n)
