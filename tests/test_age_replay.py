@@ -55,3 +55,22 @@ def test_clearing_is_not_replayed_by_age():
     conv = Conversation("main", (Message("user", "u"), Message("assistant", "a")))
     assert not by_age(StepwiseReplay(conv, Settings(clear=ClearSettings(keep=1)), PipelineCache(), 0, 1.0))
     assert by_age(StepwiseReplay(conv, Settings(budget=1000), PipelineCache(), 0, 1.0))
+
+
+def test_a_result_past_two_boundaries_between_requests_may_be_back_where_it_was():
+    # "3:full,5:60,*:full": whole to age 3, cut to 60 at ages 4-5, whole again from 6. Between the
+    # requests at 4 and 8 messages the first results go from age 2 to age 6: past both
+    # boundaries, and sent whole in both prompts, so the later prompt shares them.
+    read = "".join(f"{i:6d}\u2192    line {i}\n" for i in range(1, 30))
+
+    def turn(k: int) -> list[Message]:
+        calls = (ToolCall(f"c{k}.0", "Read", {"p": 0}), ToolCall(f"c{k}.1", "Read", {"p": 1}))
+        return [Message("assistant", "", tool_calls=calls), *(Message("tool", read, tool_call_id=c.id) for c in calls)]
+
+    msgs = (Message("user", "go"), *turn(0), Message("assistant", ""), *turn(1),
+            *(Message("assistant", "") for _ in range(4)))
+    conv = Conversation("main", msgs, model="claude-sonnet-4-5-20250929")
+    s = Settings(tiers="3:full,5:60,*:full", keep_recent=0)
+    prompts = replay(conv, s)
+    assert [(p.index, p.shared_blocks) for p in prompts] == [(1, 0), (4, 1), (8, 3)]
+    assert prompts == replay_naive(conv, s)

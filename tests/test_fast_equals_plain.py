@@ -163,6 +163,25 @@ def cut_tokens_measured(msg, limit, policy, name):
     return measure.tokens(msg.content, limit, measure.name(msg.content, name))
 
 
+@st.composite
+def cuts_at(draw):
+    """A tool result, several limits shorter than it (or None), a policy, and the name its call gives;
+    the text long enough at times that the numbers of characters cut differ in their digits."""
+    msg, _, policy, name = draw(cuts())
+    msg = Message("tool", msg.content * draw(st.sampled_from([1, 1, 30])), tool_call_id="c1")
+    limits = draw(st.lists(st.none() | st.integers(0, len(msg.content) - 1), max_size=5))
+    return msg, limits, policy, name
+
+
+def cut_tokens_at_made(msg, limits, policy, name):
+    return [None if limit is None else cut_tokens_made(msg, limit, policy, name) for limit in limits]
+
+
+def cut_tokens_at_measured(msg, limits, policy, name):
+    measure = CutTokens(policy)
+    return measure.tokens_at(msg.content, limits, measure.name(msg.content, name))
+
+
 def analysis(measures):
     return lambda msgs, threshold, window, counter: bloat.analyze_context_bloat(
         msgs, threshold, window, counter, measures=measures).to_dict()
@@ -186,6 +205,7 @@ PAIRS = [
          lambda msgs, per, _: scan_of(bloat_scan.scan_by_id(msgs, per)), counted()),
     Pair("what the tiers would save", fast_bloat.tiers_saving, tiers_saving.tiers_saving, savings_of_tiers()),
     Pair("the tokens of a cut", cut_tokens_measured, cut_tokens_made, cuts()),
+    Pair("the tokens of a text cut to several limits", cut_tokens_at_measured, cut_tokens_at_made, cuts_at()),
     Pair("what clearing would save", fast_bloat.clearing_saving, clearing.clearing_saving, savings_of_clearing()),
     Pair("the offline summary", fast_summary.extractive_summary, budget.extractive_summary,
          st.tuples(st.lists(st.sampled_from(SUMMARISED), max_size=40) | messages())),

@@ -9,7 +9,7 @@ tests/test_fast_equals_plain.py holds it equal to the rule.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 from ctxview.engine.tokens import SwarmEstimate
 from ctxview.engine.tool_names import detect_tool_name
@@ -42,11 +42,21 @@ class CutTokens:
 
     def tokens(self, text: str, limit: int, name: str | None) -> int:
         """The tokens of `text` cut to `limit`, with the hint of `name` (see name())."""
-        chars, code = SwarmEstimate.text_stats(text[:limit])
-        chars += self.marker_chars + self.slots * len(str(len(text) - limit))
-        code += self.marker_code
+        return self.tokens_at(text, (limit,), name)[0]
+
+    def tokens_at(self, text: str, limits: Sequence[int | None], name: str | None) -> list[int | None]:
+        """tokens(text, limit, name) for each limit (None for None): the marker and hint once."""
         hint = self.hints.get(name) if name is not None else None
+        extra_chars, extra_code = self.marker_chars, self.marker_code
         if hint is not None:
-            chars += hint[0]
-            code += hint[1]
-        return SwarmEstimate.count_stats("tool", chars, code)
+            extra_chars += hint[0]
+            extra_code += hint[1]
+        stats, count, slots, length = SwarmEstimate.text_stats, SwarmEstimate.count_stats, self.slots, len(text)
+        out: list[int | None] = []
+        for limit in limits:
+            if limit is None:
+                out.append(None)
+                continue
+            chars, code = stats(text[:limit])
+            out.append(count("tool", chars + extra_chars + slots * len(str(length - limit)), code + extra_code))
+        return out

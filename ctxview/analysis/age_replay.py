@@ -4,15 +4,20 @@ maybe under a budget.
 With no clearing and no rewrite of the harness's between requests, what is sent at position i
 of a request that sends n messages depends only on the age n - i: the tier whose limit cuts it
 (a budget then keeps a suffix of those messages, found as StepwiseReplay finds it). The limit
-changes only where the age crosses a tier boundary. So each position is measured when it is
-first sent and again at each boundary it crosses where its limit changes (`due`: the request
-size at which that happens), and nothing else is looked at. A prompt that keeps what the one
-before kept shares with it every message up to the first position that changed (else they are
-compared message by message); its tokens and those of the shared part are sums over a Fenwick
-tree of each position's tokens.
+changes only where the age crosses a tier boundary.
+
+- Without a budget (`_by_band`) a request's tokens are sums over bands of ages: each position's
+  tokens whole, plus what going past each boundary changes them by, as running totals that do
+  not change from request to request. Only the positions that went past a boundary since the
+  prompt before are looked at, for where the two prompts part.
+- Under a budget (`_under_budget`) each position is measured when it is first sent and again
+  where its age crosses a boundary that changes its limit (`due`: the request size at which that
+  happens), and a Fenwick tree of each position's tokens finds the kept suffix. A prompt that
+  keeps what the one before kept shares with it every message up to the first position that
+  changed; else they are compared message by message.
 
 Nothing is built: under SwarmSDK's estimate a cut is measured from its text (_fast/cut_tokens.py),
-once for each text, limit and tool; under other counters it is made and counted.
+once for each text, tool and set of limits; under other counters it is made and counted.
 `prompt_cache.replay` takes this path where it applies (`by_age`). The replay equals the
 request-by-request one (replay_naive) on every sample (tests/test_prompt_cache.py) and on
 generated conversations (tests/test_age_replay.py).
@@ -20,11 +25,13 @@ generated conversations (tests/test_age_replay.py).
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections import defaultdict
 from typing import Iterator, Sequence
 
 from ctxview._fast.cut_tokens import CutTokens
-from ctxview.analysis.fenwick import UNREAD, Fenwick
+from ctxview.analysis.fenwick import Fenwick
 from ctxview.analysis.stepwise_replay import (PromptFields, StepwiseReplay, calls_before_results, request_times,
                                               shared_messages, unit_heads)
 from ctxview.engine.compression import text_of
@@ -47,11 +54,11 @@ class _Positions:
     """Each position's tokens now, and what a budget reads of them (the attributes StepwiseReplay's
     _kept and _tokens read of an epoch)."""
 
-    def __init__(self, budget: bool) -> None:
+    def __init__(self) -> None:
         self.toks: list[int] = []            # scaled, as the prompts give them
         self.tree = Fenwick()
         self.raw: list[int] = []             # as counted, as the budget measures them
-        self.raw_tree = Fenwick() if budget else UNREAD
+        self.raw_tree = Fenwick()
         self.heads: list[int] = []           # each unit's first position
         self.turns: list[int] = []           # positions of user turns (the kept part starts at one)
         self.lone_turns: list[int] = []      # those without tool calls
@@ -59,17 +66,90 @@ class _Positions:
 
 def replay_by_age(step: StepwiseReplay) -> Iterator[PromptFields]:
     """StepwiseReplay.run's prompts, for a replay where by_age(step)."""
-    conv, cache, system, scale = step.conversation, step.cache, step.system, step.scale
+    conv, cache = step.conversation, step.cache
     msgs = conv.messages
     sent = history_as_sent(conv, len(msgs), ()) if truncations(cache, conv) else SentHistory(0, msgs)
-    start, base, plan, budget = sent.start, sent.messages, step.plan, step.budget is not None
-    at = _Positions(budget)
-    if budget:
-        calls_before_results(base)   # (NotStepwise if a result comes before its call, or an id repeats)
-        at.heads = unit_heads(base)
-    whole = _whole_tokens(step, start, base)
+    whole = _whole_tokens(step, sent.start, sent.messages)
+    cut = _Cuts(step, sent.start, sent.messages)
+    requests = zip(request_indices(msgs), request_times(cache, conv))
+    if step.budget is None:
+        return _by_band(step, sent.start, sent.messages, whole, cut, requests)
+    return _under_budget(step, sent.start, sent.messages, whole, cut, requests)
+
+
+def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: list[int], cut: _Cuts,
+             requests: Iterator[tuple[int, float | None]]) -> Iterator[PromptFields]:
+    """No budget: every message is sent, each as its age cuts it.
+
+    The tier boundaries b[0] = keep_recent < b[1] < ... split the ages into bands, and within a
+    band a position's limit, so its tokens, does not change. A request of m positions sends them
+    whole, except that each position older than b[k] (those before m - b[k]) goes past boundary
+    k: its tokens change by what crossing it changes them by (`past[k]`, 0 where the limit stays).
+    A request's tokens, and those of any leading part of it, are so a running total of the
+    positions' whole tokens plus one running total of each boundary's changes. What it shares with
+    the prompt before ends at the first position that went past a boundary since where its limit
+    changed."""
+    system, scale = step.system, step.scale
+    toks = [round(raw * scale) for raw in whole]   # (stepwise_replay.scaled)
+    bounds = step.boundaries
+    limits = [step.plan.limit(b + 1) for b in bounds]   # the limit past each boundary
+    requests = list(requests)
+    oldest = requests[-1][0] - start if requests else 0   # the last request's size: no position gets older
+    past = [[0] * len(base) for _ in bounds]
+    changes: list[list[int]] = [[] for _ in bounds]   # per boundary: the positions whose limit changes there
+    shortest = min((limit for limit in limits if limit is not None), default=None)
+    lengths: dict[int, int] = {}   # the text's length of each result a tier may cut
+
+    def limit_at(j: int, age: int) -> int | None:
+        k = bisect.bisect_left(bounds, age)   # (its band: past k boundaries)
+        limit = limits[k - 1] if k else None
+        return limit if limit is not None and lengths[j] > limit else None
+
+    for j, msg in enumerate(base):
+        if shortest is None or msg.role != "tool" or (length := len(msg.text)) <= shortest:
+            continue
+        lengths[j] = length
+        crossed = [limit if limit is not None and length > limit else None
+                   for limit, b in zip(limits, bounds) if oldest - j > b]
+        was_limit, was = None, toks[j]
+        for k, (limit, raw) in enumerate(zip(crossed, cut.raws(j, crossed))):
+            if limit != was_limit:
+                changes[k].append(j)
+                now = toks[j] if raw is None else round(raw * scale)
+                past[k][j] = now - was
+                was_limit, was = limit, now
+    totals = list(itertools.accumulate(toks, initial=0))
+    crossings = [(b, list(itertools.accumulate(p, initial=0))) for b, p in zip(bounds, past)]
+    m_prev = 0
+    for r, time in requests:
+        m = r - start
+        shared = m_prev
+        for k, b in enumerate(bounds):   # positions that went past boundary k since: [m_prev - b, m - b)
+            lo, hi, listed = max(m_prev - b, 0), min(m - b, shared), changes[k]
+            at = bisect.bisect_left(listed, lo) if lo < hi else len(listed)
+            while at < len(listed) and listed[at] < hi:
+                j = listed[at]
+                # (one that went past several boundaries may be back at the limit it had)
+                if limit_at(j, m_prev - j) != limit_at(j, m - j):
+                    shared = j
+                    break
+                at += 1
+        tokens = totals[m] + sum(running[m - b] for b, running in crossings if m > b)
+        shared_tokens = totals[shared] + sum(running[min(m - b, shared)] for b, running in crossings if m > b)
+        yield r, m, system + tokens, shared, system + shared_tokens if shared else system, system, time
+        m_prev = m
+
+
+def _under_budget(step: StepwiseReplay, start: int, base: Sequence[Message], whole: list[int], cut: _Cuts,
+                  requests: Iterator[tuple[int, float | None]]) -> Iterator[PromptFields]:
+    """A budget keeps a suffix of the messages as their ages cut them: each position is measured
+    when first sent and again where its age crosses a boundary that changes its limit, and a
+    running total of each position's tokens finds the suffix."""
+    system, scale, plan = step.system, step.scale, step.plan
+    at = _Positions()
+    calls_before_results(base)   # (NotStepwise if a result comes before its call, or an id repeats)
+    at.heads = unit_heads(base)
     whole_toks = [round(raw * scale) for raw in whole]   # (stepwise_replay.scaled)
-    cut = _Cuts(step, start, base)
     # the shortest text a tier cuts: a result no longer than that is never cut
     shortest = min((c for b in step.boundaries if (c := plan.limit(b + 1)) is not None), default=None) \
         if plan is not None else None
@@ -79,13 +159,12 @@ def replay_by_age(step: StepwiseReplay) -> Iterator[PromptFields]:
     toks, raws, tree, raw_tree = at.toks, at.raw, at.tree, at.raw_tree
     due: dict[int, list[int]] = defaultdict(list)  # request size -> positions whose age crosses a boundary there
     boundaries = step.boundaries
-    total = n_prev = 0
+    n_prev = 0
     prev: tuple[int | None, int, int] = (None, 0, 0)   # the last prompt: (kept turn, cut, end)
-    for r, time in zip(request_indices(msgs), request_times(cache, conv)):
+    for r, time in requests:
         n, m = r, r - start
-        # positions whose limit changed since the last prompt (budget: with the limit before)
+        # positions whose limit changed since the last prompt, with the limit before
         changed: dict[int, int | None] = {}
-        first_change = prev[2]
         if due:
             for size in range(n_prev + 1, n + 1):
                 for j in due.pop(size, ()):
@@ -96,25 +175,15 @@ def replay_by_age(step: StepwiseReplay) -> Iterator[PromptFields]:
                         new = None
                     if new == limits[j]:
                         continue
-                    if budget:
-                        changed.setdefault(j, limits[j])
-                    elif j < first_change:
-                        first_change = j
+                    changed.setdefault(j, limits[j])
                     limits[j] = new
                     raw = whole[j] if new is None else cut.raw(j, new)
                     t_new = whole_toks[j] if new is None else round(raw * scale)
                     tree.add(j, t_new - toks[j])
-                    total += t_new - toks[j]
                     toks[j] = t_new
-                    if budget:
-                        raw_tree.add(j, raw - raws[j])
-                        raws[j] = raw
-        if shortest is None and not budget:   # (nothing is cut: each position's whole tokens, in bulk)
-            added = whole_toks[prev[2]:m]
-            toks.extend(added)
-            tree.extend(added)
-            total += sum(added)
-        for j in range(prev[2], m) if shortest is not None or budget else ():
+                    raw_tree.add(j, raw - raws[j])
+                    raws[j] = raw
+        for j in range(prev[2], m):
             raw, t = whole[j], whole_toks[j]
             msg = base[j]
             if shortest is not None and msg.role == "tool" and (length := len(msg.text)) > shortest:
@@ -129,17 +198,10 @@ def replay_by_age(step: StepwiseReplay) -> Iterator[PromptFields]:
                         due[i + b + 1].append(j)
             toks.append(t)
             tree.append(t)
-            total += t
-            if budget:
-                raws.append(raw)
-                raw_tree.append(raw)
-                if msg.role == "user":
-                    _add_turn(at, j, cut.sent(j, None))
-        if not budget:
-            shared = min(first_change, prev[2])
-            yield r, m, system + total, shared, system + (tree.prefix(shared) if shared else 0), system, time
-            n_prev, prev = n, (None, 0, m)
-            continue
+            raws.append(raw)
+            raw_tree.append(raw)
+            if msg.role == "user":
+                _add_turn(at, j, cut.sent(j, None))
         turn, kept = step._kept(at, m)
         blocks = (turn is not None) + m - kept
         if (turn, kept) == prev[:2]:
@@ -181,7 +243,7 @@ def _whole_tokens(step: StepwiseReplay, start: int, base: Sequence[Message]) -> 
 class _Cuts:
     """Each position as sent when cut to a limit, and its tokens as counted: measured from the text
     under SwarmSDK's estimate, else made and counted. A text that several results hold (a file
-    read again, an output seen twice) is measured once for each limit and tool it is cut with."""
+    read again, an output seen twice) is measured once for each tool and set of limits."""
 
     def __init__(self, step: StepwiseReplay, start: int, base: Sequence[Message]) -> None:
         self.step, self.start, self.base = step, start, base
@@ -189,7 +251,7 @@ class _Cuts:
                         if step.plan is not None and type(step.counter) is SwarmEstimate else None)
         self.names: dict[int, str | None] = {}          # position -> the tool whose hint its cuts get
         self.detected: dict[str, str | None] = {}       # text -> the tool it names (a "content" policy)
-        self.measured: dict[tuple, int] = {}            # (text, limit, tool) -> tokens
+        self.measured: dict[tuple, list] = {}           # (text, tool, limits) -> tokens at each
 
     def _detect(self, text: str) -> str | None:
         name = self.detected.get(text, _UNSEEN)
@@ -205,18 +267,23 @@ class _Cuts:
         return m if texts is None else embed_ephemeral([m], {0: texts})[0]
 
     def raw(self, j: int, limit: int) -> int:
+        """The tokens of position j cut to `limit`, as counted."""
+        return self.raws(j, (limit,))[0]
+
+    def raws(self, j: int, limits: Sequence[int | None]) -> list[int | None]:
+        """raw(j, limit) for each limit (None for None)."""
         step, i, msg = self.step, self.start + j, self.base[j]
         if self.measure is None or i in step.ephemeral:
-            return step._count(self.sent(j, limit), i)
+            return [None if limit is None else step._count(self.sent(j, limit), i) for limit in limits]
         text = text_of(msg.content)
         name = self.names.get(j, _UNSEEN)
         if name is _UNSEEN:
             name = self.names[j] = self.measure.name(text, msg.tool_name or (
                 step.names.get(msg.tool_call_id) if msg.tool_call_id else None))
-        key = (text, limit, name)
+        key = (text, name, tuple(limits))
         tokens = self.measured.get(key)
         if tokens is None:
-            tokens = self.measured[key] = self.measure.tokens(text, limit, name)
+            tokens = self.measured[key] = self.measure.tokens_at(text, limits, name)
         return tokens
 
 
