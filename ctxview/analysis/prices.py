@@ -99,6 +99,9 @@ def _when(timestamp: str | None) -> datetime:
     return _AS_OF
 
 
+_UNSEEN = object()
+
+
 class PriceTable:
     """Prices by model: the overrides first, then genai-prices' bundled table."""
 
@@ -145,15 +148,19 @@ class PriceTable:
         """(the prices for a prompt of `prompt` tokens, the size where the next tier starts (None: no
         more tiers), whether anything is charged per request), from genai-prices' entry. A tier's
         price applies to all of a prompt longer than its start."""
-        key = (model, timestamp[:13] if timestamp else None)
-        tiers = self._flat.get(key)
-        if tiers is None:
-            tiers = self._flat[key] = self._price_tiers(model, timestamp)
-        steps, per_request = tiers
+        steps, per_request = self._tiers(model, timestamp)
         k = 0
         while k + 1 < len(steps) and prompt > steps[k + 1][0]:
             k += 1
         return steps[k][1], steps[k + 1][0] if k + 1 < len(steps) else None, per_request
+
+    def _tiers(self, model: str, timestamp: str | None) -> tuple[list[tuple[int, Price]], bool]:
+        """_price_tiers(), looked up once per model and hour."""
+        key = (model, timestamp[:13] if timestamp else None)
+        tiers = self._flat.get(key)
+        if tiers is None:
+            tiers = self._flat[key] = self._price_tiers(model, timestamp)
+        return tiers
 
     def _price_tiers(self, model: str, timestamp: str | None) -> tuple[list[tuple[int, Price]], bool]:
         p = self._model_price(model, timestamp)
@@ -246,37 +253,41 @@ class CostSum:
     writes worked out first, as cost() does). A model with a per-request price is priced call by
     call. usd(): the sum, or None when a call had no price."""
 
-    __slots__ = ("table", "ttl", "groups", "each", "priced")
+    __slots__ = ("table", "ttl", "groups", "each", "priced", "tiers")
 
     def __init__(self, table: PriceTable, ttl: str = "5m") -> None:
         self.table, self.ttl = table, ttl
         self.groups: dict[tuple, list] = {}   # (id(price), speed, geo, model) -> [price, tokens summed...]
         self.each = Decimal(0)                # the calls priced one by one
         self.priced = True
+        # (model, hour) -> the table's (price tiers, whether charged per request), None: no price
+        self.tiers: dict[tuple, tuple | None] = {}
 
     def add(self, model: str | None, timestamp: str | None, input_tokens: int, output_tokens: int, read: int,
             write: int, write_1h: int = 0, speed: str | None = None, geo: str | None = None) -> None:
-        table = self.table
         if not self.priced:
             return
-        if model is None:
+        key = (model, timestamp[:13] if timestamp else None)
+        tiers = self.tiers.get(key, _UNSEEN)
+        if tiers is _UNSEEN:
+            tiers = self.tiers[key] = self._tiers_of(model, timestamp)
+        if tiers is None:
             self.priced = False
             return
-        if model in table.overrides:
-            price = table.overrides[model]
-        elif table._model_info(model) is None:
-            self.priced = False
+        steps, per_request = tiers
+        if per_request:
+            c = self.table.cost(Usage(input_tokens, output_tokens, read, write, write_1h, speed, geo), model,
+                                timestamp, self.ttl)
+            if c is None:
+                self.priced = False
+            else:
+                self.each += c
             return
-        else:
-            price, _, per_request = table._flat_price(model, timestamp, input_tokens + read + write)
-            if per_request:
-                c = table.cost(Usage(input_tokens, output_tokens, read, write, write_1h, speed, geo), model,
-                               timestamp, self.ttl)
-                if c is None:
-                    self.priced = False
-                else:
-                    self.each += c
-                return
+        # (PriceTable._flat_price's tier: the last whose start the prompt passes)
+        prompt, k = input_tokens + read + write, 0
+        while k + 1 < len(steps) and prompt > steps[k + 1][0]:
+            k += 1
+        price = steps[k][1]
         key = (id(price), speed, geo, model)
         g = self.groups.get(key)
         if g is None:
@@ -286,6 +297,16 @@ class CostSum:
         g[3] += read
         g[4] += write
         g[5] += write_1h or (write if self.ttl == "1h" else 0)
+
+    def _tiers_of(self, model: str | None, timestamp: str | None) -> tuple | None:
+        table = self.table
+        if model is None:
+            return None
+        if model in table.overrides:
+            return [(0, table.overrides[model])], False
+        if table._model_info(model) is None:
+            return None
+        return table._tiers(model, timestamp)
 
     def add_usage(self, usage: Usage, model: str | None, timestamp: str | None) -> None:
         self.add(model, timestamp, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
