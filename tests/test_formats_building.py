@@ -27,7 +27,7 @@ from ctxview.formats.parsing.builders import (
     tool_call_from,
     usage,
 )
-from ctxview.formats.parsing.linking import new_message
+from ctxview.formats.parsing.linking import last_model, new_message
 from ctxview.model import Content, Message, ToolCall, Usage
 
 FIX = Path(__file__).parent / "fixtures" / "samples" / "claude-code"
@@ -232,3 +232,11 @@ def test_keep_does_nothing_off_the_main_thread(monkeypatch):
     assert calls == []
     work()
     assert calls == ["freeze", "unfreeze"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant", "tool"]),
+                          st.sampled_from([None, "", "<synthetic>", "claude-sonnet-4-5", "claude-opus-4-1"]))))
+def test_last_model_is_the_last_assistant_model_named(specs):
+    msgs = [Message(role, "x", model_id=model) for role, model in specs]
+    named = [m.model_id for m in msgs if m.role == "assistant" and m.model_id and not m.model_id.startswith("<")]
+    assert last_model(msgs) == (named[-1] if named else None)

@@ -57,12 +57,12 @@ def usage_only_warning(conversation: str, messages: Sequence[Message]) -> str | 
             f"{len(messages)} request(s) with their recorded usage")
 
 
-def last_model(messages: Iterable[Message]) -> str | None:
-    model = None
-    for msg in messages:
+def last_model(messages: Sequence[Message]) -> str | None:
+    """The model the last assistant message names (not a placeholder such as "<synthetic>")."""
+    for msg in reversed(messages):   # (from the end: a big file's answer is near it)
         if msg.role == "assistant" and msg.model_id and not msg.model_id.startswith("<"):
-            model = msg.model_id
-    return model
+            return msg.model_id
+    return None
 
 
 def compaction_events(messages: Sequence[Message], specs: Iterable[dict]) -> list:
