@@ -15,7 +15,9 @@ from ctxview.pipeline import PipelineCache
 from ctxview.settings import ClearSettings, Settings
 
 READ = "".join(f"{i:6d}\u2192    line {i}\n" for i in range(1, 30))
-TEXTS = st.sampled_from([READ, "x" * 90, "y" * 700, "{[()]};" * 40, "ok", ""]) | st.text(max_size=300)
+# (clearing's placeholder too: test_rank_replay.py draws its conversations here)
+TEXTS = st.sampled_from([READ, "x" * 90, "y" * 700, "{[()]};" * 40, "ok", "", ClearSettings().placeholder]) \
+    | st.text(max_size=300)
 TIERS = st.sampled_from(["default", "aggressive", "light", "2:full,*:40", "1:full,3:200,6:30,*:5",
                          "3:full,5:60,*:full", "off"])
 

@@ -216,6 +216,19 @@ def test_a_minimum_saving_at_the_edge_clears_as_request_by_request():
                 assert replay(conv, s) == replay_naive(conv, s), (name, min_saving)
 
 
+def test_a_trigger_at_the_edge_clears_as_request_by_request():
+    """Clearing's trigger exactly at, one under and one over the context's tokens at each request
+    (messages only, before clearing): clearing starts only past it, in each replay."""
+    conv = small_conversation()
+    for name in ("chars4", "swarm"):
+        counter = get_counter(name)
+        for end in (5, 7, 9):
+            context = sum(counter.count_message(m) for m in conv.messages[:end])
+            for trigger in (context - 1, context, context + 1):
+                s = Settings(counter=name, clear=ClearSettings(keep=1, trigger=trigger))
+                assert replay(conv, s) == replay_naive(conv, s), (name, trigger)
+
+
 def corpus():
     files = sorted(glob.glob(str(FIXTURES / "**" / "*.jsonl"), recursive=True))
     files += [str(ROOT / "sample_sessions" / "swarm-demo.ctxview.json"), str(ROOT / "sample_sessions" / "swarm-demo.events.jsonl")]

@@ -19,7 +19,8 @@ Anthropic's rules, as ctxview models them:
 the previous prompt, time); `replay(conversation, settings)` builds the prompts of every
 request of a conversation as prepared under `settings`, each stepped from the one before
 (`stepwise_replay`: tiers, clearing and budgets; `age_replay` where what is sent depends on
-each message's age alone: the tiers, or nothing); summaries and the clearing of call arguments
+each message's age alone: the tiers, or nothing; `rank_replay` where it depends on each
+result's rank alone: clearing without tiers or a budget); summaries and the clearing of call arguments
 are replayed request by request through `pipeline.prepare` (`replay_naive`, also the oracle
 the tests hold the stepwise replay to).
 """
@@ -36,6 +37,7 @@ from ctxview.pipeline import PipelineCache, prepare
 from ctxview.analysis.prices import CostSum, dollars
 from ctxview.settings import Settings
 from ctxview.analysis.age_replay import by_age, replay_by_age
+from ctxview.analysis.rank_replay import by_rank, replay_by_rank
 from ctxview.analysis.stepwise_replay import NotStepwise, StepwiseReplay, scaled, seconds
 from ctxview.analysis.usage import timestamp_of
 
@@ -149,7 +151,9 @@ def replay(conversation: Conversation, settings: Settings, *, cache: PipelineCac
     if incremental(settings):
         try:
             step = StepwiseReplay(conversation, settings, cache, overhead, scale)
-            return list(map(Prompt._make, replay_by_age(step) if by_age(step) else step.run()))
+            prompts = (replay_by_age(step) if by_age(step) else replay_by_rank(step) if by_rank(step)
+                       else step.run())
+            return list(map(Prompt._make, prompts))
         except NotStepwise:
             pass  # (a call id used twice, say: see stepwise_replay)
     return replay_naive(conversation, settings, cache=cache, overhead=overhead, scale=scale)
