@@ -11,10 +11,12 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxview import load_session
 from ctxview.engine.compression import compress_tool_message, get_policy
-from ctxview.model import Conversation, Message, Session, Usage
+from ctxview.model import Conversation, Message, Session, ToolCall, Usage
 from ctxview.analysis.prices import PriceTable
 from ctxview.analysis.fenwick import Fenwick as _Fenwick
 from ctxview.analysis.prompt_cache import (
@@ -381,3 +383,41 @@ def test_a_broken_link_between_call_and_result_falls_back_to_request_by_request(
     with pytest.raises(NotStepwise, match="before its call" if order.startswith("result") else "used twice"):
         list(StepwiseReplay(conv, s, PipelineCache(), 0, 1.0).run())
     assert replay(conv, s) == replay_naive(conv, s)
+
+
+def _calls_before_results_rule(base):
+    """calls_before_results as first written: every call id, then each result checked against them."""
+    from ctxview.analysis.stepwise_replay import NotStepwise
+
+    calls = {c.id for m in base for c in m.tool_calls if c.id}
+    names = {}
+    for msg in base:
+        if msg.role == "tool" and msg.tool_call_id in calls and msg.tool_call_id not in names:
+            raise NotStepwise("a tool result before its call")
+        for call in msg.tool_calls:
+            if call.id:
+                if call.id in names:
+                    raise NotStepwise("used twice")
+                names[call.id] = call.name
+    return names
+
+
+@given(st.lists(st.one_of(
+    st.builds(lambda ids: Message("assistant", "a", tool_calls=tuple(ToolCall(i, f"T{i}", {}) for i in ids)),
+              st.lists(st.sampled_from(["c1", "c2", "c3", ""]), max_size=2)),
+    st.builds(lambda i: Message("tool", "r", tool_call_id=i), st.sampled_from(["c1", "c2", "c3", "", None])),
+    st.just(Message("user", "u"))), max_size=12))
+def test_calls_before_results_is_its_rule_in_one_walk(base):
+    from ctxview.analysis.stepwise_replay import NotStepwise, calls_before_results
+    from ctxview.engine.grouping import call_owner
+
+    try:
+        expected = _calls_before_results_rule(base)
+    except NotStepwise:
+        with pytest.raises(NotStepwise):
+            calls_before_results(base)
+        return
+    table = calls_before_results(base)
+    assert table.names == expected
+    assert table.owner == call_owner(base)
+    assert table.results == [i for i, m in enumerate(base) if m.role == "tool"]

@@ -147,8 +147,8 @@ def _under_budget(step: StepwiseReplay, start: int, base: Sequence[Message], who
     running total of each position's tokens finds the suffix."""
     system, scale, plan = step.system, step.scale, step.plan
     at = _Positions()
-    calls_before_results(base)   # (NotStepwise if a result comes before its call, or an id repeats)
-    at.heads = unit_heads(base)
+    # (NotStepwise if a result comes before its call, or an id repeats)
+    at.heads = unit_heads(base, calls_before_results(base))
     whole_toks = [round(raw * scale) for raw in whole]   # (stepwise_replay.scaled)
     # the shortest text a tier cuts: a result no longer than that is never cut
     shortest = min((c for b in step.boundaries if (c := plan.limit(b + 1)) is not None), default=None) \
@@ -159,7 +159,18 @@ def _under_budget(step: StepwiseReplay, start: int, base: Sequence[Message], who
     toks, raws, tree, raw_tree = at.toks, at.raw, at.tree, at.raw_tree
     due: dict[int, list[int]] = defaultdict(list)  # request size -> positions whose age crosses a boundary there
     boundaries = step.boundaries
-    n_prev = 0
+    n_prev = appended = 0
+    if shortest is None:
+        # nothing is cut: every position is known as it will be sent, so all are added at once (the
+        # kept part and the sums read only the positions of the request at hand)
+        toks.extend(whole_toks)
+        tree.extend(whole_toks)
+        raws.extend(whole)
+        raw_tree.extend(whole)
+        for j, msg in enumerate(base):
+            if msg.role == "user":
+                _add_turn(at, j, cut.sent(j, None))
+        appended = len(base)
     prev: tuple[int | None, int, int] = (None, 0, 0)   # the last prompt: (kept turn, cut, end)
     for r, time in requests:
         n, m = r, r - start
@@ -183,7 +194,7 @@ def _under_budget(step: StepwiseReplay, start: int, base: Sequence[Message], who
                     toks[j] = t_new
                     raw_tree.add(j, raw - raws[j])
                     raws[j] = raw
-        for j in range(prev[2], m):
+        for j in range(appended, m):
             raw, t = whole[j], whole_toks[j]
             msg = base[j]
             if shortest is not None and msg.role == "tool" and (length := len(msg.text)) > shortest:
@@ -202,6 +213,7 @@ def _under_budget(step: StepwiseReplay, start: int, base: Sequence[Message], who
             raw_tree.append(raw)
             if msg.role == "user":
                 _add_turn(at, j, cut.sent(j, None))
+        appended = max(appended, m)
         turn, kept = step._kept(at, m)
         blocks = (turn is not None) + m - kept
         if (turn, kept) == prev[:2]:

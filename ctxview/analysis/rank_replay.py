@@ -44,7 +44,7 @@ def replay_by_rank(step: StepwiseReplay) -> Iterator[PromptFields]:
     msgs = conv.messages
     sent = history_as_sent(conv, len(msgs), ()) if truncations(cache, conv) else SentHistory(0, msgs)
     start, base = sent.start, sent.messages
-    names = calls_before_results(base) if step.exclude else {}
+    names = calls_before_results(base).names if step.exclude else {}
     e = _Epoch(start, base, names, True, False)   # (what StepwiseReplay's own measures read of a position)
     e.comp = list(base)
     e.cleared = [False] * len(base)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from datetime import datetime, timezone
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 from ctxview.engine.clearing import tool_name_of
 from ctxview._fast.compression import Plan, as_tool_result
@@ -43,7 +43,7 @@ from ctxview.settings import Settings
 from ctxview.analysis.fenwick import UNREAD, Fenwick
 from ctxview.analysis.usage import timestamp_of
 
-__all__ = ["NotStepwise", "StepwiseReplay", "calls_before_results", "request_times", "scaled", "seconds",
+__all__ = ["CallTable", "NotStepwise", "StepwiseReplay", "calls_before_results", "request_times", "scaled", "seconds",
            "shared_messages", "unit_heads"]
 
 # (request index, blocks, tokens, shared blocks, shared tokens, system tokens, time): a Prompt's fields
@@ -80,28 +80,44 @@ class NotStepwise(Exception):
     """The conversation breaks an assumption of the stepwise replay (see the module docstring)."""
 
 
-def calls_before_results(base: Sequence[Message]) -> dict[str, str]:
-    """Tool name by call id over `base`, checking that each id is used once and that every result
+class CallTable(NamedTuple):
+    """What calls_before_results finds of the calls and results of a history."""
+
+    names: dict[str, str]   # tool name by call id
+    owner: dict[str, int]   # position of the call, by call id (grouping.call_owner)
+    results: list[int]      # positions of the tool results, in order
+
+
+def calls_before_results(base: Sequence[Message]) -> CallTable:
+    """The calls and results of `base`, checking that each id is used once and that every result
     comes after its call (then a result's call is in every window that holds the result)."""
-    calls = {c.id for m in base for c in m.tool_calls if c.id}
     names: dict[str, str] = {}
-    for msg in base:
-        if msg.role == "tool" and msg.tool_call_id in calls and msg.tool_call_id not in names:
-            raise NotStepwise("a tool result before its call")
+    owner: dict[str, int] = {}
+    results: list[int] = []
+    early: set[str] = set()   # ids of results met before any call with their id
+    for i, msg in enumerate(base):
+        if msg.role == "tool":
+            results.append(i)
+            if msg.tool_call_id and msg.tool_call_id not in names:
+                early.add(msg.tool_call_id)
         for call in msg.tool_calls:
             if call.id:
                 if call.id in names:
                     raise NotStepwise(f"call id {call.id!r} used twice")
+                if call.id in early:
+                    raise NotStepwise("a tool result before its call")
                 names[call.id] = call.name
-    return names
+                owner[call.id] = i
+    return CallTable(names, owner, results)
 
 
-def unit_heads(messages: Sequence[Message]) -> list[int]:
+def unit_heads(messages: Sequence[Message], calls: CallTable | None = None) -> list[int]:
     """Each unit's first position, for the budget's stepping; NotStepwise where the units are not
-    runs of positions or a system message is among them (the budget keeps it wherever it is)."""
+    runs of positions or a system message is among them (the budget keeps it wherever it is).
+    `calls`: calls_before_results(messages), when the caller has it."""
     if any(m.role == "system" for m in messages):
         raise NotStepwise("a system message among the messages (the budget keeps it wherever it is)")
-    runs = unit_runs(messages)
+    runs = unit_runs(messages) if calls is None else unit_runs(messages, calls.owner, calls.results)
     if runs and not isinstance(runs[0], range):
         raise NotStepwise("a call whose results are interleaved with another unit")
     return [u[0] for u in runs]
@@ -287,10 +303,11 @@ class StepwiseReplay:
             sent = SentHistory(0, conv.messages)   # history_as_sent's answer when nothing is
         else:
             sent = history_as_sent(conv, len(conv.messages), self.events[:applied])
-        names = calls_before_results(sent.messages) if (self.exclude or self.budget is not None) else {}
-        e = _Epoch(sent.start, sent.messages, names, self.clear is not None, self.budget is not None)
+        calls = calls_before_results(sent.messages) if (self.exclude or self.budget is not None) else None
+        e = _Epoch(sent.start, sent.messages, calls.names if calls else {}, self.clear is not None,
+                   self.budget is not None)
         if self.budget is not None:
-            e.heads = unit_heads(sent.messages)
+            e.heads = unit_heads(sent.messages, calls)
         return e
 
     # -- between two requests
