@@ -82,3 +82,23 @@ def test_the_rows_after_a_compaction_are_named_by_stored_index_without_a_list_of
     assert type(indices) is range   # (a whole history's worth of ints is memory a big file cannot spare)
     assert list(indices) == [row.index for row in view.rows] == list(range(len(conversation.messages)))
     assert view.stats["compacted"] > 0
+
+
+def test_a_tail_with_arguments_nested_too_deep_is_refused_as_the_whole_file_is(tmp_path):
+    """What every load ends with holds for the tail too: a call nested past MAX_ARGUMENT_DEPTH after
+    the boundary gives no tail, and the whole file, read next, names it."""
+    from ctxview.formats.errors import LoadError
+    from ctxview.formats.tails import load_tail as load_any_tail
+
+    last = DATA.rstrip().rsplit(b"\n", 1)[1]
+    uuid = last.split(b'"uuid":"', 1)[1].split(b'"', 1)[0]
+    deep = b'{"k":' * 150 + b"1" + b"}" * 150
+    line = (b'{"type":"assistant","uuid":"deep1","parentUuid":"' + uuid + b'","message":{"id":"m1",'
+            b'"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"X","input":' + deep + b"}]}}\n")
+    path = tmp_path / SPOTTER.name
+    path.write_bytes(DATA + line)
+    assert load_any_tail(str(path), "claude-code") is None
+    with pytest.raises(LoadError, match="nested deeper than"):
+        load_session(str(path))
+    path.write_bytes(DATA)
+    assert load_any_tail(str(path), "claude-code") is not None

@@ -6,6 +6,8 @@ from typing import Callable
 
 from ctxview.formats.claude_code import FORMAT as CLAUDE_CODE
 from ctxview.formats.codex import FORMAT as CODEX
+from ctxview.formats.errors import LoadError
+from ctxview.formats.inputs import Input
 from ctxview.model import Session
 
 __all__ = ["FORMATS", "load_tail"]
@@ -23,7 +25,17 @@ def _loader(fmt: str) -> Callable[..., Session | None]:
 
 def load_tail(path: str, fmt: str, lenient: bool = False, share: float = 0.5) -> Session | None:
     """The session from its last compaction on, read from the end of `path` (a file of format `fmt`,
-    one of FORMATS), when that compaction lies in its last `share`; else None."""
+    one of FORMATS), when that compaction lies in its last `share`; else None. A tail that asks for
+    more than ctxview reads (registry.within_limits: conversations, the nesting of a call's
+    arguments) is None too: the whole file, read next, says what is wrong."""
     if fmt not in FORMATS:
         return None
-    return _loader(fmt)(path, lenient, share)
+    session = _loader(fmt)(path, lenient, share)
+    if session is None:
+        return None
+    from ctxview.formats.registry import within_limits
+
+    try:
+        return within_limits(Input(path), session)
+    except LoadError:
+        return None
