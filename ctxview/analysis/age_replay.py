@@ -100,6 +100,10 @@ def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: l
     shortest = min((limit for limit in limits if limit is not None), default=None)
     lengths: dict[int, int] = {}   # the text's length of each result a tier may cut
 
+    # a position's limit only shrinks as it ages when each band's limit is at most the one before
+    # (None, sent whole, being the largest)
+    shrinking = all(a is None or (b is not None and b <= a) for a, b in zip([None, *limits], limits))
+
     def limit_at(j: int, age: int) -> int | None:
         k = bisect.bisect_left(bounds, age)   # (its band: past k boundaries)
         limit = limits[k - 1] if k else None
@@ -129,13 +133,17 @@ def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: l
             at = bisect.bisect_left(listed, lo) if lo < hi else len(listed)
             while at < len(listed) and listed[at] < hi:
                 j = listed[at]
-                # (one that went past several boundaries may be back at the limit it had)
-                if limit_at(j, m_prev - j) != limit_at(j, m - j):
+                # (one that went past several boundaries may be back at the limit it had, unless
+                # the limits only shrink with age)
+                if shrinking or limit_at(j, m_prev - j) != limit_at(j, m - j):
                     shared = j
                     break
                 at += 1
-        tokens = totals[m] + sum(running[m - b] for b, running in crossings if m > b)
-        shared_tokens = totals[shared] + sum(running[min(m - b, shared)] for b, running in crossings if m > b)
+        tokens, shared_tokens = totals[m], totals[shared]
+        for b, running in crossings:
+            if m > b:
+                tokens += running[m - b]
+                shared_tokens += running[m - b if m - b < shared else shared]
         yield r, m, system + tokens, shared, system + shared_tokens if shared else system, system, time
         m_prev = m
 
@@ -261,9 +269,8 @@ class _Cuts:
         self.step, self.start, self.base = step, start, base
         self.measure = (CutTokens(step.policy, self._detect)
                         if step.plan is not None and type(step.counter) is SwarmEstimate else None)
-        self.names: dict[int, str | None] = {}          # position -> the tool whose hint its cuts get
         self.detected: dict[str, str | None] = {}       # text -> the tool it names (a "content" policy)
-        self.measured: dict[tuple, list] = {}           # (text, tool, limits) -> tokens at each
+        self.measured: dict[tuple, list] = {}           # (text, tool given, limits) -> tokens at each
 
     def _detect(self, text: str) -> str | None:
         name = self.detected.get(text, _UNSEEN)
@@ -288,14 +295,14 @@ class _Cuts:
         if self.measure is None or i in step.ephemeral:
             return [None if limit is None else step._count(self.sent(j, limit), i) for limit in limits]
         text = text_of(msg.content)
-        name = self.names.get(j, _UNSEEN)
-        if name is _UNSEEN:
-            name = self.names[j] = self.measure.name(text, msg.tool_name or (
-                step.names.get(msg.tool_call_id) if msg.tool_call_id else None))
-        key = (text, name, tuple(limits))
+        # (the tool whose hint a cut gets: the one its text names under a "content" policy, looked
+        # for only when the text is first measured; else the result's or its call's)
+        given = None if self.measure.by_content else msg.tool_name or (
+            step.names.get(msg.tool_call_id) if msg.tool_call_id else None)
+        key = (text, given, tuple(limits))
         tokens = self.measured.get(key)
         if tokens is None:
-            tokens = self.measured[key] = self.measure.tokens_at(text, limits, name)
+            tokens = self.measured[key] = self.measure.tokens_at(text, limits, self.measure.name(text, given))
         return tokens
 
 
