@@ -71,6 +71,52 @@ def test_four_requests_cost_by_hand():
     assert o.usd == (7000 * Decimal("0.3") + 18500 * Decimal("3.75") + 400 * 15) / 10**6
 
 
+def _outcome_rule(conv, prompts, simulated, prices, ttl):
+    """outcome's usd as first written: every request added to the sum on its own."""
+    from ctxview.analysis.prices import CostSum
+    from ctxview.analysis.usage import timestamp_of
+
+    total = CostSum(prices, ttl)
+    for p, s in zip(prompts, simulated):
+        m = conv.messages[p.index]
+        total.add(m.model_id or conv.model, timestamp_of(m), s.input, m.usage.output_tokens if m.usage else 0,
+                  s.read, s.write)
+    return total.usd()
+
+
+@st.composite
+def priced_requests(draw):
+    """Requests of models tiered (long context), flat, priced by the hour of day (DeepSeek's
+    off-peak hours from 16:30 UTC) and unknown, in hours that change or not, with prompts on either
+    side of the long-context tier; and what the cache did with each."""
+    from datetime import datetime, timedelta
+
+    msgs, prompts, cached = [], [], []
+    at = datetime(2026, 3, 2, 15, 0)
+    for k in range(draw(st.integers(1, 14))):
+        at += timedelta(minutes=draw(st.sampled_from([0, 1, 50, 130])))
+        model = draw(st.sampled_from([SONNET, SONNET, "claude-opus-4-1-20250805", "deepseek-chat", None,
+                                      "no-such-model"]))
+        msgs += [Message(role="user", content="go"),
+                 Message(role="assistant", content="ok", model_id=model,
+                         usage=draw(st.sampled_from([None, Usage(0, 100, 0, 0), Usage(0, 3000, 0, 0)])),
+                         meta={"timestamp": at.strftime("%Y-%m-%dT%H:%M:00Z")})]
+        read, write, plain = (draw(st.sampled_from([0, 900, 120_000, 150_000])) for _ in range(3))
+        prompts.append(prompt(2 * k + 1, 2, read + write + plain, 0, 0, None))
+        cached.append(CachedRequest(2 * k + 1, read, write, plain))
+    return Conversation(name="main", messages=tuple(msgs), model=draw(st.sampled_from([SONNET, None]))), prompts, cached
+
+
+@given(requests=priced_requests(), ttl=st.sampled_from(["5m", "1h"]))
+def test_the_outcome_is_priced_as_request_by_request(requests, ttl):
+    conv, prompts, cached = requests
+    prices = PriceTable()
+    o = outcome(conv, prompts, cached, prices, ttl)
+    assert o.usd == _outcome_rule(conv, prompts, cached, prices, ttl)
+    assert (o.read, o.write, o.input, o.tokens) == (sum(c.read for c in cached), sum(c.write for c in cached),
+                                                   sum(c.input for c in cached), sum(c.total for c in cached))
+
+
 def test_a_one_hour_ttl_keeps_the_fourth_request_warm():
     sim = simulate(FOUR, CacheRules(ttl=3600, minimum=1024))
     assert sim[3] == CachedRequest(7, 7000, 500, 0)

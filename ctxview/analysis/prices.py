@@ -102,6 +102,15 @@ def _when(timestamp: str | None) -> datetime:
 _UNSEEN = object()
 
 
+def _tier(steps: list[tuple[int, Price]], prompt: int) -> int:
+    """The price tier of a prompt of `prompt` tokens (PriceTable._flat_price's): the last whose
+    start it passes."""
+    k = 0
+    while k + 1 < len(steps) and prompt > steps[k + 1][0]:
+        k += 1
+    return k
+
+
 class PriceTable:
     """Prices by model: the overrides first, then genai-prices' bundled table."""
 
@@ -149,9 +158,7 @@ class PriceTable:
         more tiers), whether anything is charged per request), from genai-prices' entry. A tier's
         price applies to all of a prompt longer than its start."""
         steps, per_request = self._tiers(model, timestamp)
-        k = 0
-        while k + 1 < len(steps) and prompt > steps[k + 1][0]:
-            k += 1
+        k = _tier(steps, prompt)
         return steps[k][1], steps[k + 1][0] if k + 1 < len(steps) else None, per_request
 
     def _tiers(self, model: str, timestamp: str | None) -> tuple[list[tuple[int, Price]], bool]:
@@ -283,11 +290,10 @@ class CostSum:
             else:
                 self.each += c
             return
-        # (PriceTable._flat_price's tier: the last whose start the prompt passes)
-        prompt, k = input_tokens + read + write, 0
-        while k + 1 < len(steps) and prompt > steps[k + 1][0]:
-            k += 1
-        price = steps[k][1]
+        self._add_priced(steps[_tier(steps, input_tokens + read + write)][1], model, input_tokens, output_tokens, read, write, write_1h, speed, geo)
+
+    def _add_priced(self, price: Price, model: str | None, input_tokens: int, output_tokens: int, read: int,
+                    write: int, write_1h: int = 0, speed: str | None = None, geo: str | None = None) -> None:
         key = (id(price), speed, geo, model)
         g = self.groups.get(key)
         if g is None:
@@ -297,6 +303,30 @@ class CostSum:
         g[3] += read
         g[4] += write
         g[5] += write_1h or (write if self.ttl == "1h" else 0)
+
+    def add_sums(self, model: str | None, timestamp: str | None, prompts: tuple[int, int], input_tokens: int,
+                 output_tokens: int, read: int, write: int) -> bool:
+        """add() of several calls of `model` in the hour of `timestamp` at once, given their tokens
+        summed and their smallest and largest prompt (input + read + write), where those fall in
+        one price tier and the model is not charged per request (a cost is then linear in the
+        tokens). False, adding nothing, where that is not so: add them one by one."""
+        if not self.priced:
+            return True
+        key = (model, timestamp[:13] if timestamp else None)
+        tiers = self.tiers.get(key, _UNSEEN)
+        if tiers is _UNSEEN:
+            tiers = self.tiers[key] = self._tiers_of(model, timestamp)
+        if tiers is None:
+            self.priced = False
+            return True
+        steps, per_request = tiers
+        if per_request:
+            return False
+        tier = _tier(steps, prompts[0])
+        if tier != _tier(steps, prompts[1]):
+            return False
+        self._add_priced(steps[tier][1], model, input_tokens, output_tokens, read, write)
+        return True
 
     def _tiers_of(self, model: str | None, timestamp: str | None) -> tuple | None:
         table = self.table

@@ -28,6 +28,7 @@ the tests hold the stepwise replay to).
 from __future__ import annotations
 
 import dataclasses
+import operator
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Sequence
 
@@ -211,10 +212,27 @@ def outcome(conversation: Conversation, prompts: Sequence[Prompt], simulated: Se
     if simulated:
         total = CostSum(prices, ttl)
         msgs, model = conversation.messages, conversation.model
-        for p, s in zip(prompts, simulated):
-            m = msgs[p.index]
-            total.add(m.model_id or model, timestamp_of(m), s.input, m.usage.output_tokens if m.usage else 0, s.read,
-                      s.write)
+        answers = [msgs[p.index] for p in prompts]
+        # the requests in runs alike in model and hour; a run within one price tier is added as one call
+        runs, key = [], None
+        for k, m in enumerate(answers):
+            ts = timestamp_of(m)
+            if (m.model_id or model, ts[:13] if ts else None) != key:
+                key = (m.model_id or model, ts[:13] if ts else None)
+                runs.append(k)
+        for lo, hi in zip(runs, [*runs[1:], len(answers)]):
+            cached, first = simulated[lo:hi], answers[lo]
+            outputs = [m.usage.output_tokens if m.usage else 0 for m in answers[lo:hi]]
+            sizes = list(map(operator.add, map(operator.add, map(_READ, cached), map(_WRITE, cached)),
+                             map(_INPUT, cached)))   # (CachedRequest.total, in C)
+            if not total.add_sums(first.model_id or model, timestamp_of(first), (min(sizes), max(sizes)),
+                                  sum(map(_INPUT, cached)), sum(outputs), sum(map(_READ, cached)),
+                                  sum(map(_WRITE, cached))):
+                for m, s, output in zip(answers[lo:hi], cached, outputs):
+                    total.add(m.model_id or model, timestamp_of(m), s.input, output, s.read, s.write)
         usd = total.usd()
-    return Outcome(len(simulated), sum(s.total for s in simulated), sum(s.read for s in simulated),
-                   sum(s.write for s in simulated), sum(s.input for s in simulated), usd)
+    read, write, plain = sum(map(_READ, simulated)), sum(map(_WRITE, simulated)), sum(map(_INPUT, simulated))
+    return Outcome(len(simulated), read + write + plain, read, write, plain, usd)
+
+
+_INPUT, _READ, _WRITE = (operator.attrgetter(field) for field in ("input", "read", "write"))
