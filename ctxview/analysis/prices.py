@@ -272,14 +272,8 @@ class CostSum:
 
     def add(self, model: str | None, timestamp: str | None, input_tokens: int, output_tokens: int, read: int,
             write: int, write_1h: int = 0, speed: str | None = None, geo: str | None = None) -> None:
-        if not self.priced:
-            return
-        key = (model, timestamp[:13] if timestamp else None)
-        tiers = self.tiers.get(key, _UNSEEN)
-        if tiers is _UNSEEN:
-            tiers = self.tiers[key] = self._tiers_of(model, timestamp)
+        tiers = self._priced_by(model, timestamp) if self.priced else None
         if tiers is None:
-            self.priced = False
             return
         steps, per_request = tiers
         if per_request:
@@ -290,7 +284,8 @@ class CostSum:
             else:
                 self.each += c
             return
-        self._add_priced(steps[_tier(steps, input_tokens + read + write)][1], model, input_tokens, output_tokens, read, write, write_1h, speed, geo)
+        self._add_priced(steps[_tier(steps, input_tokens + read + write)][1], model, input_tokens, output_tokens,
+                         read, write, write_1h, speed, geo)
 
     def _add_priced(self, price: Price, model: str | None, input_tokens: int, output_tokens: int, read: int,
                     write: int, write_1h: int = 0, speed: str | None = None, geo: str | None = None) -> None:
@@ -310,14 +305,8 @@ class CostSum:
         summed and their smallest and largest prompt (input + read + write), where those fall in
         one price tier and the model is not charged per request (a cost is then linear in the
         tokens). False, adding nothing, where that is not so: add them one by one."""
-        if not self.priced:
-            return True
-        key = (model, timestamp[:13] if timestamp else None)
-        tiers = self.tiers.get(key, _UNSEEN)
-        if tiers is _UNSEEN:
-            tiers = self.tiers[key] = self._tiers_of(model, timestamp)
+        tiers = self._priced_by(model, timestamp) if self.priced else None
         if tiers is None:
-            self.priced = False
             return True
         steps, per_request = tiers
         if per_request:
@@ -327,6 +316,17 @@ class CostSum:
             return False
         self._add_priced(steps[tier][1], model, input_tokens, output_tokens, read, write)
         return True
+
+    def _priced_by(self, model: str | None, timestamp: str | None) -> tuple | None:
+        """The table's (price tiers, whether charged per request) for `model` in the hour of
+        `timestamp`; None where it has no price, and the sum has none from then on."""
+        key = (model, timestamp[:13] if timestamp else None)
+        tiers = self.tiers.get(key, _UNSEEN)
+        if tiers is _UNSEEN:
+            tiers = self.tiers[key] = self._tiers_of(model, timestamp)
+        if tiers is None:
+            self.priced = False
+        return tiers
 
     def _tiers_of(self, model: str | None, timestamp: str | None) -> tuple | None:
         table = self.table
