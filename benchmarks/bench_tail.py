@@ -13,13 +13,15 @@ default 100,000, about 190 MB) whose compaction comes K messages before its end 
 - the resident memory grown by then, and at its peak, against the file's size (target 1.5x).
 
 With --before ROOT (a checkout of the release before, which reads the whole file first), the same
-is run there in a subprocess, in turns with this tree, R times each.
+is run there in a subprocess, in turns with this tree, R times each; both checkouts are compiled
+first, so that neither pays for compiling the modules it imports while it opens.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import os
 import subprocess
 import sys
@@ -102,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.n:,} messages, {path.stat().st_size / 2**20:,.0f} MiB, the compaction "
               f"{args.compact_before:,} messages before the end, in {time.perf_counter() - start:.0f} s")
     trees = [("this tree", ROOT)] + ([("release before", Path(args.before))] if args.before else [])
+    for _, tree in trees:   # (each run a fresh process: neither pays for compiling what it imports)
+        compileall.compile_dir(str(tree / "ctxview"), quiet=1)
     for k in range(args.runs):
         for label, tree in trees:
             out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--measure", str(path)],

@@ -26,6 +26,10 @@ then runs the app headless (`App.run_test`) and prints:
   while the file is read and the first view computes); the first-screen figures then include
   that work.
 
+With --before ROOT (a checkout of the release before) only the opening is measured, in a fresh
+process for each checkout, taken in turns --runs times; both checkouts are compiled first, so
+that neither pays for compiling the modules it imports while it opens.
+
 Times end at the last frame the app writes (App._display), not when the test
 pilot notices the app is idle (which adds its own 20 ms polling).
 - memory: resident-set growth from before loading to after the first screen and
@@ -37,7 +41,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import gc
+import json
 import os
 import resource
 import statistics
@@ -48,8 +54,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# the checkout measured: this one, or (--before) the release before's, in a process of its own
+TREE = Path(os.environ.get("CTXVIEW_BENCH_TREE", ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(TREE))
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
 
@@ -100,7 +108,7 @@ async def keys_while_opening(app, pilot, every: float = 0.3) -> list[float]:
     return latencies
 
 
-async def run(path: Path, presses: int, keys: bool = False, tiers: str = "default") -> dict:
+async def run(path: Path, presses: int, keys: bool = False, tiers: str = "default", opening_only: bool = False) -> dict:
     from ctxview.tui.app import CtxviewApp
     from ctxview.engine.view import Settings
 
@@ -163,6 +171,8 @@ async def run(path: Path, presses: int, keys: bool = False, tiers: str = "defaul
         if TimedApp.stored_shown is not None:
             figures["stored_side"] = repainted_after_first(TimedApp.stored_shown, app) - t0
         figures["rows"] = len(app.view.rows)
+        if opening_only:
+            return figures
         gc.collect()
         figures["rss_growth"] = rss_bytes() - rss_before
 
@@ -218,6 +228,30 @@ open(path, "wb").write(orjson.dumps(doc))
 """
 
 
+OPENING = ("stored_side", "first_full", "first_screen", "first_screen_cpu")
+
+
+def in_turns(path: Path, tiers: str, before: Path, runs: int) -> int:
+    """The opening of `path` with this checkout and `before`, in turns, each in a process of its own."""
+    trees = [("this tree", ROOT), ("release before", before)]
+    for _, tree in trees:
+        compileall.compile_dir(str(tree / "ctxview"), quiet=1)
+    for k in range(runs):
+        for label, tree in trees:
+            out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--measure-opening", str(path),
+                                  "--tiers", tiers], capture_output=True, text=True,
+                                 env={**os.environ, "CTXVIEW_BENCH_TREE": str(tree)})
+            if out.returncode:
+                print(f"run {k + 1}, {label}: failed: {out.stderr.strip().splitlines()[-1:]}")
+                continue
+            f = json.loads(out.stdout.strip().splitlines()[-1])
+            stored = f"stored side {f['stored_side'] * 1000:.0f} ms, " if f.get("stored_side") else ""
+            print(f"run {k + 1}, {label:14}: {stored}first frame with both sides {f['first_full'] * 1000:.0f} ms "
+                  f"(target 1500 ms at 100k messages), settled {f['first_screen'] * 1000:.0f} ms, process CPU "
+                  f"{f['first_screen_cpu'] * 1000:.0f} ms")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("n", nargs="?", type=int, default=100_000)
@@ -228,10 +262,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tiers", default="default",
                         help="the tier preset the app opens with (a what-if; default: default), or `sent`: "
                              "the app's own default view, each request as sent")
+    parser.add_argument("--before", metavar="ROOT",
+                        help="also open the file with this checkout (the release before), in turns: the opening's "
+                             "figures of each, each run in a process of its own")
+    parser.add_argument("--runs", type=int, default=3, help="with --before: how many turns")
+    parser.add_argument("--measure-opening", metavar="FILE", help=argparse.SUPPRESS)
     parser.add_argument("--unique-contents", action="store_true",
                         help="(ctxview) prefix every message's content with its index, so that no content repeats: "
                              "the memory figures without the loader's sharing of repeated strings")
     args = parser.parse_args(argv)
+    if args.measure_opening:
+        figures = asyncio.run(run(Path(args.measure_opening), 0, False, args.tiers, opening_only=True))
+        print(json.dumps({k: figures.get(k) for k in OPENING}))
+        return 0
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.keep) if args.keep else Path(tmp) / f"bench-{args.n}.{args.format}.json"
@@ -245,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
                 subprocess.run([sys.executable, "-c", _UNIQUE_CONTENTS, str(path)], check=True)
             print(f"wrote {path.name}: {args.n:,} messages in {time.perf_counter() - t:.1f} s")
         size = path.stat().st_size
+        if args.before:
+            return in_turns(path, args.tiers, Path(args.before), args.runs)
         figures = asyncio.run(run(path, args.presses, args.keys, args.tiers))
 
     mb = 1024 * 1024
