@@ -39,7 +39,7 @@ from ctxview.engine.context_manager import embed_ephemeral
 from ctxview.engine.harness import SentHistory, history_as_sent
 from ctxview.engine.tokens import SwarmEstimate
 from ctxview.engine.tool_names import detect_tool_name
-from ctxview.model import Message, request_indices
+from ctxview.model import Message
 from ctxview.pipeline.sent_history import truncations
 
 __all__ = ["by_age", "replay_by_age"]
@@ -71,7 +71,7 @@ def replay_by_age(step: StepwiseReplay) -> Iterator[PromptFields]:
     sent = history_as_sent(conv, len(msgs), ()) if truncations(cache, conv) else SentHistory(0, msgs)
     whole = _whole_tokens(step, sent.start, sent.messages)
     cut = _Cuts(step, sent.start, sent.messages)
-    requests = zip(request_indices(msgs), request_times(cache, conv))
+    requests = zip(cache.data(conv).requests, request_times(cache, conv))
     if step.budget is None:
         return _by_band(step, sent.start, sent.messages, whole, cut, requests)
     return _under_budget(step, sent.start, sent.messages, whole, cut, requests)

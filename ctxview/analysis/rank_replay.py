@@ -26,7 +26,6 @@ from typing import Iterator
 from ctxview.analysis.stepwise_replay import (PromptFields, StepwiseReplay, calls_before_results, request_times,
                                               _Epoch)
 from ctxview.engine.harness import SentHistory, history_as_sent
-from ctxview.model import request_indices
 from ctxview.pipeline.sent_history import truncations
 
 __all__ = ["by_rank", "replay_by_rank"]
@@ -72,7 +71,7 @@ def replay_by_rank(step: StepwiseReplay) -> Iterator[PromptFields]:
     count_sum, saving_sum, clearable_sum, sent_sum, saved_sum = (
         list(itertools.accumulate(v, initial=0)) for v in (counts, savings, clearable, whole, saved))
     was_on, was_bound, m_prev = False, 0, 0
-    for r, time in zip(request_indices(msgs), request_times(cache, conv)):
+    for r, time in zip(cache.data(conv).requests, request_times(cache, conv)):
         m = r - start
         old = max(bisect.bisect_left(results, m) - clear.keep, 0)
         bound = results[old - 1] + 1 if old else 0

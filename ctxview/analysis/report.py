@@ -18,7 +18,7 @@ from ctxview.analysis.advice import (
 )  # noqa: F401
 from ctxview.analysis.bloat_as_sent import conversation_bloat
 from ctxview.gcpause import paused_gc
-from ctxview.model import Conversation, Session, request_indices
+from ctxview.model import Conversation, Session
 from ctxview.engine.harness import rewrite_events, sent_tokens
 from ctxview.pipeline import PipelineCache, prepare
 from ctxview.pipeline.sent_history import truncations
@@ -321,7 +321,7 @@ class _CacheReplays:
                    "embed_ephemeral": self.as_sent.embed_ephemeral}
         return rank_advice(recommendations, self.run(self.as_sent), self.run,
                            lambda o: settings_from(None, {**as_sent, **o}),
-                           len(request_indices(self.conversation.messages)))
+                           len(self.cache.data(self.conversation).requests))
 
     def cache_section(self) -> dict[str, Any]:
         sim = self.run(self.as_sent)

@@ -35,7 +35,7 @@ from ctxview.engine.context_manager import embed_ephemeral
 from ctxview.engine.context_tokens import TokenUnits
 from ctxview.engine.grouping import unit_runs
 from ctxview.engine.harness import SentHistory, history_as_sent
-from ctxview.model import Conversation, Message, request_indices
+from ctxview.model import Conversation, Message
 from ctxview.pipeline import PipelineCache
 from ctxview.pipeline.cache import TEXT_ONLY_COUNTERS
 from ctxview.pipeline.sent_history import events_for, truncations
@@ -395,11 +395,11 @@ class StepwiseReplay:
         return (e.lone_turns[k - 1] if k else None), protected_from
 
     def run(self) -> Iterator[PromptFields]:
-        msgs = self.conversation.messages
         epoch, e = -1, None
         prev: tuple[int | None, int, int] = (None, 0, 0)   # the last prompt: (kept turn, cut, end)
         n_prev = 0
-        for r, time in zip(request_indices(msgs), request_times(self.cache, self.conversation)):
+        conv, cache = self.conversation, self.cache
+        for r, time in zip(cache.data(conv).requests, request_times(cache, conv)):
             n = r
             applied = sum(1 for ev in self.events if ev.index <= n)
             changed: dict[int, Message | None] = {}   # positions whose message as sent changed
