@@ -18,6 +18,8 @@ READ = "".join(f"{i:6d}\u2192    line {i}\n" for i in range(1, 30))
 # (clearing's placeholder too: test_rank_replay.py draws its conversations here)
 TEXTS = st.sampled_from([READ, "x" * 90, "y" * 700, "{[()]};" * 40, "ok", "", ClearSettings().placeholder]) \
     | st.text(max_size=300)
+PREVIEW = ("<persisted-output>\nOutput too large (31.2KB). Full output saved to: /tmp/r.txt\n\n"
+           "Preview (first 2KB):\n" + "z" * 300 + "\n</persisted-output>")
 TIERS = st.sampled_from(["default", "aggressive", "light", "2:full,*:40", "1:full,3:200,6:30,*:5",
                          "3:full,5:60,*:full", "off"])
 
@@ -30,8 +32,10 @@ def conversations(draw) -> Conversation:
                       for c in range(draw(st.integers(0, 3))))
         msgs.append(Message("assistant", draw(st.sampled_from(["", "ok", "a" * 120])), tool_calls=calls))
         for call in calls:
+            # (at times sent as Claude Code's persisted-output preview: the history as sent is not the stored)
+            meta = draw(st.sampled_from([{}, {}, {}, {"persisted_output": {"sent": PREVIEW}}]))
             msgs.append(Message("tool", draw(TEXTS), tool_call_id=call.id,
-                                tool_name=draw(st.sampled_from([None, call.name]))))
+                                tool_name=draw(st.sampled_from([None, call.name])), meta=meta))
         if draw(st.booleans()):
             msgs.append(Message("user", draw(TEXTS) or "more"))
     msgs.append(Message("assistant", "done"))

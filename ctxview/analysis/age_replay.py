@@ -249,8 +249,10 @@ def _whole_tokens(step: StepwiseReplay, start: int, base: Sequence[Message]) -> 
     """Each position's tokens sent whole (the recorded reminders embedded), as counted."""
     stored, counts, ephemeral = step.stored, step.stored_counts, step.ephemeral
     out = list(counts[start:start + len(base)])
-    for j, m in enumerate(base):
-        i = start + j
+    # (the stored messages themselves: only those with reminders differ from their stored count)
+    todo = sorted(i for i in ephemeral if i < len(base)) if start == 0 and base is stored else range(len(base))
+    for j in todo:
+        i, m = start + j, base[j]
         texts = ephemeral.get(i)
         if texts is not None:
             m = embed_ephemeral([m], {0: texts})[0]
