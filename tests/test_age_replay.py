@@ -80,3 +80,18 @@ def test_a_result_past_two_boundaries_between_requests_may_be_back_where_it_was(
     prompts = replay(conv, s)
     assert [(p.index, p.shared_blocks) for p in prompts] == [(1, 0), (4, 1), (8, 3)]
     assert prompts == replay_naive(conv, s)
+
+
+def test_one_text_cut_for_two_tools_gets_each_tools_hint():
+    # Under tool_name_from="tool_call" a cut's hint follows the result's call: the same text read by
+    # Read and printed by Bash is cut alike but hinted apart, and measured apart, under both counters.
+    text = "".join(f"{i:6d}\u2192    line {i}\n" for i in range(1, 400))
+    msgs = [Message("user", "go")]
+    for k, tool in enumerate(["Read", "Bash"] * 6):
+        call = ToolCall(f"c{k}", tool, {"p": k})
+        msgs += [Message("assistant", "", tool_calls=(call,)), Message("tool", text, tool_call_id=call.id)]
+    msgs += [Message("assistant", "done")] * 2
+    conv = Conversation("main", tuple(msgs), model="claude-sonnet-4-5-20250929")
+    for counter in ("swarm", "chars4"):
+        s = Settings(tiers="1:full,*:200", keep_recent=1, counter=counter, tool_name_from="tool_call")
+        assert replay(conv, s) == replay_naive(conv, s), counter

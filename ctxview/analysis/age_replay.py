@@ -109,19 +109,26 @@ def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: l
         limit = limits[k - 1] if k else None
         return limit if limit is not None and lengths[j] > limit else None
 
-    for j, msg in enumerate(base):
-        if shortest is None or msg.role != "tool" or (length := len(msg.text)) <= shortest:
+    # what going past each boundary changes, by text, tool and whole tokens: the same for each
+    # result that holds the same text (a file read again), where no reminder is embedded in it
+    steps_of: dict[tuple, list[tuple[int, int]]] = {}
+    for j, msg in enumerate(base if shortest is not None else ()):
+        if msg.role != "tool" or (length := len(text := text_of(msg.content))) <= shortest:
             continue
         lengths[j] = length
-        crossed = [limit if limit is not None and length > limit else None
-                   for limit, b in zip(limits, bounds) if oldest - j > b]
-        was_limit, was = None, toks[j]
-        for k, (limit, raw) in enumerate(zip(crossed, cut.raws(j, crossed))):
-            if limit != was_limit:
-                changes[k].append(j)
-                now = toks[j] if raw is None else round(raw * scale)
-                past[k][j] = now - was
-                was_limit, was = limit, now
+        reached = bisect.bisect_left(bounds, oldest - j)   # (the boundaries b < oldest - j: gone past at the end)
+        key = (text, cut.given(j), toks[j]) if start + j not in step.ephemeral else None
+        steps = steps_of.get(key) if key is not None else None
+        if steps is None:
+            steps = _steps(cut, j, [limit if limit is not None and length > limit else None for limit in limits],
+                           toks[j], scale)
+            if key is not None:
+                steps_of[key] = steps
+        for k, change in steps:
+            if k >= reached:
+                break
+            changes[k].append(j)
+            past[k][j] = change
     totals = list(itertools.accumulate(toks, initial=0))
     crossings = [(b, list(itertools.accumulate(p, initial=0))) for b, p in zip(bounds, past)]
     m_prev = 0
@@ -146,6 +153,18 @@ def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: l
                 shared_tokens += running[m - b if m - b < shared else shared]
         yield r, m, system + tokens, shared, system + shared_tokens if shared else system, system, time
         m_prev = m
+
+
+def _steps(cut: _Cuts, j: int, limits: list[int | None], whole: int, scale: int) -> list[tuple[int, int]]:
+    """(boundary k, what going past it changes position j's tokens by) for each boundary where the
+    position's limit changes, given its limit past each one (None: sent whole) and its whole tokens."""
+    out, was_limit, was = [], None, whole
+    for k, (limit, raw) in enumerate(zip(limits, cut.raws(j, limits))):
+        if limit != was_limit:
+            now = whole if raw is None else round(raw * scale)
+            out.append((k, now - was))
+            was_limit, was = limit, now
+    return out
 
 
 def _under_budget(step: StepwiseReplay, start: int, base: Sequence[Message], whole: list[int], cut: _Cuts,
@@ -287,6 +306,15 @@ class _Cuts:
         texts = step.ephemeral.get(i)
         return m if texts is None else embed_ephemeral([m], {0: texts})[0]
 
+    def given(self, j: int) -> str | None:
+        """The tool the result at j or its call names, where a cut's hint follows it; None under a
+        "content" policy (the hint follows the tool its text names, looked for when it is measured)."""
+        policy = self.step.policy
+        if policy is None or policy.tool_name_from == "content":
+            return None
+        msg = self.base[j]
+        return msg.tool_name or (self.step.names.get(msg.tool_call_id) if msg.tool_call_id else None)
+
     def raw(self, j: int, limit: int) -> int:
         """The tokens of position j cut to `limit`, as counted."""
         return self.raws(j, (limit,))[0]
@@ -297,10 +325,7 @@ class _Cuts:
         if self.measure is None or i in step.ephemeral:
             return [None if limit is None else step._count(self.sent(j, limit), i) for limit in limits]
         text = text_of(msg.content)
-        # (the tool whose hint a cut gets: the one its text names under a "content" policy, looked
-        # for only when the text is first measured; else the result's or its call's)
-        given = None if self.measure.by_content else msg.tool_name or (
-            step.names.get(msg.tool_call_id) if msg.tool_call_id else None)
+        given = self.given(j)
         key = (text, given, tuple(limits))
         tokens = self.measured.get(key)
         if tokens is None:
