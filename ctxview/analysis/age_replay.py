@@ -155,7 +155,7 @@ def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: l
         m_prev = m
 
 
-def _steps(cut: _Cuts, j: int, limits: list[int | None], whole: int, scale: int) -> list[tuple[int, int]]:
+def _steps(cut: _Cuts, j: int, limits: list[int | None], whole: int, scale: float) -> list[tuple[int, int]]:
     """(boundary k, what going past it changes position j's tokens by) for each boundary where the
     position's limit changes, given its limit past each one (None: sent whole) and its whole tokens."""
     out, was_limit, was = [], None, whole
