@@ -208,31 +208,36 @@ class Outcome:
 def outcome(conversation: Conversation, prompts: Sequence[Prompt], simulated: Sequence[CachedRequest],
             prices, ttl: str = "5m") -> Outcome:
     """Sum simulated requests, priced with each request's recorded output tokens and model (prices.CostSum)."""
-    usd = None
-    if simulated:
-        total = CostSum(prices, ttl)
-        msgs, model = conversation.messages, conversation.model
-        answers = [msgs[p.index] for p in prompts]
-        # the requests in runs alike in model and hour; a run within one price tier is added as one call
-        runs, key = [], None
-        for k, m in enumerate(answers):
-            ts = timestamp_of(m)
-            if (m.model_id or model, ts[:13] if ts else None) != key:
-                key = (m.model_id or model, ts[:13] if ts else None)
-                runs.append(k)
-        for lo, hi in zip(runs, [*runs[1:], len(answers)]):
-            cached, first = simulated[lo:hi], answers[lo]
-            outputs = [m.usage.output_tokens if m.usage else 0 for m in answers[lo:hi]]
-            sizes = list(map(operator.add, map(operator.add, map(_READ, cached), map(_WRITE, cached)),
-                             map(_INPUT, cached)))   # (CachedRequest.total, in C)
-            if not total.add_sums(first.model_id or model, timestamp_of(first), (min(sizes), max(sizes)),
-                                  sum(map(_INPUT, cached)), sum(outputs), sum(map(_READ, cached)),
-                                  sum(map(_WRITE, cached))):
-                for m, s, output in zip(answers[lo:hi], cached, outputs):
-                    total.add(m.model_id or model, timestamp_of(m), s.input, output, s.read, s.write)
-        usd = total.usd()
+    usd = _priced(conversation, prompts, simulated, prices, ttl) if simulated else None
     read, write, plain = sum(map(_READ, simulated)), sum(map(_WRITE, simulated)), sum(map(_INPUT, simulated))
     return Outcome(len(simulated), read + write + plain, read, write, plain, usd)
+
+
+def _priced(conversation: Conversation, prompts: Sequence[Prompt], simulated: Sequence[CachedRequest], prices,
+            ttl: str):
+    """The dollars of the requests: CostSum.add of each request's model, time and tokens. Requests
+    in runs alike in model and hour are added as one call where one price tier holds the whole run
+    (CostSum.add_sums; tests/test_prompt_cache.py holds this to the request-by-request sum)."""
+    total = CostSum(prices, ttl)
+    msgs, model = conversation.messages, conversation.model
+    answers = [msgs[p.index] for p in prompts]
+    runs, key = [], None   # where each run starts
+    for k, m in enumerate(answers):
+        ts = timestamp_of(m)
+        if (m.model_id or model, ts[:13] if ts else None) != key:
+            key = (m.model_id or model, ts[:13] if ts else None)
+            runs.append(k)
+    for lo, hi in zip(runs, [*runs[1:], len(answers)]):
+        cached, first = simulated[lo:hi], answers[lo]
+        outputs = [m.usage.output_tokens if m.usage else 0 for m in answers[lo:hi]]
+        sizes = list(map(operator.add, map(operator.add, map(_READ, cached), map(_WRITE, cached)),
+                         map(_INPUT, cached)))   # (CachedRequest.total, in C)
+        if not total.add_sums(first.model_id or model, timestamp_of(first), (min(sizes), max(sizes)),
+                              sum(map(_INPUT, cached)), sum(outputs), sum(map(_READ, cached)),
+                              sum(map(_WRITE, cached))):
+            for m, s, output in zip(answers[lo:hi], cached, outputs):
+                total.add(m.model_id or model, timestamp_of(m), s.input, output, s.read, s.write)
+    return total.usd()
 
 
 _INPUT, _READ, _WRITE = (operator.attrgetter(field) for field in ("input", "read", "write"))
