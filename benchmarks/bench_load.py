@@ -5,6 +5,9 @@
     python benchmarks/bench_load.py --mb 50 --format codex
     python benchmarks/bench_load.py --small             # the same size in messages of at most 120 characters
 
+With --before ROOT (a checkout of the release before) load_session is also timed with each
+checkout in turns, a fresh process for each load, both checkouts compiled first.
+
 Targets: loading a Claude Code transcript takes at most 2.5x the time of reading
 the file and calling orjson.loads on each line, a Codex rollout at most 3x (2x was asked of
 every format); peak memory is at most 3x the file size, and at most 2x for a large JSON document
@@ -30,6 +33,7 @@ file in one pass until a line leaves the chain and then hands it to the general 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import statistics
 import subprocess
@@ -237,6 +241,34 @@ def memory(path: Path, mode: str, module: str) -> int:
     return int(out.stdout.strip())
 
 
+# One load_session in a fresh process, on the checkout named first (after one load that imports what
+# a load imports lazily): its CPU seconds.
+_LOAD_PROBE = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from ctxview.formats import load_session
+load_session(sys.argv[2])
+t = time.process_time()
+load_session(sys.argv[2])
+print(time.process_time() - t)
+"""
+
+
+def in_turns(path: Path, trees: list[Path], repeat: int) -> list[float]:
+    """The median CPU seconds of one load_session of `path` with each checkout, taken in turns, each
+    in a fresh process; the checkouts are compiled first (where bytecode is not written, a checkout
+    would compile what it imports lazily during the load timed)."""
+    for tree in trees:
+        compileall.compile_dir(str(tree / "ctxview"), quiet=1)
+    times: list[list[float]] = [[] for _ in trees]
+    for _ in range(repeat):
+        for k, tree in enumerate(trees):
+            out = subprocess.run([sys.executable, "-c", _LOAD_PROBE, str(tree), str(path)], capture_output=True,
+                                 text=True, check=True, cwd=tree)
+            times[k].append(float(out.stdout.strip().splitlines()[-1]))
+    return [statistics.median(t) for t in times]
+
+
 def write_small(path: Path, n: int) -> None:
     """A Claude Code transcript of `n` messages whose texts (and tool results) are at most 120
     characters: the lines are the same records, with little text in them."""
@@ -259,6 +291,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="(claude-code) every message's text cut to 120 characters: the per-line work alone")
     parser.add_argument("--rewound", action="store_true",
                         help="(claude-code) the transcript with a rewind at its last line: read twice")
+    parser.add_argument("--before", metavar="ROOT",
+                        help="also load the file with this checkout (the release before), in turns with this one, "
+                             "each load in a fresh process")
     args = parser.parse_args(argv)
 
     from ctxview.formats import load_session
@@ -308,6 +343,11 @@ def main(argv: list[str] | None = None) -> int:
     refs += f", one linear pass: {med['linear'][0] / bc:.2f}x" if "linear" in med else ""
     print(f"time ratio (medians of {args.repeat}): {lc / bc:.2f}x cpu, {lw / bw:.2f}x wall, "
           f"{ll / bl:.2f}x of the minima (target <= {TIME_TARGET.get(args.format, 2)}x){refs}")
+
+    if args.before:
+        mine, before = in_turns(path, [HERE.parent, Path(args.before)], args.repeat)
+        print(f"load_session in turns with the release before (medians of {args.repeat}, a fresh process each): "
+              f"{mine:.3f} s cpu ({mine / bc:.2f}x), the release before {before:.3f} s ({before / bc:.2f}x)")
 
     module = args.format.replace("-", "_")
     peak = memory(path, "tracemalloc", module)
