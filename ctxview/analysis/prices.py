@@ -24,8 +24,8 @@ from typing import Any, Iterable, Mapping
 from ctxview.model import Usage
 from ctxview.analysis.price_modifiers import modifier, modifier_note
 
-__all__ = ["MAX_PRICE", "PRICES_AS_OF", "PRICES_VERSION", "CostSum", "CostTotal", "Price", "PriceTable", "cost_of", "dollars",
-           "parse_price_override"]
+__all__ = ["MAX_PRICE", "PRICES_AS_OF", "PRICES_VERSION", "CostSum", "CostTotal", "Price", "PriceTable", "cost_of",
+           "dollars", "parse_price_override"]
 
 PRICES_VERSION = "0.2.3"       # the genai-prices release pinned in pyproject.toml
 PRICES_AS_OF = "2026-11-10"    # its release date on PyPI: the newest prices the table can know
@@ -145,13 +145,19 @@ class PriceTable:
 
     def price(self, model: str | None, timestamp: str | None = None) -> Price | None:
         """The model's flat prices at that time (the first tier where a price is tiered); None: unknown."""
+        steps = self.price_steps(model, timestamp)
+        return None if steps is None else steps[0][0][1]
+
+    def price_steps(self, model: str | None, timestamp: str | None) -> tuple[list[tuple[int, Price]], bool] | None:
+        """(the model's prices by the prompt size each tier starts at, whether anything is charged per
+        request) at that time: an override's one tier, or genai-prices' entry; None: no price."""
         if model is None:
             return None
         if model in self.overrides:
-            return self.overrides[model]
+            return [(0, self.overrides[model])], False
         if self._model_info(model) is None:
             return None
-        return self._flat_price(model, timestamp)[0]
+        return self._tiers(model, timestamp)
 
     def _flat_price(self, model: str, timestamp: str | None, prompt: int = 0) -> tuple[Price, int | None, bool]:
         """(the prices for a prompt of `prompt` tokens, the size where the next tier starts (None: no
@@ -217,8 +223,7 @@ class PriceTable:
     def has_price(self, usage: Usage, model: str | None) -> bool:
         """Whether cost(usage, model, ...) is a figure, not None: a model, in a mode with a known
         price (price_modifiers), overridden or in the table."""
-        return (model is not None and modifier(model, usage.speed, usage.inference_geo) is not None
-                and (model in self.overrides or self._model_info(model) is not None))
+        return self.known(model) and modifier(model, usage.speed, usage.inference_geo) is not None
 
     def cost_sum(self, calls: Iterable[tuple[Usage, str | None, str | None]], ttl: str = "5m") -> Decimal | None:
         """The sum of cost(usage, model, timestamp, ttl) over the calls; None when one has no price
@@ -323,20 +328,10 @@ class CostSum:
         key = (model, timestamp[:13] if timestamp else None)
         tiers = self.tiers.get(key, _UNSEEN)
         if tiers is _UNSEEN:
-            tiers = self.tiers[key] = self._tiers_of(model, timestamp)
+            tiers = self.tiers[key] = self.table.price_steps(model, timestamp)
         if tiers is None:
             self.priced = False
         return tiers
-
-    def _tiers_of(self, model: str | None, timestamp: str | None) -> tuple | None:
-        table = self.table
-        if model is None:
-            return None
-        if model in table.overrides:
-            return [(0, table.overrides[model])], False
-        if table._model_info(model) is None:
-            return None
-        return table._tiers(model, timestamp)
 
     def add_usage(self, usage: Usage, model: str | None, timestamp: str | None) -> None:
         self.add(model, timestamp, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
