@@ -92,12 +92,12 @@ def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: l
     system, scale = step.system, step.scale
     toks = [round(raw * scale) for raw in whole]   # (stepwise_replay.scaled)
     bounds = step.boundaries
-    limits = [step.plan.limit(b + 1) for b in bounds]   # the limit past each boundary
+    limits = _limits_past(step)
     requests = list(requests)
     oldest = requests[-1][0] - start if requests else 0   # the last request's size: no position gets older
     past = [[0] * len(base) for _ in bounds]
     changes: list[list[int]] = [[] for _ in bounds]   # per boundary: the positions whose limit changes there
-    shortest = min((limit for limit in limits if limit is not None), default=None)
+    shortest = _shortest(limits)
     lengths: dict[int, int] = {}   # the text's length of each result a tier may cut
 
     # a position's limit only shrinks as it ages when each band's limit is at most the one before
@@ -155,6 +155,16 @@ def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: l
         m_prev = m
 
 
+def _limits_past(step: StepwiseReplay) -> list[int | None]:
+    """The limit past each tier boundary (None: sent whole)."""
+    return [step.plan.limit(b + 1) for b in step.boundaries]   # (no boundary without a plan)
+
+
+def _shortest(limits: Sequence[int | None]) -> int | None:
+    """The shortest text a tier cuts: a result no longer than that is never cut (None: none is)."""
+    return min((limit for limit in limits if limit is not None), default=None)
+
+
 def _steps(cut: _Cuts, j: int, limits: list[int | None], whole: int, scale: float) -> list[tuple[int, int]]:
     """(boundary k, what going past it changes position j's tokens by) for each boundary where the
     position's limit changes, given its limit past each one (None: sent whole) and its whole tokens."""
@@ -177,9 +187,7 @@ def _under_budget(step: StepwiseReplay, start: int, base: Sequence[Message], who
     # (NotStepwise if a result comes before its call, or an id repeats)
     at.heads = unit_heads(base, calls_before_results(base))
     whole_toks = [round(raw * scale) for raw in whole]   # (stepwise_replay.scaled)
-    # the shortest text a tier cuts: a result no longer than that is never cut
-    shortest = min((c for b in step.boundaries if (c := plan.limit(b + 1)) is not None), default=None) \
-        if plan is not None else None
+    shortest = _shortest(_limits_past(step))
     limits: dict[int, int | None] = {}  # the limit now of each position a tier may cut (None: sent whole)
     lengths: dict[int, int] = {}        # and its text's length
     keep, table = step.keep, plan.limits if plan is not None else []
