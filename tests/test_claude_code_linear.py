@@ -59,18 +59,32 @@ def test_the_common_transcripts_take_the_one_pass():
     assert not any(p.parent.name == "subagents" for p in FILES if linear(p))
 
 
+def _nested(depth: int) -> list:
+    """Lists `depth` levels deep."""
+    value: list = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
 def _line(i: int, rec: dict) -> dict:
     base = {"parentUuid": None, "isSidechain": False, "sessionId": "s", "version": "2.1.0", "cwd": "/w",
             "uuid": f"u{i}", "timestamp": f"2026-01-01T00:00:{i % 60:02d}Z"}
     return {**base, **rec}
 
 
+_PREVIEW = ("<persisted-output>\nOutput too large (29.6KB). Full output saved to: /p/tool-results/c1.txt\n\n"
+            "Preview (first 2KB):\nx\n</persisted-output>")
 _texts = st.sampled_from(["", "hi", "<system-reminder>r</system-reminder>", "a\nb"])
+_results = _texts | st.sampled_from([_PREVIEW, "[tool reference: mcp__a__b]", "see [tool reference: T] {[{["])
+# a call's arguments: flat, nested just within MAX_ARGUMENT_DEPTH, or past it (the load refuses the file)
+_arguments = st.sampled_from([1, 2, 100, 101, 150]).map(
+    lambda depth: {"p": 1} if depth == 1 else {"p": _nested(depth - 1)})
 _block = st.one_of(
     st.builds(lambda t: {"type": "text", "text": t}, _texts),
     st.builds(lambda t: {"type": "thinking", "thinking": t, "signature": "s"}, _texts),
-    st.builds(lambda c: {"type": "tool_use", "id": f"c{c}", "name": "Read", "input": {"p": [c]}},
-              st.integers(0, 3)))
+    st.builds(lambda c, name, args: {"type": "tool_use", "id": f"c{c}", "name": name, "input": args},
+              st.integers(0, 3), st.sampled_from(["Read", "ToolSearch"]), _arguments))
 _usage = st.one_of(st.none(), st.builds(lambda i: {"input_tokens": i, "output_tokens": 1}, st.integers(0, 9)))
 # (kind, fields): what one line is; its parent and uuid are chosen apart
 _kind = st.one_of(
@@ -81,7 +95,13 @@ _kind = st.one_of(
         lambda c, t, e, agent: {"message": {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": f"c{c}", "content": t, "is_error": e}]},
             **({"toolUseResult": {"agentId": "a1", "content": "done"}} if agent else {"toolUseResult": {"x": 1}})},
-        st.integers(0, 4), _texts | st.just([{"type": "text", "text": "x"}]), st.booleans(), st.booleans())),
+        st.integers(0, 4), _results | st.just([{"type": "text", "text": "x"}]), st.booleans(), st.booleans())),
+    # two results on one line: made by the less common path (conversation.add_user)
+    st.tuples(st.just("result"), st.builds(
+        lambda c, t: {"message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"c{c}", "content": t},
+            {"type": "tool_result", "tool_use_id": f"c{c + 1}", "content": [{"type": "text", "text": t}]}]}},
+        st.integers(0, 3), _results)),
     st.tuples(st.just("assistant"), st.builds(
         lambda m, blocks, u, err: {"message": {"id": m, "role": "assistant", "model": "claude-x", "content": blocks,
                                                **({"usage": u} if u else {})}, **({"isApiErrorMessage": True} if err else {})},
@@ -97,6 +117,11 @@ _kind = st.one_of(
         {"subtype": "microcompact_boundary", "microcompactMetadata": {"trigger": "auto", "compactedToolIds": ["c1"]}},
         {"subtype": "local_command", "content": "x"}])),
     st.tuples(st.sampled_from(["summary", "x-unknown", "file-history-snapshot"]), st.just({"summary": "t"})),
+    st.tuples(st.just("content-replacement"), st.builds(
+        lambda c: {"replacements": [{"kind": "tool-result", "toolUseId": f"c{c}", "replacement": _PREVIEW}]},
+        st.integers(0, 4))),
+    st.tuples(st.just("attachment"), st.just({"attachment": {"type": "deferred_tools_delta",
+                                                             "addedNames": ["mcp__a__b"], "removedNames": []}})),
 )
 # where a line hangs: the line before (a file without branches), nowhere, or an earlier line (maybe a branch)
 _parent = st.sampled_from(["before"] * 6 + ["none", "earlier"])
@@ -104,13 +129,12 @@ _odd = st.sampled_from([None] * 12 + ["repeat", "side", "no-uuid", "blank", "bad
                                       "message-not-an-object"])
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(_kind, _parent, st.integers(0, 50), _odd), min_size=1, max_size=14), st.booleans())
-def test_generated_transcripts_load_the_same_either_way(tmp_path, monkeypatch, lines, lenient):
+def _written(tmp_path: Path, lines: list) -> Path:
+    """A transcript of generated lines: (kind, where it hangs, a pick, what is odd about it)."""
     out: list[bytes] = []
     recs: list[dict] = []
-    for i, ((rtype, fields), parent, pick, odd) in enumerate(lines):
-        rec = _line(i, {"type": rtype, **fields})
+    for i, ((kind, fields), parent, pick, odd) in enumerate(lines):
+        rec = _line(i, {"type": "user" if kind == "result" else kind, **fields})
         if parent == "before" and recs:
             rec["parentUuid"] = recs[-1].get("uuid")
         elif parent == "earlier" and recs:
@@ -133,7 +157,23 @@ def test_generated_transcripts_load_the_same_either_way(tmp_path, monkeypatch, l
         out.append(orjson.dumps(rec) + b"\n")
     path = tmp_path / "t.jsonl"
     path.write_bytes(b"".join(out))
-    fast, general = both_ways(path, lenient, monkeypatch)
+    return path
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(_kind, _parent, st.integers(0, 50), _odd), min_size=1, max_size=14), st.booleans())
+def test_generated_transcripts_load_the_same_either_way(tmp_path, monkeypatch, lines, lenient):
+    fast, general = both_ways(_written(tmp_path, lines), lenient, monkeypatch)
+    assert fast == general
+    assert repr(fast) == repr(general)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(_kind, st.just("before"), st.just(0), st.just(None)), min_size=1, max_size=14))
+def test_generated_transcripts_without_branches_load_the_same_either_way(tmp_path, monkeypatch, lines):
+    # (most of these the one pass reads: what it notes for the checks after it is compared here)
+    path = _written(tmp_path, lines)
+    fast, general = both_ways(path, False, monkeypatch)
     assert fast == general
     assert repr(fast) == repr(general)
 
@@ -152,3 +192,49 @@ def test_a_rewind_late_in_the_file_is_read_by_the_general_path(tmp_path):
     assert not linear(path)
     texts = [m.text for m in load_session(path).conversations[0].messages]
     assert texts == ["first", "m1", "again"]
+
+
+def _turns(*turns: tuple[str, dict, list]) -> list[dict]:
+    """Lines each hanging off the one before: (a call's name, its arguments, its results' texts)."""
+    recs = [_line(0, {"type": "user", "message": {"role": "user", "content": "go"}})]
+    for name, args, texts in turns:
+        i = len(recs)
+        recs.append(_line(i, {"type": "assistant", "parentUuid": f"u{i - 1}", "message": {
+            "id": f"m{i}", "role": "assistant", "model": "claude-x",
+            "content": [{"type": "tool_use", "id": f"c{i}", "name": name, "input": args}]}}))
+        blocks = [{"type": "tool_result", "tool_use_id": f"c{i}", "content": t} for t in texts]
+        recs.append(_line(i + 1, {"type": "user", "parentUuid": f"u{i}", "toolUseResult": {"x": 1},
+                                  "message": {"role": "user", "content": blocks}}))
+    return recs
+
+
+def test_the_one_pass_marks_the_results_the_general_path_marks(tmp_path, monkeypatch):
+    recs = _turns(("ToolSearch", {"query": "select:mcp__a__b"}, ["[tool reference: mcp__a__b]"]),  # deferred
+                  ("Bash", {"command": "ls"}, [_PREVIEW]),                                          # persisted
+                  ("Bash", {"command": "ls"}, ["whole output"]),          # sent as a preview (a record below)
+                  ("Read", {"p": 1}, ["x", _PREVIEW]))                    # two results on one line
+    recs.append({"type": "content-replacement", "replacements": [
+        {"kind": "tool-result", "toolUseId": "c5", "replacement": _PREVIEW}]})
+    path = tmp_path / "marks.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
+    assert linear(path)
+    fast, general = both_ways(path, False, monkeypatch)
+    assert repr(fast) == repr(general)
+    metas = [m.meta for m in fast.conversations[0].messages if m.role == "tool"]
+    assert [sorted(set(meta) - {"is_error"}) for meta in metas] == [
+        ["tool_references"], ["persisted_output"], ["persisted_output"], [], ["persisted_output"]]
+    assert metas[2]["persisted_output"]["sent"] == _PREVIEW
+
+
+@pytest.mark.parametrize("depth, refused", [(100, False), (101, True)])
+def test_a_call_nested_too_deep_is_refused_whichever_path_reads_it(tmp_path, monkeypatch, depth, refused):
+    # `depth` levels: the arguments object and the lists in it
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n"
+                              for r in _turns(("Read", {"p": _nested(depth - 1)}, ["x"]))))
+    fast, general = both_ways(path, False, monkeypatch)
+    assert fast == general
+    assert isinstance(fast, str) == refused
+    if refused:
+        assert "message 1 (line 2): the arguments of tool call 'Read' are nested deeper than 100 levels" in fast
+    assert linear(path) != refused   # (the one pass leaves such a file to the general path)

@@ -82,7 +82,7 @@ class GrowingSession:
             if layout == "jsonl" and (self.format or detect_format(self.path)) == claude_code.FORMAT:
                 with paused_gc():
                     resumable = claude_code.Resumable(inp, self.lenient)
-                session = within_limits(inp, resumable.session)
+                session = within_limits(inp, resumable.session, arguments=False)  # (checked as read)
                 self._resumable, end = resumable, resumable.end
             else:
                 session = load_input(inp, self.format, self.lenient, layout, own_tried=True)
@@ -137,7 +137,7 @@ class GrowingSession:
                 st = check_path(self.path)
                 inp = open_input(self.path)
                 with paused_gc():
-                    session = within_limits(inp, self._resumable.appended(inp))
+                    session = within_limits(inp, self._resumable.appended(inp), arguments=False)
                 self._remember(st, self._resumable.end)
                 self.session, self.gone = session, False
                 return Refresh(session, APPENDED, False, "")

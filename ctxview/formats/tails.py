@@ -26,16 +26,17 @@ def _loader(fmt: str) -> Callable[..., Session | None]:
 def load_tail(path: str, fmt: str, lenient: bool = False, share: float = 0.5) -> Session | None:
     """The session from its last compaction on, read from the end of `path` (a file of format `fmt`,
     one of FORMATS), when that compaction lies in its last `share`; else None. A tail that asks for
-    more than ctxview reads (registry.within_limits: conversations, the nesting of a call's
-    arguments) is None too: the whole file, read next, says what is wrong."""
+    more than ctxview reads (registry.within_limits: conversations; the nesting of a call's
+    arguments, which both loaders check as they read) is None too: the whole file, read next, says
+    what is wrong."""
     if fmt not in FORMATS:
         return None
-    session = _loader(fmt)(path, lenient, share)
+    session = _loader(fmt)(path, lenient, share)   # (a LoadError there is None too)
     if session is None:
         return None
     from ctxview.formats.registry import within_limits
 
     try:
-        return within_limits(Input(path), session)
+        return within_limits(Input(path), session, arguments=False)
     except LoadError:
         return None

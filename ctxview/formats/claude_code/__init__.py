@@ -27,6 +27,7 @@ from typing import Any
 from ctxview.model import Conversation, Session
 from ctxview.formats.contract import ModuleFormat
 from ctxview.formats.errors import LoadError
+from ctxview.formats.parsing.argument_depth import check_arguments
 from ctxview.formats.parsing.jsonio import Input, LineReader, load_document
 from ctxview.formats.parsing.linking import usage_only_warning
 from ctxview.formats.claude_code.conversation import build, scan_warnings
@@ -75,8 +76,7 @@ def load(inp: Input, layout: str, lenient: bool = False, doc: Any = None) -> Ses
     if layout == "jsonl":
         linear = read_linear(inp, EXPECTED, lenient)  # most transcripts: one pass (linear.py)
         if linear is not None:
-            scan, reader, conv, warnings = linear
-            return finished(inp, scan, reader, [conv], warnings)
+            return finished(inp, linear.scan, linear.reader, [linear.conversation], linear.warnings, linear.marks)
         scan, reader = scan_lines(inp, EXPECTED, lenient)
         return session_of(inp, scan, reader)
     if doc is None:
@@ -94,9 +94,12 @@ def session_of(inp: Input, scan: Scan, reader: LineReader | None) -> Session:
 
 
 def finished(inp: Input, scan: Scan, reader: LineReader | None, convs: list[Conversation],
-             build_warnings: list[str]) -> Session:
+             build_warnings: list[str], one_pass: list[int] | None = None) -> Session:
     """The session of the file's own conversations (`convs`, and the warnings building them gave),
-    what else `scan` holds, and its sub-agents'."""
+    what else `scan` holds, and its sub-agents'; a LoadError where a call's arguments nest deeper
+    than MAX_ARGUMENT_DEPTH (argument_depth.check_arguments, as registry.within_limits would).
+    `one_pass`: read by linear.py, the positions it marked in its one conversation (whose
+    arguments it checked); None: read by the general path."""
     warnings: list[str] = []
     skipped = 0
     if reader is not None:
@@ -111,8 +114,12 @@ def finished(inp: Input, scan: Scan, reader: LineReader | None, convs: list[Conv
         subagents, sub_skipped = subagent_files(inp.path, EXPECTED, reader.lenient, warnings, unreadable)
         skipped += sub_skipped
     own = {c.name for c in subagents}  # (marked with their own file's replacements)
+    read_once = convs[0] if one_pass is not None else None
     convs = with_subagents(scan, convs, subagents, inp.path, warnings)
-    convs = [c if c.name in own else marked(c, scan) for c in convs]
+    for conv in convs:
+        if conv is not read_once:
+            check_arguments(inp.name, conv.name, conv.messages)
+    convs = [c if c.name in own else marked(c, scan, one_pass if c is read_once else None) for c in convs]
     for conv in convs:
         w = usage_only_warning(conv.name, conv.messages)
         if w:
@@ -143,9 +150,10 @@ class Resumable:
         if linear is None:
             self._general(inp)
             return
-        scan, self.reader, conv, warnings = linear
+        self.reader = linear.reader
         self.scan: Scan | None = None   # (nothing to go on from: see the class docstring)
-        self.session = finished(inp, scan, self.reader, [conv], warnings)
+        self.session = finished(inp, linear.scan, self.reader, [linear.conversation], linear.warnings,
+                                linear.marks)
 
     @property
     def one_pass(self) -> bool:
@@ -178,4 +186,5 @@ class Resumable:
 
 
 SESSION_FORMAT = ModuleFormat(FORMAT, "Claude Code transcript (JSONL, or web export {\"loglines\": [...]})", EXPECTED,
-                              40, load, sniff_record=sniff_record, sniff_document=sniff_document)
+                              40, load, sniff_record=sniff_record, sniff_document=sniff_document,
+                              checks_arguments=True)

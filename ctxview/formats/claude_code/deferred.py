@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Iterable
 
 from ctxview.model import ContextEvent, Conversation
 
@@ -49,11 +50,13 @@ def announced(deltas: list) -> list[str]:
     return list(names)
 
 
-def with_deferred(conv: Conversation, deltas: list) -> Conversation:
-    """`conv` with what its file shows of deferred tools; itself when it shows nothing."""
+def with_deferred(conv: Conversation, deltas: list, at: Iterable[int] | None = None) -> Conversation:
+    """`conv` with what its file shows of deferred tools; itself when it shows nothing. `at`: the
+    positions of the only messages that can load tools, in order (linear.py's marks); None: any."""
     messages = list(conv.messages)
     events: list[ContextEvent] = []
-    for i, m in enumerate(messages):
+    for i in range(len(messages)) if at is None else at:
+        m = messages[i]
         # (only ToolSearch answers with references: the other results' text is not searched, a big file's bulk)
         if m.tool_name != "ToolSearch" or m.role != "tool" or "[tool reference: " not in m.text:
             continue

@@ -10,43 +10,63 @@ record); the loop is this module's, with the common user line (one tool result) 
 
 The first line this pass does not handle -- a message hanging off an earlier line (where a rewind
 left a branch, say), a line of a response after the next one started, a side chain, a malformed or
-usage-only record, a uuid that is not a string -- ends it with None, and the file is read again by
-the general path, which stays the reference: tests/test_claude_code_linear.py checks that both give
-the same Session.
+usage-only record, a uuid that is not a string, a tool call whose arguments nest deeper than
+MAX_ARGUMENT_DEPTH -- ends it with None, and the file is read again by the general path, which
+stays the reference: tests/test_claude_code_linear.py checks that both give the same Session.
+
+Two checks every load of a transcript ends with are done here while each line is in the cache,
+where a walk of every message after the load would read them all again (a tenth of the load of a
+file of small messages):
+
+- the depth of a call's arguments (argument_depth.check_arguments), measured as its line is read;
+- which tool results may carry a persisted preview or load deferred tools (persisted.marked): the
+  positions of those whose text starts with its tag or that answer ToolSearch, and of every message
+  a less common user line made, so that marked() looks at those alone.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from ctxview.model import Conversation
+from ctxview.formats.parsing.argument_depth import MAX_ARGUMENT_DEPTH, deeper_than
 from ctxview.formats.parsing.builders import EMPTY_META, message
 from ctxview.formats.parsing.jsonio import SKIP, Input, LineReader
 from ctxview.formats.claude_code.compaction import compaction_spec
 from ctxview.formats.claude_code.conversation import add_user, assistant_message, conversation
+from ctxview.formats.claude_code.persisted import TAG
 from ctxview.formats.claude_code.records import BOUNDARY, KIND, NODE, P, assistant_data, user_data
 from ctxview.formats.claude_code.scan import Scan
 
 
-def read_linear(inp: Input, expected: str, lenient: bool) -> tuple[Scan, LineReader, Conversation, list[str]] | None:
-    """The scan (what the file says besides its messages), its reader, the conversation and its warnings;
-    None when the file needs the general path."""
+class OnePass(NamedTuple):
+    scan: Scan                # what the file says besides its messages
+    reader: LineReader
+    conversation: Conversation
+    warnings: list[str]
+    marks: list[int]          # the positions of the messages persisted.marked need look at
+
+
+def read_linear(inp: Input, expected: str, lenient: bool) -> OnePass | None:
+    """The file read in one pass; None when it needs the general path."""
     reader = LineReader(inp, expected, lenient)
     scan = Scan()
     with reader.raw_lines() as lines:
         found = _messages(scan, lines, reader.bad_line)
     if found is None:
         return None
-    reader.read_to(found[0])
+    lineno, messages, specs, unlinked, marks = found
+    reader.read_to(lineno)
     warnings: list[str] = []
-    return scan, reader, conversation("main", *found[1:], warnings), warnings
+    return OnePass(scan, reader, conversation("main", messages, specs, unlinked, warnings), warnings, marks)
 
 
 def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
-    """(the last line's number, messages, compaction specs, unlinked results) of the lines, Scan._run's
-    rules and messages_of's at once; None at the first line that needs the general path."""
+    """(the last line's number, messages, compaction specs, unlinked results, the positions to mark) of
+    the lines, Scan._run's rules and messages_of's at once; None at the first line that needs the
+    general path."""
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     seen = scan.seen
@@ -68,6 +88,7 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
     boundaries: list[tuple[int, tuple]] = []
     summary_at: set[int] = set()
     unlinked = 0
+    marks: list[int] = []
     last_rec = None
     n = 0
     for raw in lines:
@@ -115,6 +136,8 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
                 out_append(parts)
             for c in data[4]:
                 names[c.id] = c.name
+                if deeper_than(c.arguments, MAX_ARGUMENT_DEPTH):
+                    return None  # (the general path's load refuses it, naming the message)
         elif rtype == "user":
             msg = rec.get("message")
             if type(msg) is not dict or rec.get("isSidechain") is True:
@@ -129,6 +152,8 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
                 name = names.get(tid)
                 if name is None:
                     unlinked += 1
+                if name == "ToolSearch" or result.startswith(TAG):
+                    marks.append(len(out))
                 out_append(message("tool", result, tid, (), None, name, None, None, False, "line " + str(n), uuid,
                                    {"is_error": True} if b.get("is_error") is True else EMPTY_META))
             else:
@@ -142,7 +167,9 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
                     if parent != prev or has_child:
                         return None
                     has_child = True
+                first = len(out)
                 unlinked += add_user(out, data, "line " + str(n), names, summary_at)
+                marks.extend(range(first, len(out)))
         else:
             count = len(entries)
             if other_record(rec, rtype, n if uuid is None else uuid, uuid, n) or scan.sided:
@@ -168,4 +195,4 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
     if parts is not None:
         out[at] = assistant_message(parts)
     scan._ended(last_rec)
-    return n, out, [compaction_spec(index, e, out, summary_at) for index, e in boundaries], unlinked
+    return n, out, [compaction_spec(index, e, out, summary_at) for index, e in boundaries], unlinked, marks

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any
+from typing import Any, Iterable, Sequence
 
 from ctxview.model import Conversation, Message
 from ctxview.formats.claude_code.deferred import with_deferred
@@ -58,10 +58,14 @@ def _described(text: str) -> dict[str, Any]:
     return {"path": found.group(2).strip(), "size": found.group(1)} if found else {}
 
 
-def with_persisted(conv: Conversation, replacements: dict[str, str]) -> Conversation:
-    """`conv` with its persisted tool results marked (meta["persisted_output"]); itself when it has none."""
+def with_persisted(conv: Conversation, replacements: dict[str, str], at: Iterable[int] | None = None) -> Conversation:
+    """`conv` with its persisted tool results marked (meta["persisted_output"]); itself when it has none.
+    `at`: the positions of the only messages that can be (linear.py's marks); None: any. A
+    content-replacement record can name any result: with one, every message is looked at."""
+    messages = conv.messages
+    looked_at = enumerate(messages) if at is None or replacements else ((i, messages[i]) for i in at)
     changed: dict[int, Message] = {}
-    for i, m in enumerate(conv.messages):  # (a plain loop: it runs over every message of a big file)
+    for i, m in looked_at:  # (a plain loop: it runs over every message of a big file)
         if m.role != "tool":
             continue
         sent = replacements.get(m.tool_call_id) if replacements else None  # type: ignore[arg-type]
@@ -75,11 +79,12 @@ def with_persisted(conv: Conversation, replacements: dict[str, str]) -> Conversa
         changed[i] = m.replace(meta={**m.meta, "persisted_output": info})
     if not changed:
         return conv
-    messages = tuple(changed.get(i, m) for i, m in enumerate(conv.messages))
+    messages = tuple(changed.get(i, m) for i, m in enumerate(messages))
     return dataclasses.replace(conv, messages=messages)
 
 
-def marked(conv: Conversation, scan: Any) -> Conversation:
+def marked(conv: Conversation, scan: Any, at: Sequence[int] | None = None) -> Conversation:
     """`conv` with what the file's other records say of its tool results: the persisted previews
-    (content-replacement records) and the deferred tools (deferred.py), from `scan` (a Scan)."""
-    return with_deferred(with_persisted(conv, scan.replacements), scan.deferred)
+    (content-replacement records) and the deferred tools (deferred.py), from `scan` (a Scan).
+    `at`: the positions of the only messages either can mark, in order (linear.py's); None: any."""
+    return with_deferred(with_persisted(conv, scan.replacements, at), scan.deferred, at)

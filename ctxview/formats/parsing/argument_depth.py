@@ -4,8 +4,8 @@ A file whose arguments nest past MAX_ARGUMENT_DEPTH is refused with one line rat
 overflowing the stack of whatever walks them (JSON allows 1,024 levels; the encoders stop
 near 1,000). A loader that measures each call's arguments as it builds it, while they are in
 the cache, checks only the messages it found too deep and says so (SessionFormat.checks_arguments;
-the Codex and ctxview loaders): walking every message of a big session again after the load cost ~5% of a
-Codex load, in cache misses.
+the Codex, Claude Code and ctxview loaders): walking every message of a big session again after
+the load cost ~5% of a Codex load, in cache misses.
 """
 
 from __future__ import annotations
