@@ -57,7 +57,9 @@ CHARS_PER_TOKEN_CODE = 3.5
 CODE_RATIO_THRESHOLD = 0.1
 TOOL_MESSAGE_OVERHEAD = 50
 CODE_CHARS = "{}()[];"
-_CODE_BYTES = CODE_CHARS.encode()
+# Every byte but the code characters: translate deletes these, and what is left is the code. (Deleting
+# the code characters instead and subtracting writes nearly the whole text out again: ~10% slower.)
+_NOT_CODE_BYTES = bytes(sorted(set(range(256)) - set(CODE_CHARS.encode())))
 OPENAI_TOKENS_PER_MESSAGE = 3
 
 EXACT_ENCODINGS = ("o200k_base", "cl100k_base")
@@ -112,10 +114,9 @@ class SwarmEstimate:
         if n == 0:
             return 0
         # The code characters are ASCII, so counting them in the UTF-8 bytes gives
-        # the same number; bytes.translate deletes them in one C pass, twice as
+        # the same number; bytes.translate keeps them alone in one C pass, twice as
         # fast as seven str.count scans and ~4x a regex (benchmarks/bench_tokens.py).
-        raw = text.encode("utf-8", "surrogatepass")
-        code = len(raw) - len(raw.translate(None, _CODE_BYTES))
+        code = len(text.encode("utf-8", "surrogatepass").translate(None, _NOT_CODE_BYTES))
         per_token = CHARS_PER_TOKEN_CODE if code / n > CODE_RATIO_THRESHOLD else CHARS_PER_TOKEN_PROSE
         return math.ceil(n / per_token)
 
@@ -127,8 +128,7 @@ class SwarmEstimate:
         if n == 0:
             tokens = 0
         else:
-            raw = text.encode("utf-8", "surrogatepass")
-            code = len(raw) - len(raw.translate(None, _CODE_BYTES))
+            code = len(text.encode("utf-8", "surrogatepass").translate(None, _NOT_CODE_BYTES))
             tokens = math.ceil(n / (CHARS_PER_TOKEN_CODE if code / n > CODE_RATIO_THRESHOLD else CHARS_PER_TOKEN_PROSE))
         if msg.role == "tool":
             tokens += TOOL_MESSAGE_OVERHEAD
@@ -157,8 +157,7 @@ class SwarmEstimate:
     @staticmethod
     def text_stats(text: str) -> tuple[int, int]:
         """(length, code characters) of a text: both add up over concatenated texts."""
-        raw = text.encode("utf-8", "surrogatepass")
-        return len(text), len(raw) - len(raw.translate(None, _CODE_BYTES))
+        return len(text), len(text.encode("utf-8", "surrogatepass").translate(None, _NOT_CODE_BYTES))
 
     @staticmethod
     def count_stats(role: str, n: int, code: int) -> int:
