@@ -27,6 +27,7 @@ from ctxview.analysis.prompt_cache import (
     outcome,
     replay,
     replay_naive,
+    request_runs,
     simulate,
 )
 from ctxview.analysis.report import build_report
@@ -113,6 +114,8 @@ def test_the_outcome_is_priced_as_request_by_request(requests, ttl):
     prices = PriceTable()
     o = outcome(conv, prompts, cached, prices, ttl)
     assert o.usd == _outcome_rule(conv, prompts, cached, prices, ttl)
+    # the runs a report keeps for its replays give the same sum
+    assert outcome(conv, prompts, cached, prices, ttl, request_runs(conv, [p.index for p in prompts])) == o
     assert (o.read, o.write, o.input, o.tokens) == (sum(c.read for c in cached), sum(c.write for c in cached),
                                                    sum(c.input for c in cached), sum(c.total for c in cached))
 

@@ -42,8 +42,8 @@ from ctxview.analysis.rank_replay import by_rank, replay_by_rank
 from ctxview.analysis.stepwise_replay import NotStepwise, StepwiseReplay, scaled, seconds
 from ctxview.analysis.usage import timestamp_of
 
-__all__ = ["CacheRules", "CachedRequest", "Prompt", "TTL_SECONDS", "min_cacheable_tokens", "replay",
-           "replay_naive", "simulate"]
+__all__ = ["CacheRules", "CachedRequest", "Prompt", "RequestRuns", "TTL_SECONDS", "min_cacheable_tokens", "outcome",
+           "replay", "replay_naive", "request_runs", "simulate"]
 
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 LOOKBACK_BLOCKS = 20
@@ -206,28 +206,45 @@ class Outcome:
 
 
 def outcome(conversation: Conversation, prompts: Sequence[Prompt], simulated: Sequence[CachedRequest],
-            prices, ttl: str = "5m") -> Outcome:
-    """Sum simulated requests, priced with each request's recorded output tokens and model (prices.CostSum)."""
-    usd = _priced(conversation, prompts, simulated, prices, ttl) if simulated else None
+            prices, ttl: str = "5m", runs: RequestRuns | None = None) -> Outcome:
+    """Sum simulated requests, priced with each request's recorded output tokens and model (prices.CostSum).
+    `runs`: request_runs of the prompts' indices, where the caller keeps them for several replays."""
+    usd = _priced(conversation, prompts, simulated, prices, ttl, runs) if simulated else None
     read, write, plain = sum(map(_READ, simulated)), sum(map(_WRITE, simulated)), sum(map(_INPUT, simulated))
     return Outcome(len(simulated), read + write + plain, read, write, plain, usd)
 
 
-def _priced(conversation: Conversation, prompts: Sequence[Prompt], simulated: Sequence[CachedRequest], prices,
-            ttl: str):
-    """The dollars of the requests: CostSum.add of each request's model, time and tokens. Requests
-    in runs alike in model and hour are added as one call where one price tier holds the whole run
-    (CostSum.add_sums; tests/test_prompt_cache.py holds this to the request-by-request sum)."""
-    total = CostSum(prices, ttl)
+class RequestRuns(NamedTuple):
+    """The messages that answered the requests at `indices` (the prompts' indices), and where each
+    run of requests alike in model and hour of day starts among them (their prices are the same)."""
+    indices: list[int]
+    answers: list[Message]
+    starts: list[int]
+
+
+def request_runs(conversation: Conversation, indices: Sequence[int]) -> RequestRuns:
     msgs, model = conversation.messages, conversation.model
-    answers = [msgs[p.index] for p in prompts]
-    runs, key = [], None   # where each run starts
+    answers = [msgs[i] for i in indices]
+    starts, key = [], None
     for k, m in enumerate(answers):
         ts = timestamp_of(m)
         if (m.model_id or model, ts[:13] if ts else None) != key:
             key = (m.model_id or model, ts[:13] if ts else None)
-            runs.append(k)
-    for lo, hi in zip(runs, [*runs[1:], len(answers)]):
+            starts.append(k)
+    return RequestRuns(list(indices), answers, starts)
+
+
+def _priced(conversation: Conversation, prompts: Sequence[Prompt], simulated: Sequence[CachedRequest], prices,
+            ttl: str, runs: RequestRuns | None = None):
+    """The dollars of the requests: CostSum.add of each request's model, time and tokens. Requests
+    in runs alike in model and hour are added as one call where one price tier holds the whole run
+    (CostSum.add_sums; tests/test_prompt_cache.py holds this to the request-by-request sum)."""
+    total = CostSum(prices, ttl)
+    model = conversation.model
+    if runs is None:
+        runs = request_runs(conversation, [p.index for p in prompts])
+    answers, starts = runs.answers, runs.starts
+    for lo, hi in zip(starts, [*starts[1:], len(answers)]):
         cached, first = simulated[lo:hi], answers[lo]
         outputs = [m.usage.output_tokens if m.usage else 0 for m in answers[lo:hi]]
         sizes = list(map(operator.add, map(operator.add, map(_READ, cached), map(_WRITE, cached)),

@@ -28,9 +28,11 @@ from ctxview.analysis.request_table import request_rows
 from ctxview.analysis.prompt_cache import (
     TTL_SECONDS,
     CacheRules,
+    RequestRuns,
     min_cacheable_tokens,
     outcome,
     replay,
+    request_runs,
     simulate,
 )
 from ctxview.engine.tokens import calibrate
@@ -306,13 +308,18 @@ class _CacheReplays:
         self.as_sent = Settings(counter=settings.counter, context_window=settings.context_window,
                                 embed_ephemeral=settings.embed_ephemeral)
         self._runs: dict[Settings, Any] = {}  # each setting's outcome (a few sums), replayed once
+        self._requests: RequestRuns | None = None   # the replays' requests in runs of one price
 
     def run(self, settings: Settings):
         hit = self._runs.get(settings)
         if hit is None:
             prompts = replay(self.conversation, settings, cache=self.cache, overhead=self.overhead, scale=self.scale)
+            indices = [p.index for p in prompts]
+            if self._requests is None or self._requests.indices != indices:
+                self._requests = request_runs(self.conversation, indices)
             hit = self._runs[settings] = outcome(self.conversation, prompts,
-                                                 simulate(prompts, self.rules, warm=self.warm), self.prices, self.ttl)
+                                                 simulate(prompts, self.rules, warm=self.warm), self.prices, self.ttl,
+                                                 self._requests)
         return hit
 
     def advise(self, recommendations: Sequence[Any]) -> tuple[list[dict], list[dict]]:
