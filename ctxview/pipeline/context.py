@@ -4,10 +4,11 @@ made once per conversation and counter from the pipeline cache's counts."""
 from __future__ import annotations
 
 from ctxview.engine.context_tokens import ContextFit, ContextTokens
-from ctxview.engine.harness import sent_tokens
+from ctxview.engine.harness import rewrite_events, sent_tokens
 from ctxview.model import Conversation
 from ctxview.engine.tokens import TokenCounter
 from ctxview.pipeline.cache import PipelineCache
+from ctxview.pipeline.sent_history import truncations
 
 __all__ = ["context_fit", "context_tokens"]
 
@@ -20,7 +21,8 @@ def context_tokens(cache: PipelineCache, conversation: Conversation, counter: To
     if hit is None:
         counts, prefix = cache.stored_counts(data, counter)
         system = cache.system_tokens(data, counter)
-        estimate = sent_tokens(conversation, counts, lambda m: cache.count(counter, m), system, prefix)
+        plain = not rewrite_events(conversation) and not truncations(cache, conversation)
+        estimate = sent_tokens(conversation, counts, lambda m: cache.count(counter, m), system, prefix, plain)
         hit = data.context[counter.name] = ContextTokens(conversation, estimate)
     return hit
 
