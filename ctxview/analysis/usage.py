@@ -9,16 +9,16 @@ an assistant message with a usage, and the totals are plain sums.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, NamedTuple
 
 from ctxview.model import Conversation, Message, Session, Usage
 
 __all__ = ["RecordedRequest", "UsageTotals", "conversation_usage", "recorded_requests", "session_usage"]
 
 
-@dataclass(frozen=True, slots=True)
-class RecordedRequest:
-    """One model call the file recorded usage for: the assistant message at `index`."""
+class RecordedRequest(NamedTuple):
+    """One model call the file recorded usage for: the assistant message at `index`. (A named tuple:
+    a report or the session index makes one per recorded call.)"""
 
     index: int
     usage: Usage
