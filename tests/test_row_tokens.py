@@ -38,3 +38,29 @@ def test_rows_tell_the_tokens_of_the_rows_they_make(path):
             assert told == made, (conv.name, s.label())
             told_without_making += unmade
     assert told_without_making > 0   # (the rows were told, not made and read)
+
+
+def _by_role_of_made_rows(view) -> dict:
+    """The report's messages and tokens by role, summed over the rows made one by one."""
+    out: dict = {}
+    for r in view.rows:
+        entry = out.setdefault((r.stored or r.prepared).role,
+                               {"stored": 0, "prepared": 0, "tokens_stored": 0, "tokens_prepared": 0})
+        if r.stored is not None:
+            entry["stored"] += 1
+            entry["tokens_stored"] += r.tokens_stored
+        if r.prepared is not None:
+            entry["prepared"] += 1
+            entry["tokens_prepared"] += r.tokens_prepared
+    return out
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: Path(p).name)
+def test_the_report_by_role_is_the_sum_of_the_rows(path):
+    from ctxview.analysis.report import _by_role
+
+    for conv in load_session(path).conversations:
+        for s in SETTINGS:
+            told = _by_role(prepare(conv, s, cache=PipelineCache()))   # (its rows not made)
+            made = _by_role_of_made_rows(prepare(conv, s, cache=PipelineCache()))
+            assert told == made and list(told) == list(made), (conv.name, s.label())

@@ -99,18 +99,21 @@ def _deferred(conversation: Conversation, n: int | None, count_message: Any) -> 
 
 def _by_role(view: PreparedView) -> dict[str, dict[str, int]]:
     """Messages and tokens by role, stored and prepared (read from the rows' columns: no row is made)."""
-    out: dict[str, dict[str, int]] = {}
+    sums: dict[str, list[int]] = {}   # role -> [stored, prepared, tokens_stored, tokens_prepared]
     _, stored_col, prepared_col = row_columns(view.rows)
     for stored, prepared, (tokens_stored, tokens_prepared) in zip(stored_col, prepared_col, row_tokens(view.rows)):
         role = (stored or prepared).role  # type: ignore[union-attr]
-        entry = out.setdefault(role, {"stored": 0, "prepared": 0, "tokens_stored": 0, "tokens_prepared": 0})
+        entry = sums.get(role)
+        if entry is None:
+            entry = sums[role] = [0, 0, 0, 0]
         if stored is not None:
-            entry["stored"] += 1
-            entry["tokens_stored"] += tokens_stored
+            entry[0] += 1
+            entry[2] += tokens_stored
         if prepared is not None:
-            entry["prepared"] += 1
-            entry["tokens_prepared"] += tokens_prepared
-    return out
+            entry[1] += 1
+            entry[3] += tokens_prepared
+    return {role: dict(zip(("stored", "prepared", "tokens_stored", "tokens_prepared"), entry))
+            for role, entry in sums.items()}
 
 
 def conversation_report(
