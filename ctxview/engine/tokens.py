@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence, runtime_checkable
+from typing import Callable, NamedTuple, Protocol, Sequence, runtime_checkable
 
 from ctxview.model import Conversation, Message
 
@@ -277,8 +277,10 @@ def counter_for(conversation: Conversation | None, name: str = "auto") -> TokenC
     return SwarmEstimate()
 
 
-@dataclass(frozen=True, slots=True)
-class RequestCalibration:
+class RequestCalibration(NamedTuple):
+    """One recorded request's estimate beside its record. (A named tuple: a calibration makes one
+    per recorded request.)"""
+
     index: int          # the assistant message whose call recorded the usage
     estimated: int
     recorded: int
