@@ -19,9 +19,9 @@ from ctxview.analysis.advice import (
 from ctxview.analysis.bloat_as_sent import conversation_bloat
 from ctxview.gcpause import paused_gc
 from ctxview.model import Conversation, Session
-from ctxview.engine.harness import rewrite_events, sent_tokens
+from ctxview.engine.harness import rewrite_events
 from ctxview.pipeline import PipelineCache, prepare
-from ctxview.pipeline.sent_history import truncations
+from ctxview.pipeline.context import sent_estimate
 from ctxview.analysis.prices import CostTotal, PriceTable, cost_of, dollars
 from ctxview.analysis.cache_losses import cache_events, loss_summary
 from ctxview.analysis.request_table import request_rows
@@ -249,9 +249,8 @@ def context_series(conversation: Conversation, settings: Settings, cache: Pipeli
     from ctxview.engine.windows import resolve_context_window
 
     counter = cache.counter(conversation, settings.counter)
-    counts, _ = cache.stored_counts(cache.data(conversation), counter)
     system = counter.count(conversation.system_prompt) if conversation.system_prompt else 0
-    tokens = sent_tokens(conversation, counts, lambda m: cache.count(counter, m), system)
+    tokens = sent_estimate(cache, conversation, counter, system)
     msgs = conversation.messages
     requests = request_indices(msgs)
     points = [{"index": r, "estimate": tokens(r),
@@ -382,15 +381,10 @@ def _change(value: float | None, base: float | None) -> float | None:
 def as_sent_calibration(conversation: Conversation, settings: Settings, cache: PipelineCache):
     """The estimate of each recorded request's context as sent, fitted to what the file recorded."""
     counter = cache.counter(conversation, settings.counter)
-    counts, prefix = cache.stored_counts(cache.data(conversation), counter)
+    counts, _ = cache.stored_counts(cache.data(conversation), counter)
     system = counter.count(conversation.system_prompt) if conversation.system_prompt else 0
-    if not rewrite_events(conversation) and not truncations(cache, conversation):
-        # nothing the harness rewrote (the pipeline looked once): sent_tokens is the stored prefix sum
-        estimate = lambda k: system + prefix[k]  # noqa: E731
-    else:
-        estimate = sent_tokens(conversation, counts, lambda m: cache.count(counter, m), system)
     return calibrate(conversation.messages, counter, system_prompt=conversation.system_prompt, counts=counts,
-                     estimate=estimate)
+                     estimate=sent_estimate(cache, conversation, counter, system))
 
 
 def _row_dict(row: Row) -> dict[str, Any]:

@@ -218,19 +218,14 @@ def context_tokens(counts_prefix: Sequence[int], events: Sequence[ContextEvent],
 
 
 def sent_tokens(conversation: Conversation, counts: Sequence[int], count_message: Callable[[Message], int],
-                system_tokens: int = 0, prefix: Sequence[int] | None = None,
-                plain: bool = False) -> Callable[[int], int]:
+                system_tokens: int = 0, prefix: Sequence[int] | None = None) -> Callable[[int], int]:
     """A function k -> the tokens of the history as sent at the request that sends messages[:k]
     (system prompt included), from the stored messages' tokens `counts`: one history_as_sent per
-    set of rewrites (a handful), then a prefix sum per request. `plain`: the caller knows nothing
-    is sent other than stored (no rewrite event, no output rewritten from the start:
-    rewritten_from_start), so each request sends its stored messages (a pass less over them)."""
+    set of rewrites (a handful), then a prefix sum per request."""
     if prefix is None:  # (a caller that has the prefix sums of `counts` gives them: one list, not two)
         prefix = [0]
         for c in counts:
             prefix.append(prefix[-1] + c)
-    if plain:
-        return lambda k: system_tokens + prefix[k]
     events = rewrite_events(conversation)
     at_index = [e.index for e in events]   # (sorted, as the events are)
     epochs: dict[int, tuple[int, int]] = {}  # events applied -> (start, tokens the rewrites add)
