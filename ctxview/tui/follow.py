@@ -75,8 +75,12 @@ class FileFollower:
     def load(self) -> Session:
         from ctxview.formats.growing import GrowingSession
 
-        self.growing = GrowingSession(self.path, self.fmt, self.lenient)
-        return self.growing.load()
+        growing = GrowingSession(self.path, self.fmt, self.lenient)
+        session = growing.load()
+        # Polled only once read: the timer may run while this load does (a big transcript's history
+        # is read after its tail is on screen, and the tail starts the timer).
+        self.growing = growing
+        return session
 
     def poll(self) -> None:
         from ctxview.formats.growing import GONE, SAME

@@ -7,6 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import orjson
+
 from pilot_sizes import settle
 
 from ctxview.formats import load_session
@@ -159,3 +161,52 @@ async def test_a_codex_rollout_with_a_late_compaction_opens_at_it(tmp_path, monk
     assert len(part.conversations[0].messages) < len(whole.conversations[0].messages)
     assert _sent(prepare(part.conversations[0], Settings())) == _sent(prepare(whole.conversations[0], Settings()))
     assert tail_first(Opening(str(path), str(path), "claude-code", False, None, None, Settings(), None)) is None
+
+
+async def test_the_file_is_followed_only_once_its_history_is_read(tmp_path, monkeypatch):
+    """The tail starts the follow timer; the whole file is read after. A poll while that read is
+    under way waits for it (it used to ask a file not yet read for its changes and stop the app
+    with a traceback)."""
+    import threading
+
+    from ctxview.formats import growing
+
+    monkeypatch.setattr(workers, "TAIL_FIRST_BYTES", 0)
+    reading, release = threading.Event(), threading.Event()
+    load = growing.GrowingSession.load
+
+    def held(self):
+        reading.set()
+        release.wait(30)
+        return load(self)
+
+    monkeypatch.setattr(growing.GrowingSession, "load", held)
+    path = _copy(tmp_path)
+    app = CtxviewApp(str(path), Settings(), follow_interval=0.01)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if reading.is_set() and app.view is not None:
+                break
+        assert app.tail_only and reading.is_set()
+        await pilot.pause(0.1)          # ten polls while the history's read is held
+        assert app.return_code is None and app.follower.growing is None
+        release.set()
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if not app.tail_only:
+                break
+        await settle(pilot)
+        assert not app.tail_only and app.follower.growing is not None
+        last = [r for r in map(orjson.loads, path.read_bytes().splitlines()) if r.get("uuid")][-1]
+        with open(path, "ab") as f:      # and the file is followed from then on
+            f.write(orjson.dumps({"type": "user", "uuid": "appended-1", "parentUuid": last["uuid"],
+                                  "sessionId": last.get("sessionId"), "timestamp": last.get("timestamp"),
+                                  "message": {"role": "user", "content": "one more thing"}}) + b"\n")
+        count = len(app.conversation.messages)
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if len(app.conversation.messages) > count:
+                break
+        assert len(app.conversation.messages) > count
+    assert app.return_code is None
