@@ -11,14 +11,16 @@ import io
 import os
 import stat
 import sys
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Iterator
 
 from ctxview.formats.errors import LoadError
 
-__all__ = ["GROWTH_ALLOWANCE", "Input", "MAX_STDIN_BYTES", "READ_BUFFER", "check_path", "open_input", "open_read_only",
-           "read_at", "read_stdin"]
+__all__ = ["GROWTH_ALLOWANCE", "Input", "MAX_STDIN_BYTES", "READ_BUFFER", "ReadMeter", "check_path", "open_input",
+           "open_read_only", "read_at", "read_stdin"]
 
 READ_BUFFER = 1 << 20
 MAX_STDIN_BYTES = 1 << 30         # standard input is held whole: at most 1 GiB
@@ -39,7 +41,8 @@ class Input:
             return io.BytesIO(self.data)
         # read-only, always; a 1 MB buffer reads a big file in a tenth of the system calls
         fd = _open_regular(self.name, self.path)
-        return io.BufferedReader(_CappedFile(fd, self.name, self.size + GROWTH_ALLOWANCE), READ_BUFFER)
+        return io.BufferedReader(_CappedFile(fd, self.name, self.size + GROWTH_ALLOWANCE, _METER.get(), self.size),
+                                 READ_BUFFER)
 
     def head(self, size: int = 65536) -> bytes:
         if self.data is not None:
@@ -48,17 +51,55 @@ class Input:
             return f.read(size)
 
 
+class ReadMeter:
+    """How far into its file the read going on in another thread is, for a progress figure.
+
+    A loader running inside `watching()` (in its own thread) opens its file through Input.open(),
+    which hands the meter to the file: each buffer fill (1 MB) writes where the read got to. The
+    thread showing the figure reads `done` and `size`, two ints, and never touches the file."""
+
+    __slots__ = ("done", "size")
+
+    def __init__(self) -> None:
+        self.done = 0   # bytes from the start of the file to where the latest read got
+        self.size = 0   # the size of the file being read (0: none yet)
+
+    @contextmanager
+    def watching(self) -> Iterator[ReadMeter]:
+        token = _METER.set(self)
+        try:
+            yield self
+        finally:
+            _METER.reset(token)
+
+    def fraction(self) -> float | None:
+        """The share of the file read so far (0 to 1), or None when no file is being read."""
+        return min(self.done / self.size, 1.0) if self.size > 0 else None
+
+    def _opened(self, size: int) -> None:
+        self.done, self.size = 0, size
+
+
+_METER: ContextVar[ReadMeter | None] = ContextVar("ctxview_read_meter", default=None)
+
+
 class _CappedFile(io.FileIO):
     """A file read no further than `limit` bytes: one that grows without end while it is read (something
     appending to it, a file system that makes up content) is cut off with a LoadError instead of filling
-    memory or never ending. The check runs once per buffer fill (1 MB), not per line."""
+    memory or never ending. The check runs once per buffer fill (1 MB), not per line; so does the
+    report to a ReadMeter, when one watches."""
 
-    def __init__(self, fd: int, shown: str, limit: int) -> None:
+    def __init__(self, fd: int, shown: str, limit: int, meter: ReadMeter | None = None, size: int = 0) -> None:
         super().__init__(fd, "rb", closefd=True)
-        self._shown, self._limit = shown, limit
+        self._shown, self._limit, self._meter = shown, limit, meter
+        if meter is not None:
+            meter._opened(size)
 
     def _check(self) -> None:
-        if self.tell() > self._limit:
+        at = self.tell()
+        if self._meter is not None:
+            self._meter.done = at
+        if at > self._limit:
             raise LoadError(self._shown, f"the file grew by more than {GROWTH_ALLOWANCE >> 20} MiB while it was "
                                          "read (is something still writing to it?)")
 

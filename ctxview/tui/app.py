@@ -30,8 +30,10 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Input
 
+from ctxview.formats.inputs import ReadMeter
 from ctxview.model import Conversation, Session
 from ctxview.sanitize import make_visible, sanitize
 from ctxview.settings import keep_recent_note
@@ -54,6 +56,7 @@ from ctxview.tui.threads import DaemonThreads
 from ctxview.tui.widgets.chrome import HeaderBar, StatusBar, StatusParts
 from ctxview.tui.widgets.footer import Footer
 from ctxview.tui.widgets.basic import Meters, SearchBox, prepared_title
+from ctxview.tui.widgets.reading import ReadingIndicator
 from ctxview.tui.workers import Layouts, Opening, compute_job, load_job, note_job
 
 __all__ = ["CtxviewApp"]
@@ -111,6 +114,7 @@ class CtxviewApp(SessionReading, ReportActions, NavigationActions, App[int]):
         self._read_count = 0               # messages on the stored side while the file is read (StoredPiece)
         self._cache: Any = None            # PipelineCache, made by the load worker (SessionLoaded brings it)
         self._layouts = Layouts()          # used by one worker at a time (one pipeline run in flight)
+        self._meter = ReadMeter()          # how far the load worker is into the file (the loading cover shows it)
         # The file is followed as it grows (follow.py): polled every follow_interval seconds (None: not).
         self.follow_interval = follow_interval
         self.follower = (FileFollower(path, fmt, lenient, self._read_again)  # type: ignore[arg-type]
@@ -179,7 +183,11 @@ class CtxviewApp(SessionReading, ReportActions, NavigationActions, App[int]):
         self.pair.on_enter = self.enter_row  # (a Task call opens its sub-agent: navigation.py)
         opening = Opening(self.path, self._path_label(), self.fmt, self.lenient, self.session, self.agent,
                           self.given, self.overrides, self.follower)
-        self.run_job(load_job, opening, self._layouts, self._prepare)
+        self.run_job(load_job, opening, self._layouts, self._prepare, self._meter)
+
+    def get_loading_widget(self) -> Widget:
+        """The body's cover while the file is read: its name and the share read (widgets/reading.py)."""
+        return ReadingIndicator(self._path_label(), self._meter)
 
     def _path_label(self) -> str:
         if self.path is None:

@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from textual.message import Message as TMessage
 
+from ctxview.formats.inputs import ReadMeter
 from ctxview.gcpause import paused_gc
 from ctxview.model import Conversation, Message, Session
 from ctxview.settings import Settings
@@ -259,16 +260,16 @@ def tail_first(opening: Opening) -> Session | None:
         return None
 
 
-def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare) -> None:
+def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare, meter: ReadMeter | None = None) -> None:
     """Load the session (showing what is read so far on the way, from a big file), post it (the
     stored side shows), compute and post the first view. A big Claude Code transcript or Codex
     rollout with a compaction in its second half shows the request after it first, from the file's tail
-    (tail_first), then the whole file (HistoryLoaded)."""
+    (tail_first), then the whole file (HistoryLoaded). `meter` is told how far the read has got."""
     from ctxview.formats.native import pieces_told_to
 
     try:
         # The collector stays paused from loading to the first view: the values are acyclic.
-        with paused_then_frozen():
+        with paused_then_frozen(), (meter or ReadMeter()).watching():
             tail = tail_first(opening)
             if tail is not None:
                 session, index = tail, 0

@@ -90,3 +90,66 @@ def test_heights_measured_while_reading_are_those_of_the_session(tmp_path, monke
     other = Layouts()
     other.read_so_far(load_session(path).conversations[0].messages[:5], Settings())
     assert other.pending(conversation, Settings()).base_heights[1:] == stored_heights_of(conversation.messages)
+
+
+async def test_while_the_file_is_read_the_body_says_how_much(tmp_path, monkeypatch):
+    """The body's cover names the file and the share of it read (widgets/reading.py), redrawn
+    when that share changes; it goes when the session shows."""
+    import shutil
+    from pathlib import Path
+
+    from ctxview.formats.inputs import open_input
+    from ctxview.tui.widgets.reading import ReadingIndicator
+
+    sample = Path(__file__).resolve().parents[1] / "fixtures" / "samples" / "claude-code" / "agentlogs-crud.jsonl"
+    path = tmp_path / "agent[bold]\x1b[31m.jsonl"   # a name that is neither markup nor escapes on screen
+    shutil.copy(sample, path)
+    steps = [threading.Event() for _ in range(3)]   # read a bit; read to the end; go on
+    open_session = workers.open_session
+
+    def held(*args, **kwargs):
+        inp = open_input(path)
+        with inp.open() as f:
+            meter = app._meter
+            assert meter.size == inp.size and meter.done == 0
+            steps[0].set()
+            assert steps[1].wait(20)
+            f.read()
+            steps[2].set()
+        assert release.wait(20)
+        return open_session(*args, **kwargs)
+
+    release = threading.Event()
+    monkeypatch.setattr(workers, "open_session", held)
+    app = CtxviewApp(str(path), Settings(), follow_interval=None)
+
+    def cover():  # (Textual keeps a loading cover out of the DOM's children)
+        return app.query_one("#body")._cover_widget
+
+    async def cover_says(text: str) -> bool:
+        for _ in range(400):
+            if isinstance(cover(), ReadingIndicator) and cover().render().plain == text:
+                return True
+            await pilot.pause(0.02)
+        return False
+
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            assert steps[0].wait(20)
+            label = "reading " + str(path).replace("\x1b", "␛") + "…"
+            assert await cover_says(label + " 0%")
+            redrawn = []
+            shown = cover()
+            refresh = shown.refresh
+            shown.refresh = lambda *a, **k: redrawn.append(1) or refresh(*a, **k)
+            await pilot.pause(0.6)          # looked at twice or more: the same figure, not redrawn
+            assert redrawn == []
+            steps[1].set()
+            assert steps[2].wait(20)
+            assert await cover_says(label + " 100%") and redrawn
+            release.set()
+            await settle(pilot)
+            assert app.view is not None and cover() is None
+    finally:
+        for event in (*steps, release):
+            event.set()
