@@ -17,9 +17,9 @@ def test_a_read_inside_watching_reports_each_buffer_fill(tmp_path):
         with open_input(path).open() as f:
             assert meter.size == 3 * READ_BUFFER and meter.done == 0
             f.read(1)                                   # one buffer fill: the first MB
-            assert meter.done == READ_BUFFER and meter.fraction() == 1 / 3
+            assert meter.done == READ_BUFFER and meter.fraction() == 1 / 3 and meter.percent() == 33
             f.read()
-            assert meter.fraction() == 1.0
+            assert meter.fraction() == 1.0 and meter.percent() == 100
     with open_input(path).open() as f:                  # outside watching: the meter is not told
         f.read(1)
     assert meter.done == 3 * READ_BUFFER

@@ -76,6 +76,10 @@ class ReadMeter:
         """The share of the file read so far (0 to 1), or None when no file is being read."""
         return min(self.done / self.size, 1.0) if self.size > 0 else None
 
+    def percent(self) -> int | None:
+        """The whole percent of the file read so far (0 to 100), or None when no file is being read."""
+        return min(self.done * 100 // self.size, 100) if self.size > 0 else None
+
     def _opened(self, size: int) -> None:
         self.done, self.size = 0, size
 

@@ -153,3 +153,14 @@ async def test_while_the_file_is_read_the_body_says_how_much(tmp_path, monkeypat
     finally:
         for event in (*steps, release):
             event.set()
+
+
+def test_the_cover_shows_the_whole_percent_read():
+    from ctxview.formats.inputs import ReadMeter
+    from ctxview.tui.widgets.reading import ReadingIndicator
+
+    meter = ReadMeter()
+    assert ReadingIndicator("f.jsonl", meter).render().plain == "reading f.jsonl…"   # nothing opened yet
+    for done, shown in ((29, "29%"), (57, "57%"), (999, "99%"), (1000, "100%")):
+        meter.size, meter.done = 1000 if done > 100 else 100, done
+        assert ReadingIndicator("f.jsonl", meter).render().plain == "reading f.jsonl… " + shown

@@ -20,11 +20,11 @@ __all__ = ["ReadingIndicator", "reading_text"]
 LOOK_EVERY = 0.25  # seconds between looks at the meter
 
 
-def reading_text(label: str, fraction: float | None) -> Text:
+def reading_text(label: str, percent: int | None) -> Text:
     """"reading FILE…", with the share read where it is known: "reading FILE… 45%"."""
     text = Text(f"reading {safe_text(label)}…", end="")
-    if fraction is not None:
-        text.append(f" {int(fraction * 100)}%")
+    if percent is not None:
+        text.append(f" {percent}%")
     return text
 
 
@@ -54,8 +54,7 @@ class ReadingIndicator(Widget):
         self._shown = self._figure()
 
     def _figure(self) -> int | None:
-        fraction = self.meter.fraction() if self.meter is not None else None
-        return None if fraction is None else int(fraction * 100)
+        return self.meter.percent() if self.meter is not None else None
 
     def on_mount(self) -> None:
         if self.meter is not None:
@@ -73,4 +72,4 @@ class ReadingIndicator(Widget):
         event.prevent_default()
 
     def render(self) -> Text:
-        return reading_text(self.label, None if self._shown is None else self._shown / 100)
+        return reading_text(self.label, self._shown)
