@@ -37,6 +37,16 @@ def _history_held(monkeypatch):
     return release
 
 
+async def _whole_file_shown(app, pilot, release) -> None:
+    """Let the held whole-file read go on, and wait until its view is on screen."""
+    release.set()
+    for _ in range(500):
+        await pilot.pause(0.02)
+        if not app.tail_only and not app.busy:
+            break
+    await settle(pilot)
+
+
 def _sent(view) -> list:
     return [(m.role, m.text) for m in view.prepared]
 
@@ -105,12 +115,7 @@ async def test_while_the_history_loads_the_keys_that_need_it_say_so(tmp_path, mo
         await pilot.pause()
         notes = [n.message for n in app._notifications]
         assert "no earlier request read yet: the history before the last compaction is still loading" in notes
-        release.set()
-        for _ in range(200):
-            await pilot.pause(0.02)
-            if not app.tail_only:
-                break
-        await settle(pilot)
+        await _whole_file_shown(app, pilot, release)
         assert not app.tail_only and len(app.conversation.messages) > 300
 
 
@@ -132,12 +137,7 @@ async def test_the_cursor_and_the_request_picked_keep_their_messages_when_the_hi
         app.pair.set_cursor(5)
         row = app.row_layout.row(app.cursor)
         assert row.stored is not None and row.index is not None
-        release.set()
-        for _ in range(500):
-            await pilot.pause(0.02)
-            if not app.tail_only and not app.busy:
-                break
-        await settle(pilot)
+        await _whole_file_shown(app, pilot, release)
         assert not app.tail_only, [n.message for n in app._notifications]
         whole = app.conversation
         shift = len(whole.messages) - len(tail.messages)
@@ -191,12 +191,7 @@ async def test_the_file_is_followed_only_once_its_history_is_read(tmp_path, monk
         assert app.tail_only and reading.is_set()
         await pilot.pause(0.1)          # ten polls while the history's read is held
         assert app.return_code is None and app.follower.growing is None
-        release.set()
-        for _ in range(200):
-            await pilot.pause(0.02)
-            if not app.tail_only:
-                break
-        await settle(pilot)
+        await _whole_file_shown(app, pilot, release)
         assert not app.tail_only and app.follower.growing is not None
         last = [r for r in map(orjson.loads, path.read_bytes().splitlines()) if r.get("uuid")][-1]
         with open(path, "ab") as f:      # and the file is followed from then on
