@@ -46,3 +46,18 @@ def test_a_whole_load_watched_ends_at_the_end_of_the_file(tmp_path):
         session = load_session(str(path))
     assert len(session.conversations[0].messages) == 3
     assert meter.size == path.stat().st_size and meter.fraction() == 1.0
+
+
+def test_finding_what_the_file_is_is_not_reading_it(tmp_path):
+    """detect_format peeks at the head and the first lines: no figure until the load reads."""
+    from ctxview.formats.registry import detect_format
+
+    path = tmp_path / "s.jsonl"
+    line = b'{"type":"user","uuid":"u%d","parentUuid":null,"message":{"role":"user","content":"%s"}}\n'
+    path.write_bytes(b"".join(line % (i, b"x" * 3000) for i in range(1000)))   # 3 MB: three buffer fills
+    meter = ReadMeter()
+    with meter.watching():
+        assert detect_format(str(path)) == "claude-code"
+        assert meter.fraction() is None
+        load_session(str(path))
+    assert meter.percent() == 100

@@ -36,18 +36,21 @@ class Input:
     data: bytes | None = None      # stdin's content
     size: int = 0
 
-    def open(self) -> BinaryIO:
+    def open(self, peek: bool = False) -> BinaryIO:
+        """The file, read-only. A ReadMeter watching is told how far the read gets, unless it is a
+        `peek` at the start (what the file is: a progress figure would show that read as the load's)."""
         if self.data is not None:
             return io.BytesIO(self.data)
         # read-only, always; a 1 MB buffer reads a big file in a tenth of the system calls
         fd = _open_regular(self.name, self.path)
-        return io.BufferedReader(_CappedFile(fd, self.name, self.size + GROWTH_ALLOWANCE, _METER.get(), self.size),
+        meter = None if peek else _METER.get()
+        return io.BufferedReader(_CappedFile(fd, self.name, self.size + GROWTH_ALLOWANCE, meter, self.size),
                                  READ_BUFFER)
 
     def head(self, size: int = 65536) -> bytes:
         if self.data is not None:
             return self.data[:size]
-        with self.open() as f:
+        with self.open(peek=True) as f:
             return f.read(size)
 
 

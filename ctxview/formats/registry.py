@@ -67,7 +67,7 @@ def _check_name(format: str) -> str:
 def _sniff_lines(inp: Input) -> str:
     records = []
     linenos = []
-    reader = LineReader(inp, "JSON lines", lenient=True)
+    reader = LineReader(inp, "JSON lines", lenient=True, peek=True)
     for lineno, rec in reader:
         linenos.append(lineno)
         records.append(rec)

@@ -106,6 +106,9 @@ class CtxviewApp(SessionReading, ReportActions, NavigationActions, App[int]):
         self.lenient = lenient
         self.session: Session | None = session
         self.tail_only = False   # the transcript from its last compaction on is shown; the whole file is read
+        self.history_failed: str | None = None  # why the whole file could not be read after its tail
+        self._history_timer: Any = None    # looks at how much of it is read while it is (reading.py)
+        self._history_shown = ""           # what the status bar said of it last
         self._moved_to: int | None = None  # the stored message the cursor goes to when the whole file shows
         self.state = InspectorState(self.given)
         self.view: PreparedView | None = None
@@ -288,7 +291,8 @@ class CtxviewApp(SessionReading, ReportActions, NavigationActions, App[int]):
             busy=self.state.busy or self.state.search.running, search=self.search_term,
             search_count=self.state.search.count_label(self.cursor, layout),
             trace=self.trace.mark(conv, self.settings.request) if self.trace is not None and conv is not None else None,
-            context=(view.context.tokens, view.context.basis) if view is not None else None))
+            context=(view.context.tokens, view.context.basis) if view is not None else None,
+            history=self._history_note()))
         self.query_one(ControlsPanel).sync(self.settings, request)
 
     # -- settings ----------------------------------------------------------------
@@ -345,8 +349,22 @@ class CtxviewApp(SessionReading, ReportActions, NavigationActions, App[int]):
         self._changed(moved, bell=not self.tail_only)
 
     def _still_loading(self, what: str) -> None:
-        """Say that the history before the last compaction is still being read (tail first)."""
+        """Say that the history before the last compaction is still being read (tail first), or
+        could not be read."""
+        if self.history_failed is not None:
+            self.notify(f"{what}: the history before the last compaction could not be read", markup=False,
+                        timeout=3)
+            return
         self.notify(f"{what}: the history before the last compaction is still loading", markup=False, timeout=3)
+
+    def _history_note(self) -> str:
+        """The status bar's word on the whole file read after its tail: how much of it is read."""
+        if not self.tail_only:
+            return ""
+        if self.history_failed is not None:
+            return "history not read"
+        percent = self._meter.percent()
+        return "history…" if percent is None else f"history {percent}%"
 
     def action_switch_conversation(self) -> None:
         if self.session is None or len(self.session.conversations) < 2:

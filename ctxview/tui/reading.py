@@ -17,6 +17,7 @@ from ctxview.tui.follow import FileChanged, FollowFailed, follow_job
 from ctxview.tui.messages import HistoryFailed, HistoryLoaded, OpeningFailed, SessionLoaded, StoredPiece
 from ctxview.tui.state import loading_note, saved_settings_note
 from ctxview.tui.widgets.basic import prepared_title
+from ctxview.tui.widgets.reading import LOOK_EVERY
 
 if TYPE_CHECKING:
     from ctxview.tui.app import CtxviewApp
@@ -51,6 +52,8 @@ class SessionReading:
             self.notify("the request after the last compaction, read from the file's end; the history "
                         "before it is still loading ([ and the totals cover what is read)", markup=False, timeout=6)
         self._show_stored(event.session, event.conversation, event.settings, event.layout)
+        if event.partial:   # the status bar says how much of the whole file is read, as it changes
+            self._history_timer = self.set_interval(LOOK_EVERY, self._look_at_history)
         if self.follower is not None and self.follower.timer is None:
             self.follower.timer = self.set_interval(self.follow_interval, self.follower.poll)
 
@@ -113,7 +116,20 @@ class SessionReading:
             self.pair.reset()
         self.recompute()  # the view's rows change when it is ready: _view_ready
 
+    def _look_at_history(self: CtxviewApp) -> None:
+        note = self._history_note()
+        if note != self._history_shown:
+            self._history_shown = note
+            self._refresh_chrome()
+
+    def _history_read(self: CtxviewApp) -> None:
+        timer = self._history_timer
+        if timer is not None:
+            timer.stop()
+            self._history_timer = None
+
     def on_history_loaded(self: CtxviewApp, event: HistoryLoaded) -> None:
+        self._history_read()
         self.tail_only = False
         shown = self.conversation
         whole = next((c for c in event.session.conversations if shown is not None and c.name == shown.name), None)
@@ -123,6 +139,9 @@ class SessionReading:
         self.notify("the whole history is read", markup=False, timeout=3)
 
     def on_history_failed(self: CtxviewApp, event: HistoryFailed) -> None:
+        self._history_read()
+        self.history_failed = event.error
+        self._refresh_chrome()
         self.notify(sanitize(event.error), title="cannot read the whole file", severity="error", markup=False)
 
     def on_follow_failed(self: CtxviewApp, event: FollowFailed) -> None:

@@ -267,9 +267,10 @@ def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare, m
     (tail_first), then the whole file (HistoryLoaded). `meter` is told how far the read has got."""
     from ctxview.formats.native import pieces_told_to
 
+    meter = meter or ReadMeter()
     try:
         # The collector stays paused from loading to the first view: the values are acyclic.
-        with paused_then_frozen(), (meter or ReadMeter()).watching():
+        with paused_then_frozen(), meter.watching():
             tail = tail_first(opening)
             if tail is not None:
                 session, index = tail, 0
@@ -297,7 +298,8 @@ def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare, m
         return
     post(ViewReady(ViewKey(index, settings), view, layout))
     if tail is not None:
-        history_job(post, opening)
+        with meter.watching():   # (the status bar says how much of the whole file is read)
+            history_job(post, opening)
 
 
 def history_job(post: Post, opening: Opening) -> None:

@@ -205,3 +205,65 @@ async def test_the_file_is_followed_only_once_its_history_is_read(tmp_path, monk
                 break
         assert len(app.conversation.messages) > count
     assert app.return_code is None
+
+
+async def test_the_status_bar_says_how_much_of_the_history_is_read(tmp_path, monkeypatch):
+    """While the whole file is read after its tail, the status bar says how much of it is read; once
+    read, nothing. The read is held after its first buffer fill (1 MB of the 2.8 MB file)."""
+    import threading
+
+    from pilot_sizes import status
+
+    from ctxview.formats.inputs import READ_BUFFER, open_input
+
+    monkeypatch.setattr(workers, "TAIL_FIRST_BYTES", 0)
+    path = _copy(tmp_path)
+    started, release = threading.Event(), threading.Event()
+    history = workers.history_job
+
+    def held(post, opening):
+        with open_input(path).open() as f:   # as the loader opens it: the meter watches
+            f.read(1)
+            started.set()
+            release.wait(30)
+        history(post, opening)
+
+    monkeypatch.setattr(workers, "history_job", held)
+    app = CtxviewApp(str(path), Settings(), follow_interval=None)
+    async with app.run_test(size=(160, 40)) as pilot:
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if started.is_set() and app.view is not None and "history 3" in status(app):
+                break
+        assert app.tail_only and f"history {READ_BUFFER * 100 // path.stat().st_size}%" in status(app)
+        await _whole_file_shown(app, pilot, release)
+        assert not app.tail_only and "history" not in status(app)
+
+
+async def test_a_history_that_cannot_be_read_is_said_so(tmp_path, monkeypatch):
+    from pilot_sizes import status
+
+    monkeypatch.setattr(workers, "TAIL_FIRST_BYTES", 0)
+    path = _copy(tmp_path)
+
+    def failing(post, opening):
+        from ctxview.tui.messages import HistoryFailed
+
+        post(HistoryFailed(f"{path}: line 3: not JSON"))
+
+    monkeypatch.setattr(workers, "history_job", failing)
+    app = CtxviewApp(str(path), Settings(), follow_interval=None)
+    async with app.run_test(size=(160, 40)) as pilot:
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if app.history_failed is not None:
+                break
+        await settle(pilot)
+        assert app.tail_only and "history not read" in status(app)
+        app.update_settings(request=app.view.requests[0])
+        await settle(pilot)
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        notes = [n.message for n in app._notifications]
+        assert "no earlier request read yet: the history before the last compaction could not be read" in notes
+        assert not any("still loading" in n for n in notes if n.startswith("no earlier"))

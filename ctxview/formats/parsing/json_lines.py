@@ -57,6 +57,7 @@ class LineReader:
     partial: int = 0                # after a read: bytes of a last line still being written (0: none)
     partial_line: int = 0           # and its number
     unterminated: bool = False      # after a read: the last line parsed but has no newline yet
+    peek: bool = False              # a look at the first lines only (Input.open: no progress figure)
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
         loads = orjson.loads
@@ -79,7 +80,7 @@ class LineReader:
         """The input's lines as bytes, from `start`. Loaders on a hot path iterate these
         themselves, number them from `first_line`, parse with orjson.loads, hand failures
         to bad_line() and, having read them all, call read_to(the last line's number)."""
-        f = self.inp.open()
+        f = self.inp.open(peek=self.peek)
         self.partial = 0
         try:
             if self.start:
@@ -213,7 +214,7 @@ def detect_layout(inp: Input) -> str:
     without reading its line into memory.
     """
     probe = LAYOUT_PROBE
-    with inp.open() as f:
+    with inp.open(peek=True) as f:
         first = b""
         while not first.strip():
             first = f.readline(probe)

@@ -202,6 +202,8 @@ class StatusParts:
     # the request's context in the model's tokens and its basis (view.context); shown instead of the
     # counter's stored → prepared where known
     context: tuple[int, str] | None = None
+    # the whole file read after its tail (tail first): "history 45%", "history…", "history not read"; "" when not
+    history: str = ""
 
 
 def _optional_pieces(parts: StatusParts, level: int) -> list[tuple[int, str, Style | None]]:
@@ -236,6 +238,8 @@ def status_line(parts: StatusParts, width: int) -> Text:
     """The status bar for `width` cells (0: no limit): the view's name, the settings, then what
     fits; the row position at the right edge."""
     right = Text(end="")
+    if parts.history:
+        right.append(parts.history + " ", Style(color="yellow"))
     if parts.busy:
         right.append("computing… " if width == 0 or width >= 100 else "… ", Style(color="yellow"))
     if parts.rows:
