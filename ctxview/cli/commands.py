@@ -265,6 +265,10 @@ def _output_target(args: argparse.Namespace) -> str:
         raise UsageError(f"refusing to overwrite the input: standard input is read from {args.output}")
     if args.file != "-" and _same_file(target, args.file):
         raise UsageError(f"refusing to overwrite the input file {args.file}")
+    from ctxview.formats.inputs import writes_over_input
+
+    if writes_over_input(target, [args.file, getattr(args, "trace", None)]):
+        raise UsageError(f"refusing to overwrite a file the session is read from: {args.output}")
     return target
 
 

@@ -15,12 +15,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterable, Iterator
 
 from ctxview.formats.errors import LoadError
 
 __all__ = ["GROWTH_ALLOWANCE", "Input", "MAX_STDIN_BYTES", "READ_BUFFER", "ReadMeter", "check_path", "open_input",
-           "open_read_only", "read_at", "read_stdin"]
+           "open_read_only", "read_at", "read_stdin", "writes_over_input"]
 
 READ_BUFFER = 1 << 20
 MAX_STDIN_BYTES = 1 << 30         # standard input is held whole: at most 1 GiB
@@ -278,3 +278,36 @@ def _os_error(name: str, exc: OSError) -> LoadError:
         errno.ENAMETOOLONG: "file name too long",
     }.get(exc.errno, exc.strerror or type(exc).__name__)
     return LoadError(name, f"cannot read: {reason}")
+
+
+def writes_over_input(target: str | os.PathLike, inputs: Iterable[str | os.PathLike | None]) -> bool:
+    """Whether writing `target` would overwrite a file the session was read from: one of `inputs` (the
+    session file, a capture log), however named (a link, another path), or a file in a session file's
+    companion folder (`NAME/` beside `NAME.jsonl`: Claude Code keeps sub-agent transcripts and tool
+    outputs there, and reads them with the session), or the transcript a sub-agent file belongs to."""
+    try:
+        where = Path(target).resolve()
+    except (OSError, RuntimeError):
+        return False
+    for source in inputs:
+        if source is None or str(source) == "-":
+            continue
+        try:
+            path = Path(source).resolve()
+        except (OSError, RuntimeError):
+            continue
+        if where == path or _same_inode(where, path):
+            return True
+        companion = path.with_suffix("")
+        if companion != path and companion.is_dir() and companion in where.parents:
+            return True
+        if path.parent.name == "subagents" and where == path.parent.parent.with_suffix(".jsonl"):
+            return True
+    return False
+
+
+def _same_inode(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False

@@ -15,6 +15,7 @@ from ctxview.sanitize import sanitize
 from ctxview.tui.messages import BloatReady, WorkFailed, Written
 from ctxview.tui.screens.dialogs import ConfirmScreen
 from ctxview.tui.screens.modals import BloatScreen, WriteScreen
+from ctxview.formats.inputs import writes_over_input
 from ctxview.tui.state import export_name, same_file
 from ctxview.tui.workers import bloat_job, write_job
 
@@ -90,6 +91,10 @@ class ReportActions:
         target, shape = choice
         if same_file(target, self.path):
             self.notify("refusing to overwrite the input file", severity="error", markup=False)
+            return
+        trace = self._trace_log[0] if self._trace_log is not None else None
+        if writes_over_input(target, [self.path, trace]):
+            self.notify("refusing to overwrite a file the session is read from", severity="error", markup=False)
             return
         if os.path.lexists(target):  # ask first; the write itself stays atomic (write_atomic)
             self.push_screen(ConfirmScreen(f"{target} exists. Overwrite it?", "Overwrite"),
