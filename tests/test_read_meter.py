@@ -12,14 +12,14 @@ def test_a_read_inside_watching_reports_each_buffer_fill(tmp_path):
     path = tmp_path / "three.jsonl"
     path.write_bytes(b"x" * (3 * READ_BUFFER))
     meter = ReadMeter()
-    assert meter.fraction() is None                     # nothing read yet
+    assert meter.percent() is None                     # nothing read yet
     with meter.watching():
         with open_input(path).open() as f:
             assert meter.size == 3 * READ_BUFFER and meter.done == 0
             f.read(1)                                   # one buffer fill: the first MB
-            assert meter.done == READ_BUFFER and meter.fraction() == 1 / 3 and meter.percent() == 33
+            assert meter.done == READ_BUFFER and meter.percent() == 33
             f.read()
-            assert meter.fraction() == 1.0 and meter.percent() == 100
+            assert meter.percent() == 100
     with open_input(path).open() as f:                  # outside watching: the meter is not told
         f.read(1)
     assert meter.done == 3 * READ_BUFFER
@@ -33,7 +33,7 @@ def test_a_meter_sees_only_the_reads_of_its_own_thread(tmp_path):
     with meter.watching():
         other.start()
         other.join()
-    assert meter.fraction() is None
+    assert meter.percent() is None
 
 
 def test_a_whole_load_watched_ends_at_the_end_of_the_file(tmp_path):
@@ -45,7 +45,7 @@ def test_a_whole_load_watched_ends_at_the_end_of_the_file(tmp_path):
     with meter.watching():
         session = load_session(str(path))
     assert len(session.conversations[0].messages) == 3
-    assert meter.size == path.stat().st_size and meter.fraction() == 1.0
+    assert meter.size == path.stat().st_size and meter.percent() == 100
 
 
 def test_finding_what_the_file_is_is_not_reading_it(tmp_path):
@@ -58,6 +58,6 @@ def test_finding_what_the_file_is_is_not_reading_it(tmp_path):
     meter = ReadMeter()
     with meter.watching():
         assert detect_format(str(path)) == "claude-code"
-        assert meter.fraction() is None
+        assert meter.percent() is None
         load_session(str(path))
     assert meter.percent() == 100

@@ -234,13 +234,6 @@ def _run_report(argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
-
-
 def _is_stdin(path: str) -> bool:
     """Whether `path` is the file standard input reads (`prepare - -o FILE < FILE`)."""
     try:
@@ -263,10 +256,10 @@ def _output_target(args: argparse.Namespace) -> str:
         raise UsageError(f"-o {args.output}: {exc.strerror or exc}") from None
     if args.file == "-" and _is_stdin(target):
         raise UsageError(f"refusing to overwrite the input: standard input is read from {args.output}")
-    if args.file != "-" and _same_file(target, args.file):
-        raise UsageError(f"refusing to overwrite the input file {args.file}")
-    from ctxview.formats.inputs import writes_over_input
+    from ctxview.formats.inputs import same_file, writes_over_input
 
+    if args.file != "-" and same_file(target, args.file):
+        raise UsageError(f"refusing to overwrite the input file {args.file}")
     if writes_over_input(target, [args.file, getattr(args, "trace", None)]):
         raise UsageError(f"refusing to overwrite a file the session is read from: {args.output}")
     return target

@@ -20,7 +20,7 @@ from typing import BinaryIO, Iterable, Iterator
 from ctxview.formats.errors import LoadError
 
 __all__ = ["GROWTH_ALLOWANCE", "Input", "MAX_STDIN_BYTES", "READ_BUFFER", "ReadMeter", "check_path", "open_input",
-           "open_read_only", "read_at", "read_stdin", "writes_over_input"]
+           "open_read_only", "read_at", "read_stdin", "same_file", "writes_over_input"]
 
 READ_BUFFER = 1 << 20
 MAX_STDIN_BYTES = 1 << 30         # standard input is held whole: at most 1 GiB
@@ -74,10 +74,6 @@ class ReadMeter:
             yield self
         finally:
             _METER.reset(token)
-
-    def fraction(self) -> float | None:
-        """The share of the file read so far (0 to 1), or None when no file is being read."""
-        return min(self.done / self.size, 1.0) if self.size > 0 else None
 
     def percent(self) -> int | None:
         """The whole percent of the file read so far (0 to 100), or None when no file is being read."""
@@ -280,11 +276,22 @@ def _os_error(name: str, exc: OSError) -> LoadError:
     return LoadError(name, f"cannot read: {reason}")
 
 
+
+def same_file(target: str | os.PathLike, path: str | os.PathLike) -> bool:
+    """Whether `target` names the file `path`, however named (another path, a link, a hard link)."""
+    try:
+        if Path(target).resolve() == Path(path).resolve():
+            return True
+        return os.path.samefile(target, path)
+    except (OSError, RuntimeError):
+        return False
+
+
 def writes_over_input(target: str | os.PathLike, inputs: Iterable[str | os.PathLike | None]) -> bool:
     """Whether writing `target` would overwrite a file the session was read from: one of `inputs` (the
-    session file, a capture log), however named (a link, another path), or a file in a session file's
-    companion folder (`NAME/` beside `NAME.jsonl`: Claude Code keeps sub-agent transcripts and tool
-    outputs there, and reads them with the session), or the transcript a sub-agent file belongs to."""
+    session file, a capture log), a file in a session file's companion folder (`NAME/` beside
+    `NAME.jsonl`: Claude Code keeps sub-agent transcripts and tool outputs there, and reads them with the
+    session), or the transcript a sub-agent file belongs to."""
     try:
         where = Path(target).resolve()
     except (OSError, RuntimeError):
@@ -292,22 +299,12 @@ def writes_over_input(target: str | os.PathLike, inputs: Iterable[str | os.PathL
     for source in inputs:
         if source is None or str(source) == "-":
             continue
-        try:
-            path = Path(source).resolve()
-        except (OSError, RuntimeError):
-            continue
-        if where == path or _same_inode(where, path):
+        if same_file(where, source):
             return True
+        path = Path(source).resolve()
         companion = path.with_suffix("")
         if companion != path and companion.is_dir() and companion in where.parents:
             return True
         if path.parent.name == "subagents" and where == path.parent.parent.with_suffix(".jsonl"):
             return True
     return False
-
-
-def _same_inode(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False

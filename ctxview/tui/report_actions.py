@@ -15,8 +15,8 @@ from ctxview.sanitize import sanitize
 from ctxview.tui.messages import BloatReady, WorkFailed, Written
 from ctxview.tui.screens.dialogs import ConfirmScreen
 from ctxview.tui.screens.modals import BloatScreen, WriteScreen
-from ctxview.formats.inputs import writes_over_input
-from ctxview.tui.state import export_name, same_file
+from ctxview.formats.inputs import same_file, writes_over_input
+from ctxview.tui.state import export_name
 from ctxview.tui.workers import bloat_job, write_job
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class ReportActions:
         if not choice or self.view is None:
             return
         target, shape = choice
-        if same_file(target, self.path):
+        if self.path is not None and same_file(target, self.path):
             self.notify("refusing to overwrite the input file", severity="error", markup=False)
             return
         trace = self._trace_log[0] if self._trace_log is not None else None

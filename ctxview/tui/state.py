@@ -28,7 +28,7 @@ from ctxview.stages.tiers import preset_for
 from ctxview.tui.search_state import Search
 
 __all__ = ["InspectorState", "Place", "ViewKey", "conversation_title", "editable_tiers", "export_name", "goto_position",
-           "loading_note", "opening_settings", "position_of", "preset_for", "request_label", "same_file", "saved_settings_note",
+           "loading_note", "opening_settings", "position_of", "preset_for", "request_label", "saved_settings_note",
            "subagents_of", "tier_lines", "tiers_label", "tool_partner"]
 
 DEFAULT_TIERS = "default"  # what `c` turns on when no other tiers were chosen
@@ -114,16 +114,6 @@ def export_name(path: str | None) -> str:
     else:
         stem = Path(path).name.split(".")[0] or "session"
     return f"{safe_file_name(stem)}.prepared.json"  # (a file name may hold control characters)
-
-
-def same_file(target: str, path: str | None) -> bool:
-    """Whether writing `target` would overwrite the input file `path`."""
-    if path is None:
-        return False
-    try:
-        return Path(target).resolve() == Path(path).resolve()
-    except OSError:
-        return False
 
 
 @dataclass(frozen=True, slots=True)
