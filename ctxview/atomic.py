@@ -36,6 +36,8 @@ import threading
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ctxview.plain_number import plain_number
+
 try:
     import fcntl
 except ImportError:  # (not on Windows)
@@ -218,10 +220,10 @@ def _remove_leftovers(folder: Path, name: str, keep: Iterable[str | os.PathLike[
             continue
         kept.add((st.st_dev, st.st_ino))
     for entry in entries:
-        pid_text = entry[: -len(TEMP_SUFFIX)].rpartition(".")[2]
-        if pid_text.isdigit() and not _alive(int(pid_text)):
+        pid = plain_number(entry[: -len(TEMP_SUFFIX)].rpartition(".")[2], 10)
+        if pid is not None and not _alive(pid):
             try:
-                _remove_if_leftover(folder, entry, name, int(pid_text), kept)
+                _remove_if_leftover(folder, entry, name, pid, kept)
             except OSError:
                 pass  # not provably ours, or gone meanwhile: left as it is
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from ctxview.plain_number import plain_number
+
 __all__ = ["DEFAULT_HINT", "DEFAULT_MARKER", "DEFAULT_POLICY", "DEFAULT_RERUNNABLE_TOOLS", "DEFAULT_TIERS",
            "MAX_TIERS", "PRESETS", "CompressionPolicy", "Tier", "describe_tier", "format_tiers", "get_policy",
            "limits_by_age", "parse_tiers", "tier_for_age"]
@@ -157,11 +159,8 @@ def _shown(spec: str) -> str:
 
 
 def _tier_number(text: str) -> int | None:
-    """A plain decimal number of at most _NUMBER_DIGITS digits (int() of a 5,000-digit string raises
-    its own ValueError, and a longer one takes quadratic time); None for anything else."""
-    if text.isascii() and text.isdigit() and len(text.lstrip("0") or "0") <= _NUMBER_DIGITS:
-        return int(text)
-    return None
+    """A plain decimal number of at most _NUMBER_DIGITS digits; None for anything else."""
+    return plain_number(text, _NUMBER_DIGITS)
 
 
 def parse_tiers(spec: str) -> tuple[Tier, ...]:

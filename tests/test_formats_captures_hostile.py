@@ -136,6 +136,11 @@ def test_claude_tap_bundle_wrong_types(tmp_path):
     compact["__claude_tap_compact_record__"]["refs"][0]["path"] = "/a" * 40
     p = write_doc(tmp_path, bad)
     assert "is deeper than 8 steps" in error(p)
+    for step in ("²", "9" * 4400):  # a list index str.isdigit() takes and int() refuses: left as it is
+        bad = copy.deepcopy(doc)
+        compact = next(r for r in bad["records"] if "__claude_tap_compact_record__" in r)
+        compact["__claude_tap_compact_record__"]["refs"] = [{"path": f"/request/body/messages/{step}"}]
+        assert load_session(write_doc(tmp_path, bad)).conversations
 
 
 def test_claude_tap_json_export_wrong_types(tmp_path):

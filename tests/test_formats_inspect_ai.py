@@ -217,6 +217,14 @@ def test_eval_zip_is_the_json_log(tmp_path):
     assert [c.name for c in z.conversations] == ["sample-1-epoch-1", "sample-1-epoch-2"]
 
 
+def test_eval_zip_sample_names_that_are_not_plain_numbers_sort_as_names(tmp_path):
+    log = doc()
+    log["samples"][0]["id"], log["samples"][1]["id"] = "²", "9" * 4400  # isdigit(), but not int()'s
+    log["samples"][1]["epoch"] = 1
+    z = load_session(as_eval(tmp_path, log))
+    assert sorted(c.name for c in z.conversations) == ["sample-" + "9" * 4400 + "-epoch-1", "sample-²-epoch-1"]
+
+
 def test_eval_zip_still_running_reads_the_journal(tmp_path):
     s = load_session(as_eval(tmp_path, doc(), header=False))
     assert s.warnings[0].startswith("no header.json: the eval is still running")

@@ -92,6 +92,8 @@ def test_settings_keys_are_the_settings_fields_and_unknown_ones_warn(tmp_path):
     (("conversations", 0, "messages", 1, "tool_calls", 0, "arguments"), "x",
      "/conversations/0/messages/1/tool_calls/0/arguments"),
     (("conversations", 0, "ephemeral"), {"one": ["x"]}, "/conversations/0/ephemeral/one"),
+    (("conversations", 0, "ephemeral"), {"²": ["x"]}, "/conversations/0/ephemeral/²"),  # isdigit(), not int()
+    (("conversations", 0, "ephemeral"), {"9" * 4400: ["x"]}, "/conversations/0/ephemeral/" + "9" * 4400),
     (("conversations", 0, "events", 0, "index"), 99, "/conversations/0/events/0/index"),
     (("conversations", 0, "context_window"), -1, "/conversations/0/context_window"),
     (("format",), "other", "/format"),

@@ -20,6 +20,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Callable, Mapping, Sequence
 
+from ctxview.plain_number import plain_number
 from ctxview.settings import ClearSettings, Settings
 
 __all__ = ["MAX_NAIVE_REQUESTS", "money", "rank_advice", "recommendation_applied", "setting_overrides",
@@ -66,8 +67,7 @@ def setting_overrides(setting: str) -> dict[str, Any] | None:
             out["tiers"] = value
         elif option == "--old-messages":
             out["old_messages"] = value
-        elif option in ("--keep-recent", "--clear-keep", "--budget") and value.isdigit():
-            n = int(value)
+        elif option in ("--keep-recent", "--clear-keep", "--budget") and (n := plain_number(value)) is not None:
             key = {"--keep-recent": "keep_recent", "--clear-keep": "clear", "--budget": "budget"}[option]
             out[key] = ClearSettings(keep=n) if key == "clear" else n
         else:
@@ -84,16 +84,17 @@ def recommendation_applied(setting: str, settings: Settings) -> bool:
     if not options or len(words) % 2:
         return False
     for option, value in options.items():
+        n = plain_number(value)
         if option == "--tiers":
             ok = settings.compresses and _tier_spec(settings.tiers) == _tier_spec(value)
         elif option == "--keep-recent":
-            ok = value.isdigit() and settings.keep_recent == int(value)
+            ok = n is not None and settings.keep_recent == n
         elif option == "--clear-keep":
-            ok = value.isdigit() and settings.clear is not None and settings.clear.keep <= int(value)
+            ok = n is not None and settings.clear is not None and settings.clear.keep <= n
         elif option == "--old-messages":
             ok = settings.old_messages == value
         elif option == "--budget":
-            ok = value.isdigit() and settings.budget is not None and settings.budget <= int(value)
+            ok = n is not None and settings.budget is not None and settings.budget <= n
         else:
             ok = False
         if not ok:

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 from ctxview.engine.context_tokens import COUNTED, TokenUnits
 from ctxview.sanitize import excerpt
 from ctxview.model import Message, request_indices
+from ctxview.plain_number import plain_number
 from ctxview.settings import ClearSettings, CompactSettings, Settings, ThinkingClearSettings
 
 __all__ = ["BETA_COMPACT", "BETA_CONTEXT_MANAGEMENT", "PRESETS", "ThinkingClearResult", "api_edits_of",
@@ -56,10 +57,10 @@ _KEYS = {
 
 
 def _number(key: str, text: str) -> int:
-    digits = text.replace("_", "").replace(",", "")
-    if not digits.isascii() or not digits.isdigit() or len(digits) > 16:
+    number = plain_number(text.replace("_", "").replace(",", ""), 16)
+    if number is None:
         raise ValueError(f"{key} must be a whole number, not {excerpt(text)}")
-    return int(digits)
+    return number
 
 
 def parse_api_edit(text: str) -> tuple[str, Any]:

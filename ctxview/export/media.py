@@ -22,7 +22,7 @@ __all__ = ["IMAGE_PLACEHOLDER", "PLACEHOLDER", "body_messages", "images_as_text"
            "split_at_images"]
 
 IMAGE_PLACEHOLDER = re.compile(r"\[image(?:: [^\]\n]{0,300})?\]")
-_LINE = re.compile(r"line (\d+)$")
+_LINE = re.compile(r"line ([0-9]{1,18})$")
 
 
 def _images_of(blocks: Any) -> list[dict[str, Any]]:

@@ -46,6 +46,7 @@ from ctxview.formats.contract import ModuleFormat
 from ctxview.formats.errors import LoadError
 from ctxview.formats.parsing.capture_reading import read_log, requests_of_file
 from ctxview.formats.parsing.jsonio import Input
+from ctxview.plain_number import plain_number
 from ctxview.formats.parsing.request_threads import requests_session
 from ctxview.formats.sent_requests import Seen, TraceRequest, body_object, build_request, header, iso_text, message_from_events, \
     skip_reason
@@ -125,9 +126,9 @@ def _resolve(name: str, where: str, record: Any, path: Any, blobs: Mapping[str, 
         if isinstance(node, dict) and step in node:
             parents.append((node, step))
             node = node[step]
-        elif isinstance(node, list) and step.isdigit() and int(step) < len(node):
-            parents.append((node, int(step)))
-            node = node[int(step)]
+        elif isinstance(node, list) and (index := plain_number(step)) is not None and index < len(node):
+            parents.append((node, index))
+            node = node[index]
         else:
             return record  # (claude-tap's reader leaves a path that leads nowhere as it is)
     if not (isinstance(node, dict) and set(node) == {BLOB_REF}):

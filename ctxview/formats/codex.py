@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import orjson
 
+from ctxview.plain_number import plain_number
 from ctxview.model import Conversation, Message, Session
 from ctxview.formats.parsing.argument_depth import check_arguments
 from ctxview.formats.contract import ModuleFormat
@@ -98,10 +99,9 @@ def _exit_code_simple(output: str) -> int | None:
 def _code_of(text: str) -> int | None:
     """An exit code written as an optional '-' and ASCII digits, or None: a header such as
     'Exit code: --5', or a number too long to be one (int() refuses over 4,300 digits), says none."""
-    digits = text[1:] if text.startswith("-") else text
-    if 0 < len(digits) <= 18 and digits.isascii() and digits.isdigit():
-        return int(text)
-    return None
+    negative = text.startswith("-")
+    number = plain_number(text[1:] if negative else text)
+    return -number if negative and number is not None else number
 
 
 def sniff_record(rec: Any) -> bool:

@@ -26,6 +26,7 @@ from ctxview.formats.errors import LoadError
 from ctxview.formats.inputs import Input
 from ctxview.formats.inspect_ai import EXPECTED, LogBuilder
 from ctxview.formats.parsing.json_decode import decode_json
+from ctxview.plain_number import plain_number
 
 __all__ = ["MAX_MEMBERS", "MAX_MEMBER_BYTES", "ZIP_MAGIC", "is_zip", "load_eval"]
 
@@ -34,7 +35,7 @@ MAX_MEMBERS = 200_000             # members of one archive (a sample per member)
 MAX_MEMBER_BYTES = 1 << 30        # one member, uncompressed
 _ZSTD = 93                        # the zip compression method number of Zstandard
 _LOCAL_HEADER = struct.Struct("<4s5HL2L2H")
-_SAMPLE = re.compile(r"samples/(.+)_epoch_(\d+)\.json")
+_SAMPLE = re.compile(r"samples/(.+)_epoch_([0-9]{1,18})\.json")
 
 
 def is_zip(inp: Input) -> bool:
@@ -100,7 +101,8 @@ def _sample_key(name: str) -> tuple[int, Any, str]:
     if m is None:
         return (0, 0, name)
     sid = m.group(1)
-    return (int(m.group(2)), (0, int(sid), "") if sid.isdigit() else (1, 0, sid), name)
+    number = plain_number(sid)
+    return (int(m.group(2)), (0, number, "") if number is not None else (1, 0, sid), name)
 
 
 def load_eval(inp: Input) -> Session:

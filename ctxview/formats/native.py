@@ -31,6 +31,7 @@ from ctxview.formats.errors import LoadError
 from ctxview.formats.parsing.jsonio import Input, document_only, parse_in_pieces
 from ctxview.formats.parsing.linking import unlinked_warning
 from ctxview.formats.native_write import FORMAT, VERSION, dump_session, write_session
+from ctxview.plain_number import plain_number
 
 EXPECTED = "ctxview session"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "ctxview-session.schema.json"
@@ -272,9 +273,10 @@ def _conversation(c: Any, where: str, allowed: frozenset[str], warnings: list[st
     ephemeral: dict[int, tuple[str, ...]] = {}
     for key, texts in eph_raw.items():
         w2 = f"{where}/ephemeral/{key}"
-        _need(isinstance(key, str) and key.isdigit(), w2, "keys must be message indexes (\"0\", \"12\", ...)")
+        index = plain_number(key) if isinstance(key, str) else None
+        _need(index is not None, w2, "keys must be message indexes (\"0\", \"12\", ...)")
         _need(isinstance(texts, list) and all(isinstance(t, str) for t in texts), w2, "expected a list of strings")
-        ephemeral[int(key)] = tuple(texts)
+        ephemeral[index] = tuple(texts)
     settings = c.get("settings", {})
     _need(isinstance(settings, dict), f"{where}/settings", "expected an object")
     unknown = sorted(set(settings) - allowed)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ctxview.edit_settings import MAX_SETTING, whole_number
+from ctxview.plain_number import plain_number
 from ctxview.sanitize import make_visible
 
 if TYPE_CHECKING:
@@ -205,8 +206,9 @@ def number_field(name: str, text: str, errors: list[str], empty: int | None = No
     text = text.strip().replace(",", "").replace("_", "")
     if not text:
         return empty
-    if text.isascii() and text.isdigit() and len(text) <= 16:
-        return int(text)
+    number = plain_number(text, 16)
+    if number is not None:
+        return number
     errors.append(f"{name}: expected a whole number, not {make_visible(text)!r}")
     return empty
 

@@ -22,6 +22,7 @@ from typing import Any, Mapping, Sequence
 
 from ctxview.engine.compression import PRESETS, describe_tier, format_tiers, get_policy
 from ctxview.model import Conversation, Message, Session
+from ctxview.plain_number import plain_number
 from ctxview.sanitize import make_visible, safe_file_name
 from ctxview.settings import ClearSettings, Settings, settings_from
 from ctxview.stages.tiers import preset_for
@@ -134,9 +135,9 @@ def goto_position(answer: str, indices: Sequence[int | None]) -> tuple[int | Non
         return 0, ""
     last = max((i for i in indices if i is not None), default=None)
     span = f"#0–#{last}" if last is not None else "none"
-    if not text.isdigit() or len(text) > 16:
+    n = plain_number(text)
+    if n is None:
         return None, f"not a message number: {make_visible(answer.strip())[:40]!r} (this conversation has {span}, or sys)"
-    n = int(text)
     pos = position_of(indices, n) if last is not None and n <= last else None
     if pos is not None:
         return pos, ""

@@ -574,12 +574,21 @@ async def test_controls_panel_changes_recompute_and_mounting_changes_nothing():
         await pilot.press("enter")
         await settle(pilot)
         assert app.view.settings.keep_recent == 7
+        for typed in ("²", "9" * 4400):  # digits to str.isdigit(), not numbers int() reads
+            keep.value = typed
+            await pilot.press("enter")
+            await settle(pilot)
+            assert app.view.settings.keep_recent == 7 and app.is_running
         budget = app.query_one("#ctl-budget", Input)
         budget.focus()
         budget.value = ""
         await pilot.press("enter")
         await settle(pilot)
         assert app.view.settings.budget is None
+        budget.value = "9" * 4400
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.view.settings.budget is None and app.is_running
 
 
 async def test_stored_side_shows_while_the_first_view_computes_and_keys_are_kept():

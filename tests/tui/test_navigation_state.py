@@ -24,6 +24,9 @@ def test_goto_position():
     assert goto_position("4", indices) == (None, "no message #4 (this conversation has #0–#3)")
     assert goto_position("x1", indices)[0] is None
     assert goto_position("1.5", indices)[1].startswith("not a message number: '1.5'")
+    # what str.isdigit() takes and int() refuses, or a number int() will not read, is no number
+    assert goto_position("²", indices)[1].startswith("not a message number: '²'")
+    assert goto_position("9" * 5000, indices)[1].startswith("not a message number: '9999")
     assert goto_position("\x1b[31m", indices)[1] == "not a message number: '␛[31m' (this conversation has #0–#3, or sys)"
     assert goto_position("9" * 40, indices)[0] is None
     assert goto_position("0", [None]) == (None, "no message #0 (this conversation has none)")

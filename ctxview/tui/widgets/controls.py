@@ -16,6 +16,7 @@ from rich.text import Text
 from textual.widgets import Input, Label, Select, Switch
 
 from ctxview.engine.view import OLD_MESSAGE_STRATEGIES, Settings
+from ctxview.plain_number import plain_number
 from ctxview.tui.widgets.basic import Line
 
 __all__ = ["ControlsPanel"]
@@ -103,14 +104,15 @@ class ControlsPanel(VerticalScroll):
 
     def _input_value(self, widget: Input) -> None:
         value = widget.value.strip()
+        number = plain_number(value)
         if widget.id == "ctl-keep-recent":
-            if value.isdigit():
-                self._send("keep_recent", int(value))
+            if number is not None:
+                self._send("keep_recent", number)
         elif widget.id == "ctl-budget":
             if not value:
                 self._send("budget", None)
-            elif value.isdigit() and int(value) > 0:
-                self._send("budget", int(value))
+            elif number:
+                self._send("budget", number)
 
     def on_select_changed(self, event: Select.Changed) -> None:
         event.stop()
