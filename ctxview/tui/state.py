@@ -24,7 +24,7 @@ from ctxview.engine.compression import PRESETS, describe_tier, format_tiers, get
 from ctxview.model import Conversation, Message, Session
 from ctxview.plain_number import plain_number
 from ctxview.sanitize import make_visible, safe_file_name
-from ctxview.settings import ClearSettings, Settings, settings_from
+from ctxview.settings import ClearSettings, Settings, settings_for
 from ctxview.stages.tiers import preset_for
 from ctxview.tui.search_state import Search
 
@@ -39,12 +39,13 @@ def opening_settings(conversation: Conversation, given: Settings, overrides: Map
     """The settings saved with the conversation, overridden by what was given, as `ctxview report` does.
 
     `overrides` are the options named on the command line (they win even where they equal the
-    defaults); without them, the fields of `given` that differ from the defaults count as given."""
+    defaults; `request_number` picks a recorded request, as settings_for reads it); without them,
+    the fields of `given` that differ from the defaults count as given."""
     if overrides is None:
         defaults = Settings()
         overrides = {f.name: getattr(given, f.name) for f in dataclasses.fields(Settings)
                      if getattr(given, f.name) != getattr(defaults, f.name)}
-    return settings_from(conversation.settings, overrides, where=conversation.name)
+    return settings_for(conversation, overrides)
 
 
 def saved_settings_note(conversation: Conversation, opened: Settings) -> str:

@@ -241,13 +241,15 @@ TAIL_FIRST_BYTES = 32 << 20   # a transcript or rollout this big shows its tail 
 def tail_first(opening: Opening) -> Session | None:
     """The session from its last compaction on, when the file asked for is a Claude Code
     transcript or a Codex rollout (formats/tails.py) of TAIL_FIRST_BYTES or more whose last
-    compaction lies in its second half (the next request, as sent, holds nothing before it); else None."""
+    compaction lies in its second half (the next request, as sent, holds nothing before it); else None.
+    A request asked for by number is counted in the whole file, so it opens whole."""
     import os
 
     from ctxview.formats import tails
 
     path = opening.path
     if (opening.session is not None or opening.agent is not None or path is None or path == "-"
+            or (opening.overrides or {}).get("request_number") is not None
             or (opening.fmt is not None and opening.fmt not in tails.FORMATS)):
         return None
     try:

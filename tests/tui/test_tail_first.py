@@ -12,6 +12,7 @@ import orjson
 from pilot_sizes import settle
 
 from ctxview.formats import load_session
+from ctxview.model import request_indices
 from ctxview.pipeline import prepare
 from ctxview.settings import Settings
 from ctxview.tui import workers
@@ -267,3 +268,23 @@ async def test_a_history_that_cannot_be_read_is_said_so(tmp_path, monkeypatch):
         notes = [n.message for n in app._notifications]
         assert "no earlier request read yet: the history before the last compaction could not be read" in notes
         assert not any("still loading" in n for n in notes if n.startswith("no earlier"))
+
+
+async def test_a_request_asked_for_by_number_opens_the_whole_file_at_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(workers, "TAIL_FIRST_BYTES", 0)
+    path = _copy(tmp_path)
+    whole = load_session(str(path)).conversations[0]
+    requests = request_indices(whole.messages)
+    app = CtxviewApp(str(path), Settings(), overrides={"request_number": 2})
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert app.error is None and not app.tail_only
+        assert app.view.settings.request == requests[1] and len(app.conversation.messages) == len(whole.messages)
+    app = CtxviewApp(str(path), Settings(), overrides={"request_number": len(requests) + 2})
+    async with app.run_test(size=(140, 40)) as pilot:
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if app.error:
+                break
+    assert app.return_code == 1 and app.error == (f"{whole.name}: no request {len(requests) + 2} (the file holds "
+                                                  f"requests 1 to {len(requests)}, and {len(requests) + 1} is the next one)")
