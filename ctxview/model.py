@@ -18,6 +18,7 @@ __all__ = [
     "ToolCall",
     "Usage",
     "content_text",
+    "is_request",
     "request_indices",
 ]
 
@@ -229,6 +230,12 @@ def request_indices(messages: Sequence[Message]) -> list[int]:
     """
     return [i for i, m in enumerate(messages)
             if m.role == "assistant" and (i == 0 or messages[i - 1].role != "assistant")]
+
+
+def is_request(messages: Sequence[Message], index: int) -> bool:
+    """Whether `index` is one of request_indices(messages)."""
+    return (0 <= index < len(messages) and messages[index].role == "assistant"
+            and (index == 0 or messages[index - 1].role != "assistant"))
 
 
 def messages_from(items: Iterable[Message | Mapping[str, Any]]) -> list[Message]:

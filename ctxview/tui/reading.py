@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ctxview.engine.view import Settings
-from ctxview.model import Session
+from ctxview.model import Session, is_request
 from ctxview.sanitize import sanitize
 from ctxview.tui.follow import FileChanged, FollowFailed, follow_job
 from ctxview.tui.messages import HistoryFailed, HistoryLoaded, OpeningFailed, SessionLoaded, StoredPiece
-from ctxview.tui.state import loading_note, saved_settings_note
+from ctxview.tui.state import loading_note, renumbered, saved_settings_note
 from ctxview.tui.widgets.basic import prepared_title
 from ctxview.tui.widgets.reading import LOOK_EVERY
 
@@ -92,16 +92,17 @@ class SessionReading:
             return
         self._take_session(r.session)
 
-    def _take_session(self: CtxviewApp, session: Session, shift: int = 0) -> None:
+    def _take_session(self: CtxviewApp, session: Session, shift: int = 0, history: bool = False) -> None:
         """A session read anew (the file followed, or whole after its tail): the same conversation
         and place where it is still there, the view recomputed. `shift`: messages the new session
         holds before the ones shown (the history before a tail): the cursor's message and the
-        request picked keep their places."""
+        request picked keep their places; `history`: it is the whole file after its tail."""
         from ctxview.pipeline import PipelineCache
 
         names = [c.name for c in session.conversations]
         shown = self.conversation
         found = shown is not None and shown.name in names
+        moved = renumbered(self.session, session, history)
         layout = self.row_layout
         if found and shift and layout is not None and not self._cursor_at_end():
             index = layout.row(self.cursor).index
@@ -111,7 +112,10 @@ class SessionReading:
             from ctxview.tui.trace_view import TraceCheck
 
             self.trace = TraceCheck(self._trace_log[0], session, self._trace_log[1])
-        self.state.reloaded(names.index(shown.name) if found else 0, len(names), found, shift)  # type: ignore[union-attr]
+        picked = self.state.settings.request
+        if self.state.reloaded(names.index(shown.name) if found else 0, len(names), found, shift,  # type: ignore[union-attr]
+                               moved, lambda c, i: is_request(session.conversations[c].messages, i)):
+            self.notify(f"request #{picked} is no longer in the file: showing the next request", markup=False)
         if not found:
             self.pair.reset()
         self.recompute()  # the view's rows change when it is ready: _view_ready
@@ -135,7 +139,7 @@ class SessionReading:
         whole = next((c for c in event.session.conversations if shown is not None and c.name == shown.name), None)
         # (the tail's messages are the whole file's last ones)
         shift = len(whole.messages) - len(shown.messages) if whole is not None and shown is not None else 0
-        self._take_session(event.session, max(shift, 0))
+        self._take_session(event.session, max(shift, 0), history=True)
         self.notify("the whole history is read", markup=False, timeout=3)
 
     def on_history_failed(self: CtxviewApp, event: HistoryFailed) -> None:

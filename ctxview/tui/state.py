@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ctxview.engine.compression import PRESETS, describe_tier, format_tiers, get_policy
 from ctxview.model import Conversation, Message, Session
@@ -29,7 +29,8 @@ from ctxview.stages.tiers import preset_for
 from ctxview.tui.search_state import Search
 
 __all__ = ["InspectorState", "Place", "ViewKey", "conversation_title", "editable_tiers", "export_name", "goto_position",
-           "loading_note", "opening_settings", "position_of", "preset_for", "request_label", "saved_settings_note",
+           "loading_note", "opening_settings", "position_of", "preset_for", "renumbered", "request_label",
+           "saved_settings_note",
            "subagents_of", "tier_lines", "tiers_label", "tool_partner"]
 
 DEFAULT_TIERS = "default"  # what `c` turns on when no other tiers were chosen
@@ -46,6 +47,24 @@ def opening_settings(conversation: Conversation, given: Settings, overrides: Map
         overrides = {f.name: getattr(given, f.name) for f in dataclasses.fields(Settings)
                      if getattr(given, f.name) != getattr(defaults, f.name)}
     return settings_for(conversation, overrides)
+
+
+def renumbered(before: Session | None, after: Session, history: bool) -> dict[int, tuple[int, int]]:
+    """Each conversation of `before` found by name in `after`, read again: its index there, and the
+    messages `after` holds before its own (`history`: the whole file after its tail, whose
+    conversations gained their beginnings; else none, a file read again keeps its messages' places)."""
+    if before is None:
+        return {}
+    where = {}
+    for index, conversation in enumerate(after.conversations):
+        where.setdefault(conversation.name, index)
+    out = {}
+    for old, conversation in enumerate(before.conversations):
+        new = where.get(conversation.name)
+        if new is not None:
+            gained = len(after.conversations[new].messages) - len(conversation.messages)
+            out[old] = (new, max(gained, 0) if history else 0)
+    return out
 
 
 def saved_settings_note(conversation: Conversation, opened: Settings) -> str:
@@ -234,19 +253,49 @@ class InspectorState:
         self.running = self.wanted
         return self.running
 
-    def reloaded(self, conversation: int, count: int, found: bool = True, shift: int = 0) -> None:
+    def reloaded(self, conversation: int, count: int, found: bool = True, shift: int = 0,
+                 renumbered: Mapping[int, tuple[int, int]] | None = None,
+                 holds: Callable[[int, int], bool] | None = None) -> bool:
         """The file was read again (followed, or `R`): the same settings want a view of the new session,
         on `conversation`: the one shown, found again by name, or (`found` False: it is gone) the
         first, as for its next request. `shift`: messages the new read holds before the ones shown
-        (the history before a tail): a request picked keeps its place."""
-        if not found:
-            self.settings = dataclasses.replace(self.settings, request=None)
-            self.search.hit = None
-        elif shift and self.settings.request is not None:
-            self.settings = dataclasses.replace(self.settings, request=self.settings.request + shift)
+        (the history before a tail): a request picked keeps its place. `renumbered`: each earlier
+        conversation found again, by its old index: its new index and shift (None: the same
+        indices). The way back from sub-agents follows them, and is forgotten when one of them, or
+        the conversation shown, is gone.
+        `holds(conversation, index)`: whether the new session still records that request; one it
+        does not (the file was cut short) gives the next request. Whether the request picked was lost."""
+        if renumbered is not None:
+            self._renumber_trail(renumbered, holds)
+        request = self.settings.request
+        if not found:  # (the way back was from the conversation gone)
+            request = None
+            self.trail.clear()
+            self.returning = None
+        elif shift and request is not None:
+            request += shift
+        lost = found and request is not None and holds is not None and not holds(conversation, request)
+        if lost:
+            request = None
+        if request != self.settings.request:
+            self.settings = dataclasses.replace(self.settings, request=request)
             self.search.hit = None
         self.conversation, self.conversations = conversation, count
         self.generation += 1
+        return lost
+
+    def _renumber_trail(self, renumbered: Mapping[int, tuple[int, int]],
+                        holds: Callable[[int, int], bool] | None) -> None:
+        if not all(place.conversation in renumbered for place in self.trail):
+            self.trail.clear()
+            self.returning = None
+            return
+        for i, place in enumerate(self.trail):
+            index, shift = renumbered[place.conversation]
+            request = None if place.request is None else place.request + shift
+            if request is not None and holds is not None and not holds(index, request):
+                request = None
+            self.trail[i] = dataclasses.replace(place, conversation=index, request=request)
 
     @property
     def loaded(self) -> bool:

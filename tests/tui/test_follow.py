@@ -202,3 +202,39 @@ async def test_the_first_screen_comes_from_the_one_pass_and_appends_are_then_rea
                              "the appended messages")
             assert not growing._resumable.one_pass
         assert growing._resumable.reader.start == before   # the second append: from where the first stopped
+
+
+async def test_a_request_picked_that_the_file_no_longer_holds_gives_the_next(tmp_path):
+    async with following(tmp_path, b"".join(LINES[:100])) as (app, pilot, path):
+        await pilot.press("left_square_bracket")   # the last recorded request
+        await wait_until(pilot, lambda: app.view.settings.request is not None, "the request picked")
+        picked = app.view.settings.request
+        path.write_bytes(b"".join(LINES[:30]))
+        after = main_count(path)
+        assert picked >= after   # (cut off by the truncation)
+        await wait_until(pilot, lambda: len(app.view.rows) == after, "the whole reload")
+        assert app.view.settings.request is None and app.settings.request is None
+        assert f"request #{picked} is no longer in the file: showing the next request" in notices(app)
+        assert not any("Error" in n for n in notices(app))
+
+
+async def test_escape_after_the_subagent_shown_is_gone_from_the_file_keeps_the_view(tmp_path):
+    import shutil
+
+    shutil.copytree(SAMPLE.parent, tmp_path / "s")
+    path = tmp_path / "s" / SAMPLE.name
+    app = follow_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.view is not None, "the first view")
+        app.open_subagent(1)
+        await wait_until(pilot, lambda: app.view is not None and app.conversation.name != "main", "the sub-agent")
+        for sub in (tmp_path / "s" / SAMPLE.stem / "subagents").iterdir():
+            sub.unlink()
+        path.write_bytes(b"".join(LINES[:60]))   # rewritten: read again whole, without the sub-agent
+        after = main_count(path)
+        await wait_until(pilot, lambda: app.conversation.name == "main" and len(app.view.rows) == after,
+                         "the main conversation, read again")
+        assert app.state.trail == []
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.view is not None and not app.busy and app.conversation.name == "main"

@@ -72,6 +72,39 @@ def test_enter_a_subagent_and_back():
     assert state.trail == [] and state.back() is None
 
 
+def test_a_file_read_again_moves_or_forgets_the_way_back():
+    state = InspectorState(Settings())
+    state.opened(0, 3, Settings())
+    here = Place(0, 5, 12, 40.0)
+    state.change(request=5)
+    state.enter_subagent(2, here)
+    holds = lambda conversation, request: request < 10  # noqa: E731 - the new session's requests
+    # both found again, at other indices, with 3 messages of history before the parent's own
+    assert not state.reloaded(1, 4, renumbered={0: (3, 3), 2: (1, 0)}, holds=holds)
+    assert state.conversation == 1 and state.trail == [Place(3, 8, 12, 40.0)]
+    # the parent's request cut off: the way back leads to its next request
+    state.reloaded(1, 4, renumbered={1: (1, 0), 3: (3, 0)}, holds=lambda c, r: r < 8)
+    assert state.trail == [Place(3, None, 12, 40.0)]
+    # the sub-agent gone: the first conversation shows, and there is no way back to take
+    state.reloaded(0, 1, found=False, renumbered={3: (0, 0)}, holds=holds)
+    assert state.conversation == 0 and state.trail == [] and state.back() is None
+    # the parent gone while the sub-agent stays: nowhere to go back to either
+    state.opened(0, 3, Settings())
+    state.enter_subagent(2, here)
+    state.reloaded(0, 1, renumbered={2: (0, 0)}, holds=holds)
+    assert state.trail == [] and state.returning is None
+
+
+def test_a_request_picked_that_the_new_read_does_not_hold_gives_the_next():
+    state = InspectorState(Settings())
+    state.opened(0, 1, Settings())
+    state.change(request=40)
+    assert state.reloaded(0, 1, holds=lambda c, r: r < 40)
+    assert state.settings.request is None
+    state.change(request=20)
+    assert not state.reloaded(0, 1, holds=lambda c, r: r < 40) and state.settings.request == 20
+
+
 def test_search_count_label():
     layout, other = object(), object()
     search = Search()
