@@ -284,3 +284,13 @@ def test_a_file_not_read_whole_is_named_and_said_to_be_left_out(home, monkeypatc
     args = argparse.Namespace(search="walrus", by=None, json=True, no_cache=False)
     assert json.loads(sessions_output(rows, args, said.append)) == []
     assert len(said) == 1 and said[0].startswith("1 session file(s) could not be read whole")
+
+
+def test_a_file_listed_for_its_problem_is_left_out_by_name_and_why(home):
+    binary = home / ".claude" / "projects" / "-home-me-zoo" / "noise.jsonl"
+    binary.write_bytes(bytes(range(256)) * 8)   # no JSON line in it: listed with a ⚠, read by no loader
+    out = _run(home, "--search", "walrus", "--json")
+    assert out.returncode == 0, out.stderr
+    assert _names(r["path"] for r in json.loads(out.stdout)) == ["walrus.jsonl"]
+    assert out.stderr == (f"ctxview: warning: 1 session file(s) could not be read whole, so the search and the "
+                          f"totals leave them out: {binary}: no complete JSON line (half written?)\n")

@@ -30,7 +30,7 @@ from ctxview.analysis.prices import PriceTable, cost_of, dollars
 from ctxview.analysis.usage import RecordedRequest, UsageTotals, recorded_requests
 from ctxview.formats import load_session
 from ctxview.formats.errors import LoadError
-from ctxview.sessions.index import SessionRow
+from ctxview.sessions.index import UNKNOWN_FORMAT, SessionRow
 
 __all__ = ["CONTENTS_VERSION", "MAX_FILE_BYTES", "MAX_TEXT_CHARS", "Contents", "Totals", "contents_path", "fts_query", "text_of"]
 
@@ -237,6 +237,8 @@ class Contents:
         text = ""
         days: dict[str, list] = {}
         try:
+            if row.format == UNKNOWN_FORMAT:   # (listed for its problem: no loader reads it)
+                raise LoadError(row.path, row.problem or "not a session file ctxview reads")
             if row.size_bytes > MAX_FILE_BYTES:
                 raise LoadError(row.path, f"{row.size_bytes:,} bytes, more than the background pass reads "
                                           f"({MAX_FILE_BYTES:,}); open it to see it")
@@ -246,7 +248,7 @@ class Contents:
         except LoadError as exc:
             problem = str(exc)
         except (MemoryError, RecursionError, ValueError, OSError) as exc:
-            problem = f"{type(exc).__name__}: {exc}"
+            problem = f"{row.path}: {type(exc).__name__}: {exc}"
         # (the text is found by its file's id: a delete by its unindexed path would read every text)
         known = db.execute("SELECT id FROM files WHERE path = ?", (row.path,)).fetchone()
         if known is None:

@@ -36,6 +36,8 @@ __all__ = ["HEAD_BYTES", "TAIL_BYTES", "SessionRow", "decode_claude_project", "i
 
 _read = read_sample  # (a name tests replace)
 
+UNKNOWN_FORMAT = "?"  # a row listed for its problem, whose format could not be told
+
 
 @dataclass(slots=True)
 class SessionRow:
@@ -289,7 +291,7 @@ def _fill(row: SessionRow, sample: Sample, head: bytes, tail: bytes) -> None:
             big_document(row, sample, head, tail)
             return
         if row.path.endswith(".jsonl") or sample.half_written:
-            row.format, row.problem = "?", "no complete JSON line (half written?)"
+            row.format, row.problem = UNKNOWN_FORMAT, "no complete JSON line (half written?)"
         elif GEMINI_HEAD.match(head):
             row.format, row.problem = "gemini", "not valid JSON (half written?)"
         return

@@ -126,14 +126,23 @@ def tier_lines(spec: str) -> list[str]:
     return [f"tier {i + 1}: {describe_tier(policy, i)}" for i in range(len(policy.tiers))]  # 1-based, as the errors
 
 
+# The suffixes a session file's name ends with that say its format, not what it is: `w` drops them.
+_FORMAT_SUFFIXES = frozenset({".json", ".jsonl", ".ctxview", ".prepared", ".eval", ".har", ".lhar", ".ctap",
+                              ".log", ".txt", ".gz"})
+
+
 def export_name(path: str | None) -> str:
-    """The file name `w` proposes: `<stem>.prepared.json` (demo for the bundled session)."""
+    """The file name `w` proposes: `<name>.prepared.json`, the session file's name without the
+    suffixes that say its format (demo for the bundled session)."""
     if path is None:
         stem = "demo"
     elif path.startswith("<"):
         stem = "session"  # <stdin>
     else:
-        stem = Path(path).name.split(".")[0] or "session"
+        stem = Path(path).name
+        while (suffix := Path(stem).suffix).lower() in _FORMAT_SUFFIXES and suffix != stem:
+            stem = stem[: -len(suffix)]
+        stem = stem.strip(".") or "session"   # (not a hidden file, nor ".." itself)
     return f"{safe_file_name(stem)}.prepared.json"  # (a file name may hold control characters)
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ctxview.model import Conversation, Message, ToolCall
 from ctxview.settings import Settings
 from ctxview.tui.navigation import copy_of
 from ctxview.tui.reveal import reveal_scroll
 from ctxview.tui.search_state import Search, match_positions
-from ctxview.tui.state import InspectorState, Place, goto_position, subagents_of, tool_partner
+from ctxview.tui.state import InspectorState, Place, export_name, goto_position, subagents_of, tool_partner
 
 CALL = ToolCall(id="t1", name="Task", arguments={"description": "look", "prompt": "go"})
 
@@ -103,6 +105,17 @@ def test_a_request_picked_that_the_new_read_does_not_hold_gives_the_next():
     assert state.settings.request is None
     state.change(request=20)
     assert not state.reloaded(0, 1, holds=lambda c, r: r < 40) and state.settings.request == 20
+
+
+@pytest.mark.parametrize("path, name", [
+    ("/runs/v1.2-run.jsonl", "v1.2-run.prepared.json"),        # a dot inside the name stays
+    ("saved.ctxview.json", "saved.prepared.json"),             # every suffix saying the format goes
+    ("log.eval", "log.prepared.json"), ("t.ctap.JSON", "t.prepared.json"), ("notes", "notes.prepared.json"),
+    (".jsonl", "jsonl.prepared.json"), ("..", "session.prepared.json"),   # never a hidden file
+    (None, "demo.prepared.json"), ("<stdin>", "session.prepared.json"),
+])
+def test_the_name_w_proposes(path, name):
+    assert export_name(path) == name
 
 
 def test_search_count_label():
