@@ -287,7 +287,10 @@ def load_job(post: Post, opening: Opening, layouts: Layouts, prepare: Prepare, m
 
             cache = PipelineCache()
             conversation = session.conversations[index]
-            settings = opening_settings(conversation, opening.given, opening.overrides)
+            try:
+                settings = opening_settings(conversation, opening.given, opening.overrides)
+            except ValueError as exc:   # (a request past the file's, bad saved settings: as `report` says it)
+                raise ValueError(f"{opening.label}: {exc}") from None
             # Show the stored side now; the prepared side follows when the
             # first pipeline run is done (the slowest part of opening).
             post(SessionLoaded(session, index, settings, layouts.pending(conversation, settings), cache,
