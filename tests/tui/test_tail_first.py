@@ -286,5 +286,6 @@ async def test_a_request_asked_for_by_number_opens_the_whole_file_at_it(tmp_path
             await pilot.pause(0.02)
             if app.error:
                 break
-    assert app.return_code == 1 and app.error == (f"{path}: {whole.name}: no request {len(requests) + 2} (the file holds "
-                                                  f"requests 1 to {len(requests)}, and {len(requests) + 1} is the next one)")
+    n = len(requests)
+    assert app.return_code == 1 and app.error == (f"{path}: {whole.name}: no request {n + 2} (the file holds "
+                                                  f"requests 1 to {n}, and {n + 1} is the next one)")
