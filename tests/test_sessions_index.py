@@ -286,3 +286,15 @@ def test_a_fifo_or_a_device_is_never_opened(tmp_path):
     moved = folder / "chats" / path.name
     path.rename(moved)
     assert index_file(str(moved)).project == "proj"  # the folder's name, the FIFO left alone
+
+
+def test_lines_holding_an_escaped_lone_surrogate_are_read(tmp_path):
+    # "\ud800" is valid JSON that Claude Code writes and orjson refuses: the row reads it all the same
+    path = write_claude(tmp_path, "/home/me/src/app", "s1", n=4)
+    want = index_file(str(path))
+    lines = path.read_bytes().replace(b"prompt of s1", b"prompt of s1 \\ud800").splitlines()
+    lines[-1] = lines[-1].rstrip()[:-1] + b',"note":"\\udc00"}'
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    row = index_file(str(path))
+    assert row.title == "prompt of s1 \ud800" and row.problem is None
+    assert (row.started, row.updated, row.tokens) == (want.started, want.updated, want.tokens)

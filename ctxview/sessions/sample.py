@@ -16,6 +16,8 @@ from typing import Any, BinaryIO, Iterable, Iterator
 
 import orjson
 
+from ctxview.formats.parsing.json_decode import loads
+
 __all__ = ["FIRST_LINE_BYTES", "HEAD_BYTES", "TAIL_BYTES", "Sample", "file_kind", "marker_count", "open_regular",
            "read_sample", "records"]
 
@@ -61,7 +63,7 @@ class Sample:
             self._t, self._h_end, self._t_start, self._t_end = head, len(head), 0, len(head)
             if document:
                 try:
-                    self.doc = orjson.loads(head)
+                    self.doc = loads(head)
                     return
                 except orjson.JSONDecodeError:
                     pass
@@ -74,7 +76,7 @@ class Sample:
         start = max(buf.rfind(b"\n", self._t_start, end) + 1, self._t_start)
         if buf.startswith(b"{", start):  # no newline after a record: complete, or still being written
             try:
-                orjson.loads(buf[start:end])
+                loads(buf[start:end])
             except orjson.JSONDecodeError:
                 self.half_written = True
                 self._t_end = start
@@ -134,7 +136,7 @@ def records(lines: Iterable[bytes]) -> Iterator[Any]:
     for line in lines:
         if line.strip():
             try:
-                yield orjson.loads(line)
+                yield loads(line)
             except orjson.JSONDecodeError:
                 continue
 

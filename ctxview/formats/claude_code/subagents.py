@@ -12,6 +12,7 @@ import orjson
 from ctxview.model import Conversation, Usage
 from ctxview.formats.parsing.blocks import anthropic_assistant
 from ctxview.formats.parsing.builders import message
+from ctxview.formats.parsing.json_decode import loads
 from ctxview.formats.parsing.linking import last_model
 from ctxview.formats.claude_code.conversation import build, scan_warnings
 from ctxview.formats.claude_code.persisted import marked
@@ -174,7 +175,7 @@ def _records_naming(data: bytes, needle: str) -> list[Any]:
         end = data.find(b"\n", at)
         end = len(data) if end < 0 else end
         try:
-            out.append(orjson.loads(data[start:end]))
+            out.append(loads(data[start:end]))
         except orjson.JSONDecodeError:
             pass
         at = data.find(key, end)

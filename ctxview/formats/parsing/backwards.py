@@ -15,6 +15,7 @@ from typing import Any, Callable
 import orjson
 
 from ctxview.formats.inputs import open_read_only, read_at
+from ctxview.formats.parsing.json_decode import loads
 from ctxview.model import Session
 
 __all__ = ["BLOCK", "MAX_LINE", "first_line", "last_line_start", "last_record", "tail_warnings"]
@@ -94,7 +95,7 @@ def first_line(path: str, size: int) -> Any:
 
 def _record(line: bytes) -> Any:
     try:
-        return orjson.loads(line)
+        return loads(line)
     except orjson.JSONDecodeError:
         return None
 

@@ -14,7 +14,7 @@ import orjson
 from ctxview.formats.errors import LoadError
 from ctxview.formats.inputs import Input
 
-__all__ = ["BOM", "MAX_DOCUMENT_BYTES", "UTF16_BOMS", "decode_json", "document_only", "load_document", "strip_bom"]
+__all__ = ["BOM", "MAX_DOCUMENT_BYTES", "UTF16_BOMS", "decode_json", "document_only", "load_document", "loads", "strip_bom"]
 
 BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -27,6 +27,20 @@ def _utf8_error_column(raw: bytes) -> int | None:
     except UnicodeDecodeError as exc:
         return exc.start + 1
     return None
+
+
+def loads(raw: bytes) -> Any:
+    """orjson.loads, and the stdlib's where orjson refuses valid JSON: an escaped lone surrogate
+    ("\\ud800"), which JavaScript writers (Claude Code) produce. Not JSON: orjson.JSONDecodeError."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if "surrogate" not in exc.msg:
+            raise
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):
+            raise exc from None
 
 
 def decode_json(raw: bytes, name: str, line: int | None, expected: str, line_offset: int = 0) -> Any:

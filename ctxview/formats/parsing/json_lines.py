@@ -19,7 +19,7 @@ import orjson
 
 from ctxview.formats.errors import LENIENT_HINT, LoadError
 from ctxview.formats.inputs import Input
-from ctxview.formats.parsing.json_decode import BOM, UTF16_BOMS, decode_json
+from ctxview.formats.parsing.json_decode import BOM, UTF16_BOMS, decode_json, loads
 
 __all__ = ["CHUNK_BYTES", "LAYOUT_PROBE", "LineReader", "MAX_LINE_BYTES", "SKIP", "STREAM_ABOVE", "detect_layout"]
 
@@ -266,7 +266,7 @@ def _rest_of_line_then_more(f: BinaryIO) -> bool:
 
 def _parses(raw: bytes) -> bool:
     try:
-        orjson.loads(raw)
+        loads(raw)
         return True
     except orjson.JSONDecodeError:
         return False
