@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["UNSAFE", "excerpt", "is_clean", "make_visible", "safe_file_name", "sanitize", "visible_char"]
+__all__ = ["UNSAFE", "excerpt", "is_clean", "make_visible", "safe_file_name", "sanitize", "utf8_text", "visible_char"]
 
 # Format (Cf) characters and the Zl/Zp separators, as ranges. Covers Unicode
 # 14 (Python 3.11) plus the later additions in the same blocks; a test checks
@@ -127,6 +127,20 @@ def safe_file_name(text: str) -> str:
     box that draws what it holds as it is, so an OSC sequence in the input's name would reach the
     terminal; and a name made visible with control pictures would be a strange file to create."""
     return _NAME_UNSAFE.sub("_", text)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8_text(text: str) -> str:
+    """`text` as UTF-8 can hold it: a lone surrogate (JSON's "\\ud800", which a session may hold)
+    becomes U+FFFD, as an encoder with errors="replace" writes it; for what encodes strictly (the
+    clipboard, SQLite)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text)
+    return text
 
 
 def excerpt(text: str, limit: int = 60) -> str:

@@ -294,3 +294,29 @@ def test_a_file_listed_for_its_problem_is_left_out_by_name_and_why(home):
     assert _names(r["path"] for r in json.loads(out.stdout)) == ["walrus.jsonl"]
     assert out.stderr == (f"ctxview: warning: 1 session file(s) could not be read whole, so the search and the "
                           f"totals leave them out: {binary}: no complete JSON line (half written?)\n")
+
+
+def test_a_lone_surrogate_in_the_text_or_a_name_that_is_not_utf8_is_searched_and_totalled(home):
+    walrus = home / ".claude" / "projects" / "-home-me-zoo" / "walrus.jsonl"
+    walrus.write_bytes(walrus.read_bytes().replace(b"aquarium", b"aquarium \\ud800"))   # valid JSON, no UTF-8
+    odd = walrus.with_name(os.fsdecode(b"otter-\xff.jsonl"))   # a name Python keeps as a lone surrogate
+    walrus.with_name("otter.jsonl").rename(odd)
+    out = _run(home, "--search", "aquarium", "--json")
+    assert out.returncode == 0 and out.stderr == ""
+    assert _names(r["path"] for r in json.loads(out.stdout)) == ["walrus.jsonl"]
+    rows = build_index(None, env=_env(home))
+    contents = open_contents(_env(home))
+    contents.update(rows)
+    assert contents.search("otter") == {str(odd)} and contents.unread() == {}
+    assert contents.cost_by_path()[str(odd)] is not None
+    assert sum(t.sessions for t in contents.totals(rows, "project")) == 3
+    out = _run(home, "--by", "day")
+    assert out.returncode == 0 and out.stdout.splitlines()[-1].startswith("2 days, 3 sessions, 4 requests")
+
+
+def test_a_day_is_the_utc_day_and_a_session_of_several_days_counts_once():
+    from ctxview.sessions.contents import _day
+
+    assert _day("2026-03-02T01:15:00+05:00") == "2026-03-01"   # UTC, as the help says
+    assert _day("2026-03-02T10:00:00.000Z") == "2026-03-02"
+    assert [_day(t) for t in ("2026-13-45T00:00:00Z", "２０２６-03-02T00:00:00Z", "", None, "\ud800")] == ["unknown"] * 5

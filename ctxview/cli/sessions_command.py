@@ -37,7 +37,7 @@ def sessions_output(rows: Sequence[SessionRow], args: argparse.Namespace, notice
         totals = contents.totals(rows, args.by)  # type: ignore[union-attr]
         if args.json:
             return dumps([t.to_json(args.by) for t in totals])
-        return totals_table(totals, args.by, width)
+        return totals_table(totals, args.by, width, contents.sessions_with_usage(rows))  # type: ignore[union-attr]
     if args.json:
         return dumps([row.as_json() for row in rows])
     return table(list(rows), width, contents.cost_by_path() if contents is not None else None)

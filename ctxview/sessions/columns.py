@@ -222,8 +222,13 @@ def total_cells(t) -> tuple[str, ...]:
             f"{t.cache_write:,}", cost)
 
 
-def totals_table(totals, by: str, width: int = 160) -> str:
-    """`ctxview sessions --by project|day`: the key, then the sums, right-aligned; then the total."""
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def totals_table(totals, by: str, width: int = 160, sessions: int | None = None) -> str:
+    """`ctxview sessions --by project|day`: the key, then the sums, right-aligned; then the total
+    (`sessions`: how many sessions the totals cover, when a session may count under several keys)."""
     keys = [_text(_home_short(t.key)) for t in totals]
     fitted, shown = fit_total_columns(width, padding=1)
     key_width = max(len(by), min(fitted, max(map(len, keys), default=0)))
@@ -237,8 +242,10 @@ def totals_table(totals, by: str, width: int = 160) -> str:
     out.extend(line(key, total_cells(t)) for key, t in zip(keys, totals))
     usd = [t.usd for t in totals if t.usd is not None]
     unpriced = sum(t.unpriced for t in totals)
-    summary = (f"{len(totals):,} {by}{'s' if len(totals) != 1 else ''}, {sum(t.sessions for t in totals):,} sessions, "
-               f"{sum(t.requests for t in totals):,} requests, {_money(sum(usd)) if usd else 'no cost'}")
+    sessions = sum(t.sessions for t in totals) if sessions is None else sessions
+    requests = sum(t.requests for t in totals)
+    summary = (f"{_count(len(totals), by)}, {_count(sessions, 'session')}, {_count(requests, 'request')}, "
+               f"{_money(sum(usd)) if usd else 'no cost'}")
     if unpriced:
         summary += f" ({unpriced:,} requests on a model without a price)"
     out.append(summary)

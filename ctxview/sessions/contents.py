@@ -30,7 +30,9 @@ from ctxview.analysis.prices import PriceTable, cost_of, dollars
 from ctxview.analysis.usage import RecordedRequest, UsageTotals, recorded_requests
 from ctxview.formats import load_session
 from ctxview.formats.errors import LoadError
+from ctxview.sanitize import utf8_text
 from ctxview.sessions.index import UNKNOWN_FORMAT, SessionRow
+from ctxview.sessions.row_values import iso
 
 __all__ = ["CONTENTS_VERSION", "MAX_FILE_BYTES", "MAX_TEXT_CHARS", "Contents", "Totals", "contents_path", "fts_query", "text_of"]
 
@@ -48,6 +50,21 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS days_path ON days(path)",
     "CREATE VIRTUAL TABLE IF NOT EXISTS body USING fts5(path UNINDEXED, text, tokenize='unicode61 remove_diacritics 2')",
 )
+
+
+def _column(path: str) -> str | bytes:
+    """A path as the tables hold it: its text, or the bytes of a name that is not UTF-8 (Python
+    keeps those bytes as lone surrogates, which SQLite's text cannot hold)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path)
+    return path
+
+
+def _path(value: str | bytes) -> str:
+    """The path a table's value names (_column's inverse)."""
+    return os.fsdecode(value) if isinstance(value, bytes) else value
 
 
 def contents_path(index_cache: Path) -> Path:
@@ -105,7 +122,9 @@ class Totals:
 
 
 def _day(timestamp: str | None) -> str:
-    return timestamp[:10] if timestamp and len(timestamp) >= 10 and timestamp[4] == "-" else "unknown"
+    """The UTC day of a recorded time ("2026-03-02"), or "unknown" for one that is no time."""
+    when = iso(timestamp)
+    return when[:10] if when is not None else "unknown"
 
 
 def _usage_by_day(session, prices: PriceTable) -> dict[str, list]:
@@ -211,10 +230,10 @@ class Contents:
         time); forget the files no longer listed. Returns how many were read."""
         db = self._connect()
         prices = prices or PriceTable()
-        known = {p: (s, m) for p, s, m in db.execute("SELECT path, size, mtime_ns FROM files")}
+        known = {_path(p): (s, m) for p, s, m in db.execute("SELECT path, size, mtime_ns FROM files")}
         wanted = {r.path: r for r in rows if r.format is not None}
         gone = [p for p in known if p not in wanted]
-        for chunk in _chunks(gone, 500):
+        for chunk in _chunks([_column(p) for p in gone], 500):
             marks = ",".join("?" * len(chunk))
             db.execute(f"DELETE FROM body WHERE rowid IN (SELECT id FROM files WHERE path IN ({marks}))", chunk)
             db.execute(f"DELETE FROM days WHERE path IN ({marks})", chunk)
@@ -243,27 +262,29 @@ class Contents:
                 raise LoadError(row.path, f"{row.size_bytes:,} bytes, more than the background pass reads "
                                           f"({MAX_FILE_BYTES:,}); open it to see it")
             session = load_session(row.path, row.format, lenient=True)
-            text = text_of(session)
+            text = utf8_text(text_of(session))   # (SQLite takes no lone surrogate)
             days = _usage_by_day(session, prices)
         except LoadError as exc:
             problem = str(exc)
         except (MemoryError, RecursionError, ValueError, OSError) as exc:
             problem = f"{row.path}: {type(exc).__name__}: {exc}"
+        problem = utf8_text(problem) if problem is not None else None   # (it may quote a name that is not UTF-8)
         # (the text is found by its file's id: a delete by its unindexed path would read every text)
-        known = db.execute("SELECT id FROM files WHERE path = ?", (row.path,)).fetchone()
+        path = _column(row.path)
+        known = db.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
         if known is None:
             file_id = db.execute("INSERT INTO files (path, size, mtime_ns, problem) VALUES (?, ?, ?, ?)",
-                                 (row.path, row.size_bytes, row.mtime_ns, problem)).lastrowid
+                                 (path, row.size_bytes, row.mtime_ns, problem)).lastrowid
         else:
             file_id = known[0]
             db.execute("UPDATE files SET size = ?, mtime_ns = ?, problem = ? WHERE id = ?",
                        (row.size_bytes, row.mtime_ns, problem, file_id))
             db.execute("DELETE FROM body WHERE rowid = ?", (file_id,))
-            db.execute("DELETE FROM days WHERE path = ?", (row.path,))
+            db.execute("DELETE FROM days WHERE path = ?", (path,))
         db.executemany("INSERT INTO days VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       [(row.path, day, *values) for day, values in days.items()])
+                       [(path, day, *values) for day, values in days.items()])
         if text:
-            db.execute("INSERT INTO body (rowid, path, text) VALUES (?, ?, ?)", (file_id, row.path, text))
+            db.execute("INSERT INTO body (rowid, path, text) VALUES (?, ?, ?)", (file_id, path, text))
 
     # -- answering ---------------------------------------------------------------------
     def known(self) -> int:
@@ -281,19 +302,25 @@ class Contents:
                 "SELECT path FROM files WHERE id IN (SELECT rowid FROM body WHERE body MATCH ?)", (query,)).fetchall()
         except sqlite3.OperationalError:
             return set()
-        return {p for (p,) in found}
+        return {_path(p) for (p,) in found}
 
     def unread(self) -> dict[str, str]:
         """The files that could not be read whole, and why (one line each): their text, usage and
         cost are not known, so a search, the totals and the cost column leave them out."""
-        return dict(self._connect().execute("SELECT path, problem FROM files WHERE problem IS NOT NULL"))
+        return {_path(p): problem for p, problem in
+                self._connect().execute("SELECT path, problem FROM files WHERE problem IS NOT NULL")}
 
     def cost_by_path(self) -> dict[str, float | None]:
         """Each file's dollars (None: nothing priced)."""
         out: dict[str, float | None] = {}
         for path, usd in self._connect().execute("SELECT path, sum(usd) FROM days GROUP BY path"):
-            out[path] = usd
+            out[_path(path)] = usd
         return out
+
+    def sessions_with_usage(self, rows: Iterable[SessionRow]) -> int:
+        """How many of the listed sessions recorded usage (a session of several days counts once)."""
+        listed = {r.path for r in rows}
+        return sum(1 for (p,) in self._connect().execute("SELECT DISTINCT path FROM days") if _path(p) in listed)
 
     def totals(self, rows: Iterable[SessionRow], by: str) -> list[Totals]:
         """The usage of the listed sessions summed by "project" (the row's) or "day" (each
@@ -304,6 +331,7 @@ class Contents:
         sums: dict[str, list] = {}
         sessions: dict[str, set[str]] = {}
         for path, day, *values in self._connect().execute("SELECT * FROM days"):
+            path = _path(path)
             if path not in project:
                 continue
             key = project[path] if by == "project" else day
@@ -315,7 +343,7 @@ class Contents:
             sessions.setdefault(key, set()).add(path)
         out = [Totals(key, len(sessions[key]), *acc) for key, acc in sums.items()]
         if by == "day":
-            out.sort(key=lambda t: t.key, reverse=True)
+            out.sort(key=lambda t: (t.key != "unknown", t.key), reverse=True)   # (the newest first; unknown last)
         else:
             out.sort(key=lambda t: (-(t.usd or 0.0), t.key))
         return out

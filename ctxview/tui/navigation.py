@@ -12,13 +12,12 @@ terminal would run a message's escape sequences.
 
 from __future__ import annotations
 
-import re
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ctxview.model import Message
-from ctxview.sanitize import UNSAFE, make_visible, sanitize
+from ctxview.sanitize import UNSAFE, make_visible, sanitize, utf8_text
 from ctxview.engine.view import row_columns
 from ctxview.tui.screens.dialogs import GotoScreen
 from ctxview.tui.messages import Copied, SearchCounted, SearchDone
@@ -99,17 +98,10 @@ def _strings(value: object):
             yield from _strings(v)
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def clipboard_text(text: str) -> str:
     """`text` as the clipboard can take it: copy_to_clipboard encodes UTF-8 strictly, and a session
     may hold a lone surrogate (JSON's "\\ud800"), written as U+FFFD as the export writes it."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub("\ufffd", text)
-    return text
+    return utf8_text(text)
 
 
 class NavigationActions:
