@@ -356,12 +356,13 @@ def _recommendations(messages, per, counter, measure, keep_recent: int, repeated
                 recs.append(Recommendation(
                     "summarise old messages into one checkpoint", "--old-messages llm", saving,
                     f"the {len(removed):,} messages before index {boundary}"))
-    if room is not None and context_window:
+    # (a window too small for a budget of one token, a window of 1 say, gets no budget to set)
+    if room is not None and context_window and budget is not None and budget >= 1:
         dropped, tokens = fit_plan(messages, max(int(room), 0), keep_recent, per, unit_list=all_units)
         if dropped:
             recs.append(Recommendation(
                 f"drop the oldest messages to stay under {threshold:.0%} of the window",
-                f"--budget {budget if budget is not None else int(threshold * context_window)}", sum(per) - tokens,
+                f"--budget {budget}", sum(per) - tokens,
                 f"{len(dropped):,} messages dropped, tool calls kept with their results"))
     recs.sort(key=lambda r: -r.saves)
     return recs
