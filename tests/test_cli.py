@@ -379,3 +379,50 @@ def test_the_tiers_help_lists_every_preset():
 
     text = " ".join(run("prepare", "--help").stdout.split())
     assert all(name in text for name in PRESETS) and "swarm-auto" in text
+
+
+# --- what the third QA round found ---------------------------------------------------
+
+
+def test_jsonl_whose_first_lines_hold_a_lone_surrogate_is_read_as_lines(tmp_path):
+    # "\ud800" is valid JSON (Claude Code writes it) that orjson refuses: the file is still JSONL
+    base = {"sessionId": "s1", "cwd": "/p", "timestamp": "2026-01-01T00:00:01Z"}
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps({**base, "type": "user", "uuid": f"u{i}", "parentUuid": f"u{i - 1}" if i else None,
+                                        "message": {"role": "user", "content": f"{i} \ud800"}}) + "\n"
+                            for i in range(2)))
+    out = run("report", str(path), "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["format"] == "claude-code"
+
+
+def test_a_window_too_small_for_any_budget_is_reported_without_one(tmp_path):
+    out = run("report", str(chat(tmp_path)), "--context-window", "1", "--json")
+    assert out.returncode == 0, out.stderr
+    recs = json.loads(out.stdout)["conversations"][0]["bloat"]["recommendations"]
+    assert recs and not any(r["setting"].startswith("--budget") for r in recs)
+
+
+def test_prepare_o_dash_writes_to_stdout(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "ctxview", "prepare", str(chat(tmp_path)), "-o", "-"],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["messages"] and not (tmp_path / "-").exists()
+
+
+def test_a_zip_on_stdin_is_named_as_one(tmp_path):
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "log.eval", "w") as zf:
+        zf.writestr("header.json", "{}")
+    out = subprocess.run([sys.executable, "-m", "ctxview", "report", "-"], stdin=(tmp_path / "log.eval").open("rb"),
+                         capture_output=True, timeout=120)
+    assert out.returncode == 1 and out.stderr.decode() == (
+        "ctxview: error: <stdin>: a zip archive (an Inspect AI .eval log?) cannot be read from standard input: "
+        "give its path\n")
+
+
+@pytest.mark.parametrize("typed", ["١٢", "１２", "+5", "²"])
+def test_a_count_option_takes_ascii_digits_only(tmp_path, typed):
+    out = run("report", str(chat(tmp_path)), "--keep-recent", typed)
+    assert out.returncode == 2 and f"--keep-recent must be a whole number, not {typed!r}" in out.stderr

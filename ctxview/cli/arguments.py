@@ -221,8 +221,8 @@ def prepare_parser() -> argparse.ArgumentParser:
                      "them, as JSON (stdout without -o).")
     parser.add_argument("file", metavar="FILE", help="session file ('-' for stdin)")
     _add_common(parser)
-    parser.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout: a "
-                        "regular file or a new path, never the input")
+    parser.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout (- is "
+                        "stdout): a regular file or a new path, never the input")
     parser.add_argument("--follow-symlink", action="store_true",
                         help="when OUT is a symbolic link, write the file it points to (refused otherwise)")
     parser.add_argument("--shape", choices=("openai", "anthropic"), default=None,

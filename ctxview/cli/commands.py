@@ -267,7 +267,7 @@ def _output_target(args: argparse.Namespace) -> str:
 
 def _run_prepare(argv: Sequence[str]) -> int:
     args = prepare_parser().parse_args(argv)
-    target = _output_target(args) if args.output else None
+    target = _output_target(args) if args.output not in (None, "-") else None   # (-o -: stdout, as FILE - is stdin)
     if target is None:
         _stdout()
     session = _load(args)

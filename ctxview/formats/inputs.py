@@ -195,6 +195,9 @@ def check_path(path: str | os.PathLike) -> os.stat_result:
     return st
 
 
+_ZIP_MAGIC = b"PK\x03\x04"   # (inspect_eval_zip.ZIP_MAGIC, which reads its archives through this module)
+
+
 def read_stdin(stream: BinaryIO, limit: int | None = None) -> bytes:
     """Standard input, whole, read a piece at a time: a NUL byte (binary data, /dev/zero) stops it at
     once, and more than `limit` bytes (MAX_STDIN_BYTES; an endless pipe) is an error, not a MemoryError."""
@@ -207,6 +210,9 @@ def read_stdin(stream: BinaryIO, limit: int | None = None) -> bytes:
             break
         nul = piece.find(b"\0")
         if nul >= 0:
+            if total == 0 and piece.startswith(_ZIP_MAGIC):   # (an archive is read by seeking in it)
+                raise LoadError("<stdin>", "a zip archive (an Inspect AI .eval log?) cannot be read from standard "
+                                           "input: give its path")
             before = piece[:nul]
             line_start = before.rfind(b"\n") + 1
             column = nul - line_start + 1 if line_start else total + nul - _last_line_start(parts, total) + 1

@@ -43,12 +43,14 @@ _DIGITS = 20  # int() of thousands of digits is slow, and no setting needs them
 def count_from_text(text: str, minimum: int, what: str) -> int:
     """A whole number typed by a person (`50,000` and `50_000` too), or a ValueError naming `what`."""
     digits = text.strip().replace("_", "").replace(",", "")
-    if len(digits) > _DIGITS:
-        raise ValueError(f"{what} must be at most {MAX_SETTING:,}, not a {len(digits):,}-digit number")
-    try:
-        value = int(digits)
-    except ValueError:
-        raise ValueError(f"{what} must be a whole number, not {make_visible(text)!r}") from None
+    negative = digits.startswith("-")
+    value = plain_number(digits[1:] if negative else digits, _DIGITS)
+    if value is None:
+        body = digits[negative:]
+        if len(body) > _DIGITS and body.isascii() and body.isdigit():
+            raise ValueError(f"{what} must be at most {MAX_SETTING:,}, not a {len(digits):,}-digit number")
+        raise ValueError(f"{what} must be a whole number, not {make_visible(text)!r}")
+    value = -value if negative else value
     if value < minimum:
         raise ValueError(f"{what} must be ≥ {minimum}, not {value}")
     if value > MAX_SETTING:
