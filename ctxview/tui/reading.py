@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ctxview.engine.view import Settings
-from ctxview.model import Session, is_request
+from ctxview.model import Session, is_request, request_indices
 from ctxview.sanitize import sanitize
 from ctxview.tui.follow import FileChanged, FollowFailed, follow_job
 from ctxview.tui.messages import HistoryFailed, HistoryLoaded, OpeningFailed, SessionLoaded, StoredPiece
-from ctxview.tui.state import loading_note, renumbered, saved_settings_note
+from ctxview.tui.state import loading_note, renumbered, request_label, saved_settings_note
 from ctxview.tui.widgets.basic import prepared_title
 from ctxview.tui.widgets.reading import LOOK_EVERY
 
@@ -115,7 +115,8 @@ class SessionReading:
         picked = self.state.settings.request
         if self.state.reloaded(names.index(shown.name) if found else 0, len(names), found, shift,  # type: ignore[union-attr]
                                moved, lambda c, i: is_request(session.conversations[c].messages, i)):
-            self.notify(f"request #{picked} is no longer in the file: showing the next request", markup=False)
+            label = request_label(picked, request_indices(shown.messages))  # type: ignore[union-attr]
+            self.notify(f"request {label} is no longer in the file: showing the next request", markup=False)
         if not found:
             self.pair.reset()
         self.recompute()  # the view's rows change when it is ready: _view_ready

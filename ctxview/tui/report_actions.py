@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from ctxview.atomic import UnsafeTarget, check_target
 from ctxview.sanitize import sanitize
+from ctxview.tui.failures import one_line
 from ctxview.tui.messages import BloatReady, WorkFailed, Written
 from ctxview.tui.screens.dialogs import ConfirmScreen
 from ctxview.tui.screens.modals import BloatScreen, WriteScreen
@@ -95,6 +97,11 @@ class ReportActions:
         trace = self._trace_log[0] if self._trace_log is not None else None
         if writes_over_input(target, [self.path, trace]):
             self.notify("refusing to overwrite a file the session is read from", severity="error", markup=False)
+            return
+        try:   # (a device, FIFO, link or folder is refused before anything is asked)
+            check_target(target)
+        except (UnsafeTarget, OSError) as exc:
+            self.notify(sanitize(one_line(exc)), title="write failed", severity="error", markup=False)
             return
         if os.path.lexists(target):  # ask first; the write itself stays atomic (write_atomic)
             self.push_screen(ConfirmScreen(f"{target} exists. Overwrite it?", "Overwrite"),

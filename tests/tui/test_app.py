@@ -14,6 +14,7 @@ from ctxview.model import Conversation, Message, Session
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.keys import KEYS
 from ctxview.tui.layout import Layout
+from ctxview.tui.screens.dialogs import ConfirmScreen
 from ctxview.tui.screens.modals import (
     BloatScreen,
     ConversationPicker,
@@ -297,6 +298,22 @@ async def test_write_prepared_messages(tmp_path):
         data = json.loads(target.read_text())
         assert len(data["messages"]) == len(app.view.prepared) + (1 if app.view.system_prompt else 0)
         assert app.last_written == str(target)
+
+
+async def test_write_refuses_a_device_or_a_folder_before_asking_to_overwrite(tmp_path):
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for target, why in (("/dev/null", "is a character device"), (str(tmp_path), "is a directory")):
+            await pilot.press("w")
+            await pilot.pause()
+            app.screen.query_one(Input).value = target
+            await pilot.press("enter")
+            await settle(pilot)
+            assert not isinstance(app.screen, (WriteScreen, ConfirmScreen))
+            notes = [n for n in app._notifications if n.title == "write failed"]
+            assert notes and why in notes[-1].message
+        assert app.last_written is None
 
 
 async def test_write_refuses_the_input_file(tmp_path):

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from ctxview.formats import load_session
+from ctxview.model import request_indices
 from ctxview.tui.app import CtxviewApp
 from ctxview.tui.widgets.basic import Meters
 
@@ -209,12 +210,15 @@ async def test_a_request_picked_that_the_file_no_longer_holds_gives_the_next(tmp
         await pilot.press("left_square_bracket")   # the last recorded request
         await wait_until(pilot, lambda: app.view.settings.request is not None, "the request picked")
         picked = app.view.settings.request
+        requests = request_indices(app.conversation.messages)
+        assert picked == requests[-1]
         path.write_bytes(b"".join(LINES[:30]))
         after = main_count(path)
         assert picked >= after   # (cut off by the truncation)
         await wait_until(pilot, lambda: len(app.view.rows) == after, "the whole reload")
         assert app.view.settings.request is None and app.settings.request is None
-        assert f"request #{picked} is no longer in the file: showing the next request" in notices(app)
+        n = len(requests)   # (numbered as the status bar numbered it)
+        assert f"request {n}/{n} (#{picked}) is no longer in the file: showing the next request" in notices(app)
         assert not any("Error" in n for n in notices(app))
 
 
