@@ -24,13 +24,12 @@ write price less the read price they would have paid (prices.PriceTable.price).
 
 from __future__ import annotations
 
-from datetime import datetime
 from decimal import Decimal
 from typing import Any, NamedTuple, Sequence
 
 from ctxview.engine.harness import history_as_sent, rewrite_events
 from ctxview.model import Conversation, Usage
-from ctxview.analysis.usage import timestamp_of
+from ctxview.analysis.usage import seconds, timestamp_of
 
 __all__ = ["CAUSES", "LOSS_MIN", "CacheEvent", "cache_events", "cache_ttl_of", "loss_summary"]
 
@@ -61,15 +60,6 @@ def cache_ttl_of(conversation: Conversation) -> str:
     """"1h" when the file records hour-long cache writes, else "5m"."""
     return "1h" if any(m.usage is not None and m.usage.cache_write_1h_tokens > 0 for m in conversation.messages) \
         else "5m"
-
-
-def _seconds(ts: str | None) -> float | None:
-    if not ts:
-        return None
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _first_edit(conversation: Conversation, before: int, now: int) -> int | None:
@@ -125,7 +115,7 @@ def _cause(conversation: Conversation, events: Sequence[Any], p: int, k: int, tt
     between = [e for e in events if p < e.index <= k]
     if any(e.kind == "compaction" for e in between):
         return "compaction", "the history was replaced by its summary"
-    t0, t1 = _seconds(timestamp_of(msgs[p])), _seconds(timestamp_of(msgs[k]))
+    t0, t1 = seconds(timestamp_of(msgs[p])), seconds(timestamp_of(msgs[k]))
     gap = None if t0 is None or t1 is None else t1 - t0
     if gap is not None and gap > _TTL_SECONDS[ttl]:
         return "ttl", f"{gap:,.0f} s after the previous request (cache lifetime {ttl})"

@@ -39,8 +39,8 @@ from ctxview.analysis.prices import CostSum, dollars
 from ctxview.settings import Settings
 from ctxview.analysis.age_replay import by_age, replay_by_age
 from ctxview.analysis.rank_replay import by_rank, replay_by_rank
-from ctxview.analysis.stepwise_replay import NotStepwise, StepwiseReplay, scaled, seconds
-from ctxview.analysis.usage import timestamp_of
+from ctxview.analysis.stepwise_replay import NotStepwise, StepwiseReplay, scaled
+from ctxview.analysis.usage import seconds, timestamp_of
 
 __all__ = ["CacheRules", "CachedRequest", "Prompt", "RequestRuns", "TTL_SECONDS", "min_cacheable_tokens", "outcome",
            "replay", "replay_naive", "request_runs", "simulate"]

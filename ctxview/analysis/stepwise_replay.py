@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from datetime import datetime, timezone
 from typing import Callable, Iterator, NamedTuple, Sequence
 
 from ctxview.engine.clearing import tool_name_of
@@ -41,24 +40,13 @@ from ctxview.pipeline.cache import TEXT_ONLY_COUNTERS
 from ctxview.pipeline.sent_history import events_for, truncations
 from ctxview.settings import Settings
 from ctxview.analysis.fenwick import UNREAD, Fenwick
-from ctxview.analysis.usage import timestamp_of
+from ctxview.analysis.usage import seconds, timestamp_of
 
-__all__ = ["CallTable", "NotStepwise", "StepwiseReplay", "calls_before_results", "request_times", "scaled", "seconds",
+__all__ = ["CallTable", "NotStepwise", "StepwiseReplay", "calls_before_results", "request_times", "scaled",
            "shared_messages", "unit_heads"]
 
 # (request index, blocks, tokens, shared blocks, shared tokens, system tokens, time): a Prompt's fields
 PromptFields = tuple[int, int, int, int, int, int, "float | None"]
-
-
-def seconds(timestamp: str | None) -> float | None:
-    """An ISO 8601 time as POSIX seconds (UTC when it names no zone); None when it is not one."""
-    if not timestamp:
-        return None
-    try:
-        t = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def request_times(cache: PipelineCache, conversation: Conversation) -> list[float | None]:

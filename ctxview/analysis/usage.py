@@ -9,11 +9,12 @@ an assistant message with a usage, and the totals are plain sums.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, NamedTuple
 
 from ctxview.model import Conversation, Message, Session, Usage
 
-__all__ = ["RecordedRequest", "UsageTotals", "conversation_usage", "recorded_requests", "session_usage"]
+__all__ = ["RecordedRequest", "UsageTotals", "conversation_usage", "recorded_requests", "seconds", "session_usage"]
 
 
 class RecordedRequest(NamedTuple):
@@ -75,6 +76,17 @@ class UsageTotals:
     def to_dict(self) -> dict[str, int]:
         return {"requests": self.requests, "input": self.input, "output": self.output,
                 "cache_read": self.cache_read, "cache_write": self.cache_write, "cache_write_1h": self.cache_write_1h}
+
+
+def seconds(timestamp: str | None) -> float | None:
+    """An ISO 8601 time as POSIX seconds (UTC when it names no zone); None when it is not one."""
+    if not timestamp:
+        return None
+    try:
+        t = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def timestamp_of(message: Message) -> str | None:
