@@ -283,3 +283,15 @@ def test_a_sum_puts_each_call_in_the_tier_of_its_whole_prompt():
     long = table.cost(Usage(180_000, 500, 0, 30_000), "claude-sonnet-4-5-20250929")
     short = table.cost(Usage(180_000, 500, 0, 10_000), "claude-sonnet-4-5-20250929")
     assert long / short > Decimal("1.5")   # (the long-context tier's prices on all of it: the test means something)
+
+
+def test_sonnet_4_over_200k_input_tokens_pays_the_long_context_prices_on_all_of_them():
+    # Anthropic's pricing page: Sonnet 4 (as Sonnet 4.5) over 200k input tokens, $6 in and $22.50 out
+    # per MTok on every token, cache reads $0.60, 5-minute writes $7.50; genai-prices 0.2.3 has the
+    # tier for Sonnet 4.5 only.
+    table = PriceTable()
+    sonnet4 = "claude-sonnet-4-20250514"
+    assert table.cost(Usage(200_000, 1_000), sonnet4) == usd("0.6") + usd("0.015")             # $3, $15
+    assert table.cost(Usage(200_001, 1_000), sonnet4) == usd("1.200006") + usd("0.0225")       # $6, $22.50
+    assert table.cost(Usage(10, 1_000, 200_000, 40_000), sonnet4) == (
+        usd("0.00006") + usd("0.0225") + usd("0.12") + usd("0.3"))                             # $0.60, $7.50

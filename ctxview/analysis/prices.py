@@ -102,6 +102,13 @@ def _when(timestamp: str | None) -> datetime:
 _UNSEEN = object()
 
 
+# Long-context tiers genai-prices leaves out, taken from a model the table prices the same way.
+# Anthropic's pricing page ("Long context pricing") gives Sonnet 4 and Sonnet 4.5 the same prices over
+# 200k input tokens ($6 / $22.50 per MTok, the cache prices in the usual ratios), on all of a prompt's
+# tokens; genai-prices 0.2.3 carries that tier for Sonnet 4.5 only.
+_TIERS_AS = {"claude-sonnet-4-0": "claude-sonnet-4-5"}
+
+
 def _tier(steps: list[tuple[int, Price]], prompt: int) -> int:
     """The price tier of a prompt of `prompt` tokens (PriceTable._flat_price's): the last whose
     start it passes."""
@@ -200,6 +207,11 @@ class PriceTable:
             write = at("cache_write_mtok", base)
             steps.append((start, Price(base, at("output_mtok", Decimal(0)), at("cache_read_mtok", base), write,
                                        at("cache_write_1h_mtok", write))))
+        borrowed = _TIERS_AS.get(getattr(self._model_info(model), "id", None))
+        if len(steps) == 1 and borrowed is not None:
+            theirs, _ = self._tiers(borrowed, timestamp)
+            if theirs[0][1] == steps[0][1]:   # (only while both are priced alike below the tier)
+                steps.extend(theirs[1:])
         return steps, getattr(p, "requests_kcount", None) is not None
 
     def cost(self, usage: Usage, model: str | None, timestamp: str | None = None, ttl: str = "5m") -> Decimal | None:
