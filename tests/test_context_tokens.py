@@ -145,8 +145,12 @@ def test_the_real_sessions_cache_losses_are_named(spotter):
     assert lost[339].cause == "system_or_tools" and lost[339].lost == 55_080
     assert "4 s after" in lost[339].detail
     assert lost[79].cause == "system_or_tools" and "158 s after" in lost[79].detail  # within the hour
-    # the loss's price: Opus's cache write (1h) less its read, per lost token
-    assert lost[230].usd == pytest.approx(145_298 * (10.0 - 0.5) / 1e6, rel=1e-6)
+    # the loss's price: Opus's cache write (1h) less its read, per lost token the request sent again
+    # (each system_or_tools loss was written again whole: 89,928 and 55,541 written); none after the
+    # compaction, which replaced the 145,298 tokens by its summary (12,497 written, all new)
+    assert lost[79].usd == pytest.approx(89_607 * (10.0 - 0.5) / 1e6, rel=1e-6)
+    assert lost[339].usd == pytest.approx(55_080 * (10.0 - 0.5) / 1e6, rel=1e-6)
+    assert lost[230].usd == 0.0 and "not sent again" in lost[230].detail
     first = events[min(events)]
     assert first.cause == "first" and first.lost == 0
 
@@ -334,3 +338,17 @@ def test_the_clearing_trigger_and_minimum_saving_are_the_models_tokens(spotter):
     assert prepare(spotter, Settings(clear=ClearSettings(keep=3, min_saving=minimum)), cache=cache).stats["cleared"] > 0
     assert prepare(spotter, Settings(clear=ClearSettings(keep=3, min_saving=round(saved * scale) + 10)),
                    cache=cache).stats["cleared"] == 0
+
+
+def test_a_loss_costs_no_more_than_the_request_paid_for_uncached_tokens(tmp_path):
+    # 50,000 tokens lost, only 20,000 sent again (written): the rest of the old prompt was not sent
+    lines = [_cc_line("user", 0, "2026-03-01T10:00:00Z", "go"),
+             _cc_line("assistant", 1, "2026-03-01T10:00:05Z", "a", _usage(0, 60_000)),
+             _cc_line("user", 2, "2026-03-01T10:00:10Z", "more"),
+             _cc_line("assistant", 3, "2026-03-01T10:00:15Z", "b", _usage(10_000, 20_000))]
+    path = tmp_path / "cut.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    conv = load_session(str(path)).conversations[0]
+    (event,) = [e for e in cache_events(conv, PriceTable()) if e.lost]
+    assert event.lost == 50_000
+    assert event.usd == round((20_000 + 3) * (3.75 - 0.3) / 1e6, 6)   # Sonnet 4.5, 5-minute writes

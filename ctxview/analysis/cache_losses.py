@@ -18,8 +18,10 @@ loss is read off the file, the first that applies:
 - ``unknown``: messages unchanged and no timestamps to rule out the lifetime.
 
 A loss below LOSS_MIN tokens is not counted: OpenAI caches in 128-token steps, and no prompt
-shorter than 1,024 tokens is cached at all. What a loss cost is the lost tokens at the cache
-write price less the read price they would have paid (prices.PriceTable.price).
+shorter than 1,024 tokens is cached at all. What a loss cost is the lost tokens the request sent
+again, at the cache write price less the read price they would have paid (prices.PriceTable.price):
+no more of them than it paid for uncached (written, or input), and none after a compaction, which
+replaced them by its summary rather than sending them again.
 """
 
 from __future__ import annotations
@@ -101,9 +103,10 @@ def cache_events(conversation: Conversation, prices: Any = None) -> list[CacheEv
             out.append(CacheEvent(k, u.cache_read_tokens, u.cache_write_tokens))
             continue
         cause, detail = _cause(conversation, events, p, k, ttl)
+        sent_again = 0 if cause == "compaction" else min(lost, u.cache_write_tokens + u.input_tokens)
         out.append(CacheEvent(k, u.cache_read_tokens, u.cache_write_tokens, lost, cause, detail,
                               _loss_usd(prices, msgs[k].model_id or conversation.model, timestamp_of(msgs[k]), ttl,
-                                        lost)))
+                                        sent_again)))
     return out
 
 
@@ -114,7 +117,7 @@ def _cause(conversation: Conversation, events: Sequence[Any], p: int, k: int, tt
         return "model", f"{model_p} → {model_k}"
     between = [e for e in events if p < e.index <= k]
     if any(e.kind == "compaction" for e in between):
-        return "compaction", "the history was replaced by its summary"
+        return "compaction", "the history was replaced by its summary (not sent again)"
     t0, t1 = seconds(timestamp_of(msgs[p])), seconds(timestamp_of(msgs[k]))
     gap = None if t0 is None or t1 is None else t1 - t0
     if gap is not None and gap > _TTL_SECONDS[ttl]:

@@ -328,7 +328,8 @@ def _cache_sections(cache: dict[str, Any] | None, compare: dict[str, Any] | None
             rows.append([r["label"], _fmt_int(r["tokens"] // max(r["requests"], 1)), _share(r["read_share"]),
                          _money(r["usd"]), _pct_change(r["tokens_change"]), _pct_change(r["cost_change"]),
                          r["verdict"]])
-        out.append(("table", f"What each setting costs ({base['requests']:,} requests replayed; changes against "
+        replayed = f"{base['requests']:,} request{'s' if base['requests'] != 1 else ''}"
+        out.append(("table", f"What each setting costs ({replayed} replayed; changes against "
                              "as sent, simulated; cheapest first)",
                     ["setting", "tokens per request", "cache reads", "cost", "tokens change", "cost change",
                      "against as sent"], rows))
