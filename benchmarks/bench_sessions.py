@@ -64,7 +64,7 @@ def claude_code_records(rng: random.Random, cwd: str, prompt: str, n: int, t0: f
     for i in range(n):
         t = t0 + 2 + i * 3
         out.append({**base, "type": "assistant", "uuid": f"a{i}", "timestamp": _iso(t), "requestId": f"r{i}",
-                    "message": {"model": model, "id": f"msg{i}", "type": "message", "role": "assistant",
+                    "message": {"model": model, "id": f"msg_{sid[:16]}_{i}", "type": "message", "role": "assistant",
                                 "content": [{"type": "tool_use", "id": f"t{i}", "name": "Read",
                                              "input": {"file_path": f"app/f{i}.rb"}}],
                                 "usage": {"input_tokens": 10, "cache_creation_input_tokens": 100 + i,

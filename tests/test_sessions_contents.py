@@ -320,3 +320,28 @@ def test_a_day_is_the_utc_day_and_a_session_of_several_days_counts_once():
     assert _day("2026-03-02T01:15:00+05:00") == "2026-03-01"   # UTC, as the help says
     assert _day("2026-03-02T10:00:00.000Z") == "2026-03-02"
     assert [_day(t) for t in ("2026-13-45T00:00:00Z", "２０２６-03-02T00:00:00Z", "", None, "\ud800")] == ["unknown"] * 5
+
+
+def test_a_request_a_continued_session_holds_again_counts_once(home):
+    # Claude Code writes the history of a session it continues into the new session's file: the same
+    # message ids. ccusage counts each once; so do the totals (each file's own cost keeps them all).
+    zoo = home / ".claude" / "projects" / "-home-me-zoo"
+    new_turn = _claude(home, "/home/me/zoo", "tmp", [("2026-05-28", "and now?", "asleep", 50_000, 1_000)])
+    continued = zoo / "walrus-continued.jsonl"
+    lines = [json.loads(line) for line in new_turn.read_text().splitlines()]
+    for line in lines:   # (the new turn follows the history it continues)
+        line.update(uuid="n" + line["uuid"], parentUuid="a1" if line["parentUuid"] is None else "n" + line["parentUuid"],
+                    sessionId="walrus-continued")
+    continued.write_text((zoo / "walrus.jsonl").read_text() + "".join(json.dumps(line) + "\n" for line in lines))
+    new_turn.unlink()
+    rows = build_index(None, env=_env(home))
+    contents = open_contents(_env(home))
+    contents.update(rows)
+    (zoo_total,) = [t for t in contents.totals(rows, "project") if t.key == "/home/me/zoo"]
+    # walrus 2 requests ($0.90), otter 1 ($0.18), the new turn 1 (50k in at $3, 1k out at $15: $0.165)
+    assert (zoo_total.sessions, zoo_total.requests, zoo_total.input) == (3, 4, 300_000)
+    assert zoo_total.usd == pytest.approx(0.90 + 0.18 + 0.165)
+    days = {t.key: t for t in contents.totals(rows, "day")}
+    assert (days["2026-05-27"].requests, days["2026-05-28"].requests) == (1, 4)   # (goat's on the 28th)
+    by_path = {os.path.basename(p): usd for p, usd in contents.cost_by_path().items()}
+    assert by_path["walrus-continued.jsonl"] == pytest.approx(0.90 + 0.165) and by_path["walrus.jsonl"] == pytest.approx(0.90)

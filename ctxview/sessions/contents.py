@@ -15,6 +15,7 @@ database for this run (each thread has its own connection, which an in-memory on
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import stat
@@ -36,7 +37,9 @@ from ctxview.sessions.row_values import iso
 
 __all__ = ["CONTENTS_VERSION", "MAX_FILE_BYTES", "MAX_TEXT_CHARS", "Contents", "Totals", "contents_path", "fts_query", "text_of"]
 
-CONTENTS_VERSION = 2   # 2: the text's rowid is its file's id (a delete by path scanned the whole table)
+# 2: the text's rowid is its file's id (a delete by path scanned the whole table); 3: usage by request
+# where the harness names its requests (a request a copied session holds again counts once)
+CONTENTS_VERSION = 3
 MAX_TEXT_CHARS = 2_000_000       # of one file's text: a search needs words, not every byte of a 1 GB log
 MAX_FILE_BYTES = 512 * 2**20     # a larger file is not read whole in the background (its row says so)
 _NAME = "sessions-contents.sqlite"
@@ -45,11 +48,27 @@ _COMMIT_EVERY = 50               # files: a search during the build sees what is
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, path TEXT UNIQUE, size INTEGER, mtime_ns INTEGER,"
     " problem TEXT)",
+    # a file's recorded usage by day, every request of it
     "CREATE TABLE IF NOT EXISTS days (path TEXT, day TEXT, requests INTEGER, input INTEGER, output INTEGER,"
     " cache_read INTEGER, cache_write INTEGER, usd REAL, unpriced INTEGER)",
     "CREATE INDEX IF NOT EXISTS days_path ON days(path)",
+    # each request the harness names (`request`: its key), to count once one that several files hold
+    "CREATE TABLE IF NOT EXISTS named (path TEXT, request INTEGER, day TEXT, input INTEGER, output INTEGER,"
+    " cache_read INTEGER, cache_write INTEGER, usd REAL, unpriced INTEGER)",
+    "CREATE INDEX IF NOT EXISTS named_path ON named(path)",
+    "CREATE INDEX IF NOT EXISTS named_request ON named(request)",
+    # the keys some file held beside another (a file gone since may leave one: it only costs a look)
+    "CREATE TABLE IF NOT EXISTS repeated (request INTEGER PRIMARY KEY)",
     "CREATE VIRTUAL TABLE IF NOT EXISTS body USING fts5(path UNINDEXED, text, tokenize='unicode61 remove_diacritics 2')",
 )
+
+
+# The named requests that several of the listed files hold, each holder's row, in request order.
+_REPEATS = """
+SELECT request, path, day, input, output, cache_read, cache_write, usd, unpriced FROM named
+WHERE request IN (SELECT request FROM repeated) AND path IN (SELECT path FROM listed)
+ORDER BY request, path
+"""
 
 
 def _column(path: str) -> str | bytes:
@@ -127,20 +146,42 @@ def _day(timestamp: str | None) -> str:
     return when[:10] if when is not None else "unknown"
 
 
-def _usage_by_day(session, prices: PriceTable) -> dict[str, list]:
-    """day → [requests, input, output, cache_read, cache_write, usd or None, unpriced]: the usage
-    module's sums and the price table's cost, of each day's recorded requests."""
+# The harnesses whose message ids name a request wherever it is written: Claude Code writes the
+# history of a session it continues into the new session's file again (ccusage counts each message
+# id and request once for this reason).
+_NAMED_REQUESTS = frozenset({"claude-code"})
+
+
+def request_key(message_id: str) -> int:
+    """A request's key in the usage table: 64 bits of a hash of its message id (a collision among a
+    million requests is about one chance in 30 million)."""
+    return int.from_bytes(hashlib.blake2b(message_id.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+                          "big", signed=True)
+
+
+def _usage_rows(session, prices: PriceTable) -> tuple[list[tuple], list[tuple]]:
+    """The session's recorded requests: (day, requests, input, output, cache_read, cache_write, usd or
+    None, unpriced) by day, the usage module's sums and the price table's cost; and (request key, day,
+    input, output, cache_read, cache_write, usd or None, unpriced) of each the harness names."""
+    named_ids = session.format in _NAMED_REQUESTS
     by_day: dict[str, list[RecordedRequest]] = {}
+    named: list[tuple] = []
     for conv in session.conversations:
         for r in recorded_requests(conv):
-            by_day.setdefault(_day(r.timestamp), []).append(r)
-    out: dict[str, list] = {}
-    for day, requests in by_day.items():
-        u = UsageTotals.of(r.usage for r in requests)
-        cost = cost_of(((r.usage, r.model, r.timestamp) for r in requests), prices)
-        out[day] = [u.requests, u.input, u.output, u.cache_read, u.cache_write, dollars(cost.usd),
-                    cost.unpriced_requests]
-    return out
+            day = _day(r.timestamp)
+            by_day.setdefault(day, []).append(r)
+            message_id = conv.messages[r.index].id if named_ids else None
+            if message_id:
+                u, usd = r.usage, prices.cost(r.usage, r.model, r.timestamp)
+                named.append((request_key(message_id), day, u.input_tokens, u.output_tokens, u.cache_read_tokens,
+                              u.cache_write_tokens, dollars(usd), int(usd is None)))
+    return [(day, *_sums(requests, prices)) for day, requests in by_day.items()], named
+
+
+def _sums(requests: list[RecordedRequest], prices: PriceTable) -> tuple:
+    u = UsageTotals.of(r.usage for r in requests)
+    cost = cost_of(((r.usage, r.model, r.timestamp) for r in requests), prices)
+    return u.requests, u.input, u.output, u.cache_read, u.cache_write, dollars(cost.usd), cost.unpriced_requests
 
 
 class Contents:
@@ -237,6 +278,7 @@ class Contents:
             marks = ",".join("?" * len(chunk))
             db.execute(f"DELETE FROM body WHERE rowid IN (SELECT id FROM files WHERE path IN ({marks}))", chunk)
             db.execute(f"DELETE FROM days WHERE path IN ({marks})", chunk)
+            db.execute(f"DELETE FROM named WHERE path IN ({marks})", chunk)
             db.execute(f"DELETE FROM files WHERE path IN ({marks})", chunk)
         todo = [r for p, r in wanted.items() if known.get(p) != (r.size_bytes, r.mtime_ns)]
         total = len(todo)
@@ -254,7 +296,8 @@ class Contents:
     def _read(self, db: sqlite3.Connection, row: SessionRow, prices: PriceTable) -> None:
         problem = None
         text = ""
-        days: dict[str, list] = {}
+        days: list[tuple] = []
+        named: list[tuple] = []
         try:
             if row.format == UNKNOWN_FORMAT:   # (listed for its problem: no loader reads it)
                 raise LoadError(row.path, row.problem or "not a session file ctxview reads")
@@ -263,7 +306,7 @@ class Contents:
                                           f"({MAX_FILE_BYTES:,}); open it to see it")
             session = load_session(row.path, row.format, lenient=True)
             text = utf8_text(text_of(session))   # (SQLite takes no lone surrogate)
-            days = _usage_by_day(session, prices)
+            days, named = _usage_rows(session, prices)
         except LoadError as exc:
             problem = str(exc)
         except (MemoryError, RecursionError, ValueError, OSError) as exc:
@@ -281,8 +324,12 @@ class Contents:
                        (row.size_bytes, row.mtime_ns, problem, file_id))
             db.execute("DELETE FROM body WHERE rowid = ?", (file_id,))
             db.execute("DELETE FROM days WHERE path = ?", (path,))
-        db.executemany("INSERT INTO days VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       [(path, day, *values) for day, values in days.items()])
+            db.execute("DELETE FROM named WHERE path = ?", (path,))
+        db.executemany("INSERT INTO days VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [(path, *values) for values in days])
+        if named:
+            db.executemany("INSERT INTO named VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [(path, *values) for values in named])
+            db.execute("INSERT OR IGNORE INTO repeated SELECT request FROM named WHERE request IN "
+                       "(SELECT request FROM named WHERE path = ?) GROUP BY request HAVING count(*) > 1", (path,))
         if text:
             db.execute("INSERT INTO body (rowid, path, text) VALUES (?, ?, ?)", (file_id, path, text))
 
@@ -322,6 +369,19 @@ class Contents:
         listed = {r.path for r in rows}
         return sum(1 for (p,) in self._connect().execute("SELECT DISTINCT path FROM days") if _path(p) in listed)
 
+    def _repeats(self, paths: Iterable[str]) -> list[tuple]:
+        """(request, path, day, input, output, cache_read, cache_write, usd, unpriced) of each named
+        request that more than one of the files `paths` names holds, every holder's row, in order."""
+        db = self._connect()
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS listed (path PRIMARY KEY)")
+        db.execute("DELETE FROM listed")
+        db.executemany("INSERT OR IGNORE INTO listed VALUES (?)", [(_column(p),) for p in paths])
+        try:
+            return db.execute(_REPEATS).fetchall()
+        finally:
+            db.execute("DELETE FROM listed")
+            db.commit()
+
     def totals(self, rows: Iterable[SessionRow], by: str) -> list[Totals]:
         """The usage of the listed sessions summed by "project" (the row's) or "day" (each
         request's, UTC), the most expensive first."""
@@ -341,6 +401,19 @@ class Contents:
             if values[5] is not None:
                 acc[5] = (acc[5] or 0.0) + values[5]
             sessions.setdefault(key, set()).add(path)
+        # a request several listed files hold (a continued session's history) counts once: for the
+        # first of them by path, and is taken off the others' sums
+        first = None
+        for request, path, day, *values in self._repeats(project):
+            if request != first:
+                first = request
+                continue
+            acc = sums[project[_path(path)] if by == "project" else day]
+            acc[0] -= 1
+            for k, v in zip((1, 2, 3, 4, 6), (*values[:4], values[5])):
+                acc[k] -= v
+            if values[4] is not None and acc[5] is not None:
+                acc[5] -= values[4]
         out = [Totals(key, len(sessions[key]), *acc) for key, acc in sums.items()]
         if by == "day":
             out.sort(key=lambda t: (t.key != "unknown", t.key), reverse=True)   # (the newest first; unknown last)
