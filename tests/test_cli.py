@@ -426,3 +426,12 @@ def test_a_zip_on_stdin_is_named_as_one(tmp_path):
 def test_a_count_option_takes_ascii_digits_only(tmp_path, typed):
     out = run("report", str(chat(tmp_path)), "--keep-recent", typed)
     assert out.returncode == 2 and f"--keep-recent must be a whole number, not {typed!r}" in out.stderr
+
+
+def test_the_bloat_parts_say_they_are_counted(tmp_path):
+    # the total may be calibrated to the model's tokens; the tables of parts are the counter's
+    path = chat(tmp_path)
+    doc = json.loads(run("report", str(path), "--json").stdout)
+    assert doc["conversations"][0]["bloat"]["parts_basis"] == "counted"
+    text = run("report", str(path)).stdout
+    assert "Tokens by tool (counted)" in text and "Largest messages (counted)" in text

@@ -164,18 +164,18 @@ def _bloat_sections(conv: dict[str, Any]) -> list[tuple]:
     figure = format_figure(b["total_tokens"], b.get("basis", "counted"))
     out.append(("line", f"bloat: {verdict}{rule} (the request as sent: {figure})", 3 if b["bloated"] else 0))
     if b["by_tool"]:
-        out.append(("table", "Tokens by tool", ["tool", "tokens"],
+        out.append(("table", "Tokens by tool (counted)", ["tool", "tokens"],
                     [[name, _fmt_int(v)] for name, v in list(b["by_tool"].items())[:10]]))
     if b["largest"]:
-        out.append(("table", "Largest messages", ["index", "role", "tool", "tokens"],
+        out.append(("table", "Largest messages (counted)", ["index", "role", "tool", "tokens"],
                     [[str(x["index"]), x["role"], x["tool"] or "", _fmt_int(x["tokens"])] for x in b["largest"]]))
     if b["repeated"]:
-        out.append(("table", "Repeated tool results", ["kind", "tool", "copies", "wasted tokens"],
+        out.append(("table", "Repeated tool results (counted)", ["kind", "tool", "copies", "wasted tokens"],
                     [[x["kind"], x["tool"], str(len(x["indices"])), _fmt_int(x["wasted_tokens"])]
                      for x in b["repeated"][:10]]))
     if b["stale"]:
         stale_tokens = sum(x["tokens"] for x in b["stale"])
-        out.append(("line", f"stale large tool results: {len(b['stale']):,} ({stale_tokens:,} tokens)", 0))
+        out.append(("line", f"stale large tool results: {len(b['stale']):,} ({stale_tokens:,} tokens counted)", 0))
     if conv.get("rows") is not None:
         out.append(("table", "Messages", ["index", "role", "tool", "stored", "prepared", "what changed"],
                     [["+" if r["index"] is None else str(r["index"]), r["role"] or "", r["tool"] or "",

@@ -78,6 +78,9 @@ class BloatReport:
             "threshold": self.threshold,
             "counter": self.counter,
             "basis": self.basis,
+            # (the parts below are each message's tokens as the counter counts them; only the total
+            # and the recommendations are in the model's tokens where `basis` says so)
+            "parts_basis": "counted",
             "rule": self.rule,
             "by_role": dict(self.by_role),
             "by_tool": dict(self.by_tool),

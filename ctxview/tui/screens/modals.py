@@ -386,6 +386,7 @@ def bloat_text(report: Any, name: str, advice: tuple[list, list] | None = None) 
     if share is not None:
         text.append(f" = {share:.0%} of {report.context_window:,}")
     text.append(f"\n{make_visible(report.rule)} (counter {make_visible(report.counter)})\n", dim)
+    text.append("the parts below are counted, each message's tokens as the counter counts them\n", dim)
     text.append(f"tool results {report.tool_result_tokens:,} tokens · reminders: "
                 f"{report.reminder_tokens_stored:,} stored in history, "
                 f"{report.reminder_tokens_ephemeral:,} ephemeral\n")
