@@ -91,3 +91,22 @@ def test_a_malformed_line_in_a_readable_subagent_file_is_still_an_error_unless_l
         load_session(path)
     assert exc.value.path.endswith("agent-bad.jsonl") and exc.value.line == 1
     assert "unreadable_subagents" not in load_session(path, lenient=True).metadata
+
+
+def test_a_subagents_last_call_takes_its_final_usage_from_the_task_result(tmp_path):
+    # The sub-agent's file records every reply as its stream began (output_tokens 1); the parent's
+    # Task result holds the last call's final usage (997 output tokens, the same cache read and write).
+    shutil.copytree(SPOTTER, tmp_path / "s")
+    main = next((tmp_path / "s").glob("*.jsonl"))
+    session = load_session(main)
+    agent = next(c for c in session.conversations if c.name == "agent-a881341")
+    calls = [m for m in agent.messages if m.usage is not None]
+    assert [m.usage.output_tokens for m in calls] == [1, 1, 997]
+    assert (calls[-1].usage.cache_read_tokens, calls[-1].usage.cache_write_tokens) == (22_041, 20_135)
+    assert calls[-1].meta["usage_from"] == "task_result"
+    # a Task result for another call (here: other cache figures) leaves the file's record as it is
+    text = main.read_text().replace('"cache_read_input_tokens": 22041', '"cache_read_input_tokens": 22040')
+    text = text.replace('"cache_read_input_tokens":22041', '"cache_read_input_tokens":22040')
+    main.write_text(text)
+    agent = next(c for c in load_session(main).conversations if c.name == "agent-a881341")
+    assert [m.usage.output_tokens for m in agent.messages if m.usage is not None] == [1, 1, 1]

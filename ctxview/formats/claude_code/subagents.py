@@ -78,6 +78,7 @@ def with_subagents(scan: Scan, convs: list[Conversation], subagents: list[Conver
     """The file's conversations with its sub-agents': their own files first, else rebuilt from the
     parent's progress lines; each labelled with the Task call that started it."""
     # The sub-agent's own file is the whole of it: it replaces a side chain of the same agent.
+    subagents = [_final_usage(c, scan.task_answer.get(c.name[len("agent-"):])) for c in subagents]
     own = {c.name for c in subagents}
     convs = [c for c in convs if c.name not in own] + subagents
     names = {c.name for c in convs}
@@ -90,6 +91,29 @@ def with_subagents(scan: Scan, convs: list[Conversation], subagents: list[Conver
     if path is not None and not task_call:
         task_call, calls = from_parent(path, [c.name[len("agent-"):] for c in convs if c.name.startswith("agent-")])
     return labelled(convs, task_call, calls)
+
+
+def _final_usage(conv: Conversation, answer: tuple[str, Any, Usage | None] | None) -> Conversation:
+    """A sub-agent's file records each reply as its stream began (output_tokens 1: Claude Code does
+    not write the reply again when it ends), while the Task call's result in the parent records the
+    last call's final usage (toolUseResult.usage). Where the file's last recorded call is that call
+    (the same input, cache read and write) and recorded fewer output tokens, it takes the result's
+    usage (its meta says so: usage_from); the other calls' outputs stay as recorded, which no record
+    corrects. (No warning: nearly every session with sub-agents would carry one.)"""
+    final = answer[2] if answer is not None else None
+    last = max((i for i, m in enumerate(conv.messages) if m.usage is not None), default=None)
+    if final is None or last is None:
+        return conv
+    u = conv.messages[last].usage
+    assert u is not None
+    if ((u.input_tokens, u.cache_read_tokens, u.cache_write_tokens)
+            != (final.input_tokens, final.cache_read_tokens, final.cache_write_tokens)
+            or u.output_tokens >= final.output_tokens):
+        return conv
+    messages = list(conv.messages)
+    messages[last] = dataclasses.replace(messages[last], usage=final,
+                                         meta={**messages[last].meta, "usage_from": "task_result"})
+    return dataclasses.replace(conv, messages=tuple(messages))
 
 
 def from_progress(agent: str, items: list[tuple[Any, dict]], answer: tuple[str, Any, Usage | None] | None,
