@@ -435,3 +435,11 @@ def test_the_bloat_parts_say_they_are_counted(tmp_path):
     assert doc["conversations"][0]["bloat"]["parts_basis"] == "counted"
     text = run("report", str(path)).stdout
     assert "Tokens by tool (counted)" in text and "Largest messages (counted)" in text
+
+
+@pytest.mark.parametrize("command", [["report"], ["prepare"], []])
+def test_options_that_cannot_go_together_are_a_usage_error_before_reading(tmp_path, command):
+    missing = tmp_path / "not-read.jsonl"   # (never opened: the options are refused first)
+    out = run(*command, str(missing), "--api-edit", "compact", "--old-messages", "llm")
+    assert out.returncode == 2 and out.stderr == ("ctxview: error: compact (the API's compaction) and old_messages "
+                                                  "both replace the old messages: use one of them\n")

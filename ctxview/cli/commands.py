@@ -116,11 +116,23 @@ def _load_trace(path: str | None):
         raise InputError(f"--trace {exc}") from None
 
 
+def _check_given_settings(args: argparse.Namespace) -> None:
+    """The settings the command line gives, checked before anything is read: options that cannot go
+    together (the API's compaction and --old-messages) are a usage error, whatever the file holds."""
+    from ctxview.settings import settings_from
+
+    try:
+        settings_from(None, {k: v for k, v in _overrides(args).items() if k != "request_number"})
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _load(args: argparse.Namespace):
     from ctxview.formats import LoadError, load_session
 
     _check_format(args.fmt)
     _check_counter(args.counter)
+    _check_given_settings(args)
     try:
         session = load_session(args.file, format=args.fmt, lenient=args.lenient)
     except LoadError as exc:
@@ -143,6 +155,7 @@ def _run_open(argv: Sequence[str]) -> int:
     args = open_parser().parse_args(argv)
     _check_format(args.fmt)
     _check_counter(args.counter)
+    _check_given_settings(args)
     browse: str | None = None
     if args.demo and args.file is not None:
         raise UsageError("--demo opens the bundled demo session: give it no FILE")
