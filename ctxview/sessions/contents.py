@@ -152,7 +152,7 @@ def _day(timestamp: str | None) -> str:
 _NAMED_REQUESTS = frozenset({"claude-code"})
 
 
-def request_key(message_id: str) -> int:
+def _request_key(message_id: str) -> int:
     """A request's key in the usage table: 64 bits of a hash of its message id (a collision among a
     million requests is about one chance in 30 million)."""
     return int.from_bytes(hashlib.blake2b(message_id.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
@@ -173,7 +173,7 @@ def _usage_rows(session, prices: PriceTable) -> tuple[list[tuple], list[tuple]]:
             message_id = conv.messages[r.index].id if named_ids else None
             if message_id:
                 u, usd = r.usage, prices.cost(r.usage, r.model, r.timestamp)
-                named.append((request_key(message_id), day, u.input_tokens, u.output_tokens, u.cache_read_tokens,
+                named.append((_request_key(message_id), day, u.input_tokens, u.output_tokens, u.cache_read_tokens,
                               u.cache_write_tokens, dollars(usd), int(usd is None)))
     return [(day, *_sums(requests, prices)) for day, requests in by_day.items()], named
 
