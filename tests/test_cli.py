@@ -443,3 +443,28 @@ def test_options_that_cannot_go_together_are_a_usage_error_before_reading(tmp_pa
     out = run(*command, str(missing), "--api-edit", "compact", "--old-messages", "llm")
     assert out.returncode == 2 and out.stderr == ("ctxview: error: compact (the API's compaction) and old_messages "
                                                   "both replace the old messages: use one of them\n")
+
+
+def test_an_image_and_tool_arguments_on_lines_with_a_lone_surrogate_export_as_on_clean_lines(tmp_path):
+    # "\ud800" is valid JSON that orjson refuses: the image is read back and the arguments decoded
+    from ctxview.formats.parsing.builders import arguments_from
+
+    assert arguments_from('{"cmd": "cat a \\ud800"}') == {"cmd": "cat a \ud800"}
+    base = {"sessionId": "s", "cwd": "/p", "isSidechain": False}
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    lines = [
+        {**base, "type": "user", "uuid": "u0", "parentUuid": None, "timestamp": "2026-03-01T12:00:00Z",
+         "message": {"role": "user", "content": "go"}},
+        {**base, "type": "assistant", "uuid": "a0", "parentUuid": "u0", "timestamp": "2026-03-01T12:00:01Z",
+         "message": {"id": "msg_0", "role": "assistant", "model": "claude-sonnet-4-5", "content": [
+             {"type": "tool_use", "id": "t0", "name": "Read", "input": {"file_path": "x.png"}}],
+             "usage": {"input_tokens": 5, "output_tokens": 5}}},
+        {**base, "type": "user", "uuid": "u1", "parentUuid": "a0", "timestamp": "2026-03-01T12:00:02Z",
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0",
+                                                   "content": [{"type": "text", "text": "x \ud800"}, image]}]}},
+    ]
+    path = tmp_path / "img.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = run("prepare", str(path), "-o", "-")
+    assert out.returncode == 0, out.stderr
+    assert '"data": "iVBORw0KGgo="' in out.stdout and "image data" not in out.stderr

@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 import orjson
 
 from ctxview.model import Message
+from ctxview.formats.parsing.json_decode import loads
 
 __all__ = ["IMAGE_PLACEHOLDER", "PLACEHOLDER", "body_messages", "images_as_text", "recorded_images", "sent_as_image",
            "split_at_images"]
@@ -77,7 +78,7 @@ def recorded_images(source: str | None, prepared: Sequence[Message]) -> dict[int
                 if messages is None:
                     continue
                 try:
-                    rec = orjson.loads(line)
+                    rec = loads(line)
                 except orjson.JSONDecodeError:
                     continue
                 for m in messages:

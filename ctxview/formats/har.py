@@ -29,6 +29,7 @@ from ctxview.model import Session
 from ctxview.formats.contract import ModuleFormat
 from ctxview.formats.errors import LoadError
 from ctxview.formats.parsing.capture_reading import read_log, requests_of_file
+from ctxview.formats.parsing.json_decode import loads
 from ctxview.formats.parsing.jsonio import Input, document_only
 from ctxview.formats.parsing.request_threads import requests_session
 from ctxview.formats.sent_requests import Seen, TraceRequest, body_object, build_request, header, iso_text, message_from_events, \
@@ -69,7 +70,7 @@ def _response_message(text: str, mime: str) -> tuple[dict | None, bool]:
     if "event-stream" in mime or not text.lstrip().startswith("{"):
         return message_from_events(sse_events(text)), True
     try:
-        msg = orjson.loads(text)
+        msg = loads(text)
     except orjson.JSONDecodeError:
         return None, False
     return (msg, False) if isinstance(msg, dict) and isinstance(msg.get("content"), list) else (None, False)

@@ -26,6 +26,7 @@ from ctxview.formats.parsing.blocks import (
 )
 from ctxview.formats.parsing.builders import anthropic_usage, message, recorded_tools
 from ctxview.formats.errors import LoadError
+from ctxview.formats.parsing.json_decode import loads
 
 __all__ = ["Seen", "TraceRequest", "body_object", "build_request", "header", "iso_seconds", "iso_text",
            "message_from_events", "message_key", "reply_message", "skip_reason", "sse_events"]
@@ -97,7 +98,7 @@ def body_object(body: Any) -> Any:
         if not isinstance(body, (str, bytes)):
             break
         try:
-            body = orjson.loads(body)
+            body = loads(body)
         except orjson.JSONDecodeError:
             break
     return body
@@ -115,7 +116,7 @@ def sse_events(raw: str) -> list[dict]:
         if data == "[DONE]":
             break
         try:
-            ev = orjson.loads(data)
+            ev = loads(data)
         except orjson.JSONDecodeError:
             continue
         if type(ev) is dict:
@@ -166,7 +167,7 @@ def message_from_events(events: Iterable[Mapping[str, Any]]) -> dict | None:
         if "_json" in block:
             raw = block.pop("_json")
             try:
-                block["input"] = orjson.loads(raw) if raw else {}
+                block["input"] = loads(raw) if raw else {}
             except orjson.JSONDecodeError:
                 block["input"] = {"input": raw}
         content.append(block)

@@ -20,6 +20,7 @@ import orjson
 
 from ctxview._slots import slot_builder
 from ctxview.model import Message, ToolCall, Usage
+from ctxview.formats.parsing.json_decode import loads
 
 __all__ = ["EMPTY_META", "anthropic_usage", "arguments_from", "message", "openai_usage", "recorded_tools", "swarm_message_usage", "swarm_usage",
            "tool_call", "tool_call_from", "usage"]
@@ -44,7 +45,7 @@ def arguments_from(value: Any) -> Mapping[str, Any]:
         return {}
     if isinstance(value, str):
         try:
-            parsed = orjson.loads(value)
+            parsed = loads(value)
         except orjson.JSONDecodeError:
             return {"input": value}
         return parsed if isinstance(parsed, dict) else {"input": parsed}

@@ -29,7 +29,7 @@ def _utf8_error_column(raw: bytes) -> int | None:
     return None
 
 
-def loads(raw: bytes) -> Any:
+def loads(raw: bytes | str) -> Any:
     """orjson.loads, and the stdlib's where orjson refuses valid JSON: an escaped lone surrogate
     ("\\ud800"), which JavaScript writers (Claude Code) produce. Not JSON: orjson.JSONDecodeError."""
     try:
