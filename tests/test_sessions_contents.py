@@ -345,3 +345,12 @@ def test_a_request_a_continued_session_holds_again_counts_once(home):
     assert (days["2026-05-27"].requests, days["2026-05-28"].requests) == (1, 4)   # (goat's on the 28th)
     by_path = {os.path.basename(p): usd for p, usd in contents.cost_by_path().items()}
     assert by_path["walrus-continued.jsonl"] == pytest.approx(0.90 + 0.165) and by_path["walrus.jsonl"] == pytest.approx(0.90)
+    # a project of copies only: nothing left, exactly (each cost is taken off unrounded)
+    copies = home / ".claude" / "projects" / "-home-me-zz"   # (after the zoo's files by path)
+    copies.mkdir()
+    (copies / "walrus-again.jsonl").write_text((zoo / "walrus.jsonl").read_text().replace("/home/me/zoo", "/home/me/zz"))
+    rows = build_index(None, env=_env(home))
+    contents.update(rows)
+    (copy_total,) = [t for t in contents.totals(rows, "project") if t.key == "/home/me/zz"]
+    assert (copy_total.sessions, copy_total.requests, copy_total.input) == (1, 0, 0)
+    assert str(copy_total.usd) == "0.0"

@@ -22,6 +22,7 @@ import stat
 import tempfile
 import threading
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -174,14 +175,20 @@ def _usage_rows(session, prices: PriceTable) -> tuple[list[tuple], list[tuple]]:
             if message_id:
                 u, usd = r.usage, prices.cost(r.usage, r.model, r.timestamp)
                 named.append((_request_key(message_id), day, u.input_tokens, u.output_tokens, u.cache_read_tokens,
-                              u.cache_write_tokens, dollars(usd), int(usd is None)))
+                              u.cache_write_tokens, _unrounded(usd), int(usd is None)))
     return [(day, *_sums(requests, prices)) for day, requests in by_day.items()], named
 
 
 def _sums(requests: list[RecordedRequest], prices: PriceTable) -> tuple:
     u = UsageTotals.of(r.usage for r in requests)
     cost = cost_of(((r.usage, r.model, r.timestamp) for r in requests), prices)
-    return u.requests, u.input, u.output, u.cache_read, u.cache_write, dollars(cost.usd), cost.unpriced_requests
+    return u.requests, u.input, u.output, u.cache_read, u.cache_write, _unrounded(cost.usd), cost.unpriced_requests
+
+
+def _unrounded(usd: Decimal | None) -> float | None:
+    # (stored unrounded: a repeated request's cost taken off a day's sum leaves no rounding behind;
+    # the totals are rounded once, as the reports round a cost)
+    return None if usd is None else float(usd)
 
 
 class Contents:
@@ -414,6 +421,9 @@ class Contents:
                 acc[k] -= v
             if values[4] is not None and acc[5] is not None:
                 acc[5] -= values[4]
+        for acc in sums.values():
+            if acc[5] is not None:   # (+ 0.0: a sum that came to nothing is 0, not -0)
+                acc[5] = dollars(Decimal(repr(acc[5]))) + 0.0
         out = [Totals(key, len(sessions[key]), *acc) for key, acc in sums.items()]
         if by == "day":
             out.sort(key=lambda t: (t.key != "unknown", t.key), reverse=True)   # (the newest first; unknown last)
