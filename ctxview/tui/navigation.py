@@ -23,7 +23,7 @@ from ctxview.tui.screens.dialogs import GotoScreen
 from ctxview.tui.messages import Copied, SearchCounted, SearchDone
 from ctxview.tui.screens.modals import ConversationPicker
 from ctxview.tui.search_state import messages_match, term_pattern
-from ctxview.tui.state import Place, conversation_title, goto_position, subagents_of, tool_partner
+from ctxview.tui.state import UNKNOWN_SCROLL, Place, conversation_title, goto_position, subagents_of, tool_partner
 from ctxview.tui.widgets.basic import SearchBox
 from ctxview.tui.workers import copy_body_job
 
@@ -192,6 +192,9 @@ class NavigationActions:
             return
         self.state.returning = None
         self.pair.restore_folds(place.expanded, place.unfolded)
+        if place.scroll_y == UNKNOWN_SCROLL:   # (its rows moved since: the whole file read after its tail)
+            self.pair.set_cursor(place.cursor)
+            return
         self.pair.set_cursor(place.cursor, scroll=False)
         for pane in self.panes:
             pane.scroll_to(y=place.scroll_y, animate=False, immediate=True)

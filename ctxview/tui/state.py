@@ -28,7 +28,7 @@ from ctxview.settings import ClearSettings, Settings, settings_for
 from ctxview.stages.tiers import preset_for
 from ctxview.tui.search_state import Search
 
-__all__ = ["InspectorState", "Place", "ViewKey", "conversation_title", "editable_tiers", "export_name", "goto_position",
+__all__ = ["UNKNOWN_SCROLL", "InspectorState", "Place", "ViewKey", "conversation_title", "editable_tiers", "export_name", "goto_position",
            "loading_note", "opening_settings", "position_of", "preset_for", "renumbered", "request_label",
            "saved_settings_note",
            "subagents_of", "tier_lines", "tiers_label", "tool_partner"]
@@ -221,6 +221,9 @@ def subagents_of(message: Message | None, conversations: Sequence[Conversation])
     return out
 
 
+UNKNOWN_SCROLL = -1.0   # a Place's scroll offset when its rows moved: the cursor's row is scrolled to
+
+
 @dataclass(frozen=True, slots=True)
 class Place:
     """Where the user was in a conversation before opening a sub-agent's: its index, the request
@@ -304,7 +307,12 @@ class InspectorState:
             request = None if place.request is None else place.request + shift
             if request is not None and holds is not None and not holds(index, request):
                 request = None
-            self.trail[i] = dataclasses.replace(place, conversation=index, request=request)
+            moved = {}
+            if shift:   # (a row a message; the history came before them: the scroll is found anew)
+                moved = {"cursor": place.cursor + shift, "scroll_y": UNKNOWN_SCROLL,
+                         "expanded": frozenset(r + shift for r in place.expanded),
+                         "unfolded": frozenset(r + shift for r in place.unfolded)}
+            self.trail[i] = dataclasses.replace(place, conversation=index, request=request, **moved)
 
     @property
     def loaded(self) -> bool:

@@ -12,7 +12,7 @@ from ctxview.settings import Settings
 from ctxview.tui.navigation import copy_of
 from ctxview.tui.reveal import reveal_scroll
 from ctxview.tui.search_state import Search, match_positions
-from ctxview.tui.state import InspectorState, Place, export_name, goto_position, subagents_of, tool_partner
+from ctxview.tui.state import UNKNOWN_SCROLL, InspectorState, Place, export_name, goto_position, subagents_of, tool_partner
 
 CALL = ToolCall(id="t1", name="Task", arguments={"description": "look", "prompt": "go"})
 
@@ -83,10 +83,11 @@ def test_a_file_read_again_moves_or_forgets_the_way_back():
     holds = lambda conversation, request: request < 10  # noqa: E731 - the new session's requests
     # both found again, at other indices, with 3 messages of history before the parent's own
     assert not state.reloaded(1, 4, renumbered={0: (3, 3), 2: (1, 0)}, holds=holds)
-    assert state.conversation == 1 and state.trail == [Place(3, 8, 12, 40.0)]
+    # (its rows moved with its messages; where it was scrolled to is found anew)
+    assert state.conversation == 1 and state.trail == [Place(3, 8, 15, UNKNOWN_SCROLL)]
     # the parent's request cut off: the way back leads to its next request
     state.reloaded(1, 4, renumbered={1: (1, 0), 3: (3, 0)}, holds=lambda c, r: r < 8)
-    assert state.trail == [Place(3, None, 12, 40.0)]
+    assert state.trail == [Place(3, None, 15, UNKNOWN_SCROLL)]
     # the sub-agent gone: the first conversation shows, and there is no way back to take
     state.reloaded(0, 1, found=False, renumbered={3: (0, 0)}, holds=holds)
     assert state.conversation == 0 and state.trail == [] and state.back() is None

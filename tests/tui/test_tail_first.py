@@ -289,3 +289,34 @@ async def test_a_request_asked_for_by_number_opens_the_whole_file_at_it(tmp_path
     n = len(requests)
     assert app.return_code == 1 and app.error == (f"{path}: {whole.name}: no request {n + 2} (the file holds "
                                                   f"requests 1 to {n}, and {n + 1} is the next one)")
+
+
+async def test_back_from_a_subagent_after_the_history_is_read_returns_to_the_same_message(tmp_path, monkeypatch):
+    release = _history_held(monkeypatch)
+    path = _copy(tmp_path)
+    app = CtxviewApp(str(path), Settings(), follow_interval=None)
+
+    async def shown() -> None:   # (not settle(): it would wait for the held read)
+        for _ in range(500):
+            await pilot.pause(0.02)
+            if app.view is not None and not app.busy:
+                return
+
+    async with app.run_test(size=(140, 40)) as pilot:
+        await shown()
+        assert app.tail_only
+        task = next(i for i, m in enumerate(app.conversation.messages) if any(c.name == "Task" for c in m.tool_calls))
+        row = next(r for r in range(len(app.row_layout)) if app.row_layout.row(r).index == task)
+        app.set_cursor(row)
+        message = app.row_layout.row(row).stored
+        app.open_subagent(next(i for i, c in enumerate(app.session.conversations) if c.name == "agent-a881341"))
+        await shown()
+        assert app.conversation.name == "agent-a881341"
+        await _whole_file_shown(app, pilot, release)   # (the parent gained its history meanwhile)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.conversation.name == "main" and not app.tail_only
+        assert len(app.conversation.messages) == len(load_session(str(path)).conversations[0].messages)
+        back = app.row_layout.row(app.cursor).stored
+        assert back is not None and (back.role, back.text, back.tool_calls) == (message.role, message.text,
+                                                                               message.tool_calls)
