@@ -92,17 +92,18 @@ class SessionReading:
             return
         self._take_session(r.session)
 
-    def _take_session(self: CtxviewApp, session: Session, shift: int = 0, history: bool = False) -> None:
-        """A session read anew (the file followed, or whole after its tail): the same conversation
-        and place where it is still there, the view recomputed. `shift`: messages the new session
-        holds before the ones shown (the history before a tail): the cursor's message and the
-        request picked keep their places; `history`: it is the whole file after its tail."""
+    def _take_session(self: CtxviewApp, session: Session, history: bool = False) -> None:
+        """A session read anew (the file followed, or `history`: whole after its tail): the same
+        conversation and place where it is still there, the view recomputed. After a tail, the
+        messages the whole file holds before the ones shown move the cursor's message and the
+        request picked with them (state.renumbered)."""
         from ctxview.pipeline import PipelineCache
 
         names = [c.name for c in session.conversations]
         shown = self.conversation
         found = shown is not None and shown.name in names
         moved = renumbered(self.session, session, history)
+        shift = moved.get(self.state.conversation, (0, 0))[1]
         layout = self.row_layout
         if found and shift and layout is not None and not self._cursor_at_end():
             index = layout.row(self.cursor).index
@@ -113,7 +114,7 @@ class SessionReading:
 
             self.trace = TraceCheck(self._trace_log[0], session, self._trace_log[1])
         picked = self.state.settings.request
-        if self.state.reloaded(names.index(shown.name) if found else 0, len(names), found, shift,  # type: ignore[union-attr]
+        if self.state.reloaded(names.index(shown.name) if found else 0, len(names), found,  # type: ignore[union-attr]
                                moved, lambda c, i: is_request(session.conversations[c].messages, i)):
             label = request_label(picked, request_indices(shown.messages))  # type: ignore[union-attr]
             self.notify(f"request {label} is no longer in the file: showing the next request", markup=False)
@@ -136,11 +137,7 @@ class SessionReading:
     def on_history_loaded(self: CtxviewApp, event: HistoryLoaded) -> None:
         self._history_read()
         self.tail_only = False
-        shown = self.conversation
-        whole = next((c for c in event.session.conversations if shown is not None and c.name == shown.name), None)
-        # (the tail's messages are the whole file's last ones)
-        shift = len(whole.messages) - len(shown.messages) if whole is not None and shown is not None else 0
-        self._take_session(event.session, max(shift, 0), history=True)
+        self._take_session(event.session, history=True)   # (the tail's messages are the whole file's last ones)
         self.notify("the whole history is read", markup=False, timeout=3)
 
     def on_history_failed(self: CtxviewApp, event: HistoryFailed) -> None:

@@ -265,18 +265,19 @@ class InspectorState:
         self.running = self.wanted
         return self.running
 
-    def reloaded(self, conversation: int, count: int, found: bool = True, shift: int = 0,
+    def reloaded(self, conversation: int, count: int, found: bool = True,
                  renumbered: Mapping[int, tuple[int, int]] | None = None,
                  holds: Callable[[int, int], bool] | None = None) -> bool:
         """The file was read again (followed, or `R`): the same settings want a view of the new session,
         on `conversation`: the one shown, found again by name, or (`found` False: it is gone) the
-        first, as for its next request. `shift`: messages the new read holds before the ones shown
-        (the history before a tail): a request picked keeps its place. `renumbered`: each earlier
-        conversation found again, by its old index: its new index and shift (None: the same
-        indices). The way back from sub-agents follows them, and is forgotten when one of them, or
-        the conversation shown, is gone.
+        first, as for its next request. `renumbered`: each earlier conversation found again, by its
+        old index: its new index and the messages the new read holds before its own (the history
+        before a tail; None: the same indices, nothing before). A request picked keeps its place,
+        and the way back from sub-agents follows them; it is forgotten when one of them, or the
+        conversation shown, is gone.
         `holds(conversation, index)`: whether the new session still records that request; one it
         does not (the file was cut short) gives the next request. Whether the request picked was lost."""
+        shift = renumbered.get(self.conversation, (conversation, 0))[1] if renumbered is not None else 0
         if renumbered is not None:
             self._renumber_trail(renumbered, holds)
         request = self.settings.request
