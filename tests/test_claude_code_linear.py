@@ -3,6 +3,7 @@ general path (scan, chain, conversation) gives, and leaves to it every file it d
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import orjson
@@ -79,7 +80,11 @@ _texts = st.sampled_from(["", "hi", "<system-reminder>r</system-reminder>", "a\n
 _results = _texts | st.sampled_from([_PREVIEW, "[tool reference: mcp__a__b]", "see [tool reference: T] {[{["])
 # a call's arguments: flat, nested just within MAX_ARGUMENT_DEPTH, or past it (the load refuses the file)
 _arguments = st.sampled_from([1, 2, 100, 101, 150]).map(
-    lambda depth: {"p": 1} if depth == 1 else {"p": _nested(depth - 1)})
+    lambda depth: {"p": 1} if depth == 1 else {"p": _nested(depth - 1)}) | st.just({"n": 2 ** 70, "m": -(2 ** 64)})
+# what toolUseResult may be: a tool's own output of any JSON type, or a Task call's result (an agent named)
+_tool_use_result = st.sampled_from([{"x": 1}, "text", None, [1, {"agentId": "a2"}], 5, 1.5, True,
+                                    {"agentId": None}, {"agentId": "a1", "content": "done"},
+                                    {"file": {"agentId": "a3"}}])
 _block = st.one_of(
     st.builds(lambda t: {"type": "text", "text": t}, _texts),
     st.builds(lambda t: {"type": "thinking", "thinking": t, "signature": "s"}, _texts),
@@ -92,10 +97,9 @@ _kind = st.one_of(
         lambda t: {"role": "user", "content": t}, _texts | st.builds(lambda t: [{"type": "text", "text": t}], _texts))},
         optional={"isMeta": st.just(True), "isCompactSummary": st.just(True)})),
     st.tuples(st.just("result"), st.builds(
-        lambda c, t, e, agent: {"message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": f"c{c}", "content": t, "is_error": e}]},
-            **({"toolUseResult": {"agentId": "a1", "content": "done"}} if agent else {"toolUseResult": {"x": 1}})},
-        st.integers(0, 4), _results | st.just([{"type": "text", "text": "x"}]), st.booleans(), st.booleans())),
+        lambda c, t, e, tur: {"message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"c{c}", "content": t, "is_error": e}]}, "toolUseResult": tur},
+        st.integers(0, 4), _results | st.just([{"type": "text", "text": "x"}]), st.booleans(), _tool_use_result)),
     # two results on one line: made by the less common path (conversation.add_user)
     st.tuples(st.just("result"), st.builds(
         lambda c, t: {"message": {"role": "user", "content": [
@@ -107,7 +111,8 @@ _kind = st.one_of(
                                                **({"usage": u} if u else {})}, **({"isApiErrorMessage": True} if err else {})},
         st.sampled_from(["m1", "m2", "m3", None]), st.lists(_block, min_size=1, max_size=2), _usage,
         st.booleans())),
-    st.tuples(st.just("progress"), st.just({"data": {"type": "hook_progress"}})),
+    st.tuples(st.just("progress"), st.sampled_from([{"data": {"type": "hook_progress"}}, {}, {"data": "x"},
+                                                     {"data": {"type": "bash_progress", "agentId": "a1"}}])),
     st.tuples(st.just("progress"), st.just({"data": {"type": "agent_progress", "agentId": "a1",
                                                      "message": {"type": "user", "message": {"role": "user",
                                                                                              "content": "go"}}},
@@ -127,6 +132,11 @@ _kind = st.one_of(
 _parent = st.sampled_from(["before"] * 6 + ["none", "earlier"])
 _odd = st.sampled_from([None] * 12 + ["repeat", "side", "no-uuid", "blank", "bad-json", "not-an-object",
                                       "message-not-an-object"])
+
+
+def _dumps(rec: dict) -> bytes:
+    """A line as Claude Code writes it (integers past 64 bits too, which orjson will not write)."""
+    return json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def _written(tmp_path: Path, lines: list) -> Path:
@@ -154,7 +164,7 @@ def _written(tmp_path: Path, lines: list) -> Path:
         elif odd == "not-an-object":
             out.append(b"[1]\n")
         recs.append(rec)
-        out.append(orjson.dumps(rec) + b"\n")
+        out.append(_dumps(rec) + b"\n")
     path = tmp_path / "t.jsonl"
     path.write_bytes(b"".join(out))
     return path
@@ -238,3 +248,31 @@ def test_a_call_nested_too_deep_is_refused_whichever_path_reads_it(tmp_path, mon
     if refused:
         assert "message 1 (line 2): the arguments of tool call 'Read' are nested deeper than 100 levels" in fast
     assert linear(path) != refused   # (the one pass leaves such a file to the general path)
+
+
+def test_an_integer_past_64_bits_is_read_as_written_whichever_path_reads_it(tmp_path, monkeypatch):
+    # (orjson reads such an integer as the nearest float: 2**70 + 1 became 2**70)
+    recs = _turns(("Read", {"offset": 2 ** 70 + 1, "limit": -(2 ** 64) - 1}, ["x"]))
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(b"".join(_dumps(r) + b"\n" for r in recs))
+    assert linear(path)
+    fast, general = both_ways(path, False, monkeypatch)
+    assert repr(fast) == repr(general)
+    (call,) = fast.conversations[0].messages[1].tool_calls
+    assert call.arguments == {"offset": 2 ** 70 + 1, "limit": -(2 ** 64) - 1}
+    assert type(call.arguments["offset"]) is int
+
+
+def test_a_task_result_whose_key_is_escaped_is_read_as_one_whichever_path_reads_it(tmp_path, monkeypatch):
+    # "agent\u0049d" is "agentId": the one pass reads the line's fields decoded, not its bytes
+    recs = _turns(("Task", {"prompt": "look"}, ["found it"]))
+    recs[-1]["toolUseResult"] = {"agentId": "a1", "content": "the agent's answer"}
+    path = tmp_path / "task.jsonl"
+    path.write_bytes(b"".join(_dumps(r).replace(b'"agentId"', b'"agent\\u0049d"') + b"\n" for r in recs))
+    assert b"agent\\u0049d" in path.read_bytes()
+    assert linear(path)
+    fast, general = both_ways(path, False, monkeypatch)
+    assert repr(fast) == repr(general)
+    one_pass = read_linear(open_input(path), claude_code.EXPECTED, False)
+    assert one_pass.scan.task_answer["a1"][0] == "the agent's answer"
+    assert one_pass.scan.task_call == {"a1": "c1"}

@@ -6,7 +6,9 @@ message names the line just before it as its parent (tool results aside) there i
 chain is every entry in file order, so here each line becomes its messages as it is read and no
 entry is kept (made, walked and freed, they cost a fifth of the load). The rules are the general
 path's own (records.py's line data, conversation.py's messages, the Scan's handling of every other
-record); the loop is this module's, with the common user line (one tool result) written out.
+record); the loop is this module's, with the common user line (one tool result) written out. A user
+or assistant line is decoded as a LineFields (line_fields.py: the fields the rules read, the rest
+skipped unmade), a plain progress line too; every other line whole, as the general path decodes it.
 
 The first line this pass does not handle -- a message hanging off an earlier line (where a rewind
 left a branch, say), a line of a response after the next one started, a side chain, a malformed or
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import orjson
+from msgspec import UNSET
 
 from ctxview.model import Conversation
 from ctxview.formats.parsing.argument_depth import MAX_ARGUMENT_DEPTH, deeper_than
@@ -37,7 +39,9 @@ from ctxview.formats.parsing.jsonio import SKIP, Input, LineReader
 from ctxview.formats.claude_code.compaction import compaction_spec
 from ctxview.formats.claude_code.conversation import add_user, assistant_message, conversation
 from ctxview.formats.claude_code.persisted import TAG
-from ctxview.formats.claude_code.records import BOUNDARY, KIND, NODE, P, assistant_data, user_data
+from ctxview.formats.claude_code.line_fields import (DECODE_ERRORS, LineFields, decode_fields, decode_record,
+                                                     ToolResultFields, plain_progress, progress_record)
+from ctxview.formats.claude_code.records import BOUNDARY, KIND, NODE, P, assistant_fields, user_fields
 from ctxview.formats.claude_code.scan import Scan
 
 
@@ -67,8 +71,7 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
     """(the last line's number, messages, compaction specs, unlinked results, the positions to mark) of
     the lines, Scan._run's rules and messages_of's at once; None at the first line that needs the
     general path."""
-    loads = orjson.loads
-    decode_error = orjson.JSONDecodeError
+    decode, other_line = decode_fields, _other_line
     seen = scan.seen
     seen_add = seen.add
     # The line just before (its uuid), and whether a message hangs off it already: in a file without
@@ -89,20 +92,28 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
     summary_at: set[int] = set()
     unlinked = 0
     marks: list[int] = []
-    last_rec = None
+    last_raw = None  # the last message line: the metadata read of it at the end
     n = 0
     for raw in lines:
         n += 1
+        # The common line, a user or assistant one, read as LineFields; the rest as _other_record
+        # reads them (other_line).
         try:
-            rec = loads(raw)
-        except decode_error:
-            rec = bad_line(raw, n)
+            line = decode(raw)
+        except DECODE_ERRORS:
+            line = None
+        if line is not None and ((rtype := line.type) == "assistant" or rtype == "user"):
+            uuid = line.uuid
+        else:
+            rec = other_line(raw, n, bad_line, line)
             if rec is SKIP:
                 continue
-        if type(rec) is not dict:
-            return None
-        rtype = rec.get("type")
-        uuid = rec.get("uuid")
+            if type(rec) is not dict:
+                return None
+            rtype, uuid = rec.get("type"), rec.get("uuid")
+            if rtype == "assistant" or rtype == "user":
+                return None  # (LineFields refused it: its message is not an object, say)
+            line = None
         if uuid is not None:
             if type(uuid) is not str:
                 return None
@@ -110,11 +121,12 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
                 scan.duplicates += 1
                 continue
         if rtype == "assistant":
-            msg = rec.get("message")
-            if type(msg) is not dict or rec.get("isSidechain") is True:
+            msg = line.message
+            if msg is None or line.isSidechain is True:
                 return None
-            data = assistant_data(rec, msg, uuid)
-            parent = rec.get("parentUuid")
+            data = assistant_fields(msg.content, msg.id, msg.model, msg.usage, line.costUSD, line.isApiErrorMessage,
+                                    line.timestamp, uuid)
+            parent = line.parentUuid
             if parent is not None:
                 if parent != prev or has_child:
                     return None
@@ -139,14 +151,20 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
                 if deeper_than(c.arguments, MAX_ARGUMENT_DEPTH):
                     return None  # (the general path's load refuses it, naming the message)
         elif rtype == "user":
-            msg = rec.get("message")
-            if type(msg) is not dict or rec.get("isSidechain") is True:
+            msg = line.message
+            if msg is None or line.isSidechain is True:
                 return None
-            content = msg.get("content")
+            content = msg.content
             b = content[0] if type(content) is list and len(content) == 1 else None
-            tur = rec.get("toolUseResult")
+            tur = None
+            if type(tur_fields := line.toolUseResult) is ToolResultFields and tur_fields.agentId is not UNSET:
+                # (a Task call's result, maybe: ToolResultFields)
+                rec = _whole(raw)
+                if rec is None:
+                    return None
+                tur = rec["toolUseResult"]
             if (type(b) is dict and b.get("type") == "tool_result" and type(tid := b.get("tool_use_id")) is str
-                    and type(result := b.get("content")) is str and not (type(tur) is dict and "agentId" in tur)):
+                    and type(result := b.get("content")) is str and tur is None):
                 # Most user lines: one tool result, its text a string, not a sub-agent's. user_data's and
                 # add_user's message for it, made here (a third of the lines: two calls and a tuple each).
                 name = names.get(tid)
@@ -157,12 +175,12 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
                 out_append(message("tool", result, tid, (), None, name, None, None, False, "line " + str(n), uuid,
                                    {"is_error": True} if b.get("is_error") is True else EMPTY_META))
             else:
-                data = user_data(rec, msg, uuid)
+                data = user_fields(content, line.isMeta, line.isCompactSummary, uuid)
                 if data is None:
                     return None
-                if data[0] and type(tur) is dict and type(tur.get("agentId")) is str:  # a Task call's result
+                if data[0] and tur is not None and type(tur.get("agentId")) is str:  # a Task call's result
                     scan._task_result(tur, data[0][0][0], n)
-                parent = rec.get("parentUuid")
+                parent = line.parentUuid
                 if parent is not None and (data[1] is not None or not data[0]):  # (results are siblings)
                     if parent != prev or has_child:
                         return None
@@ -187,12 +205,44 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
         if uuid is not None:
             seen_add(uuid)
             prev, has_child = uuid, False
-        if last_rec is None:
+        if last_raw is None:
+            # (decoded whole for what LineFields skip: where the session ran, by the same rules)
+            rec = _whole(raw)
+            if rec is None:
+                return None
             scan._meta(rec)
-        last_rec = rec
-    if last_rec is None:
+        last_raw = raw
+    if last_raw is None:
         return None  # no message: the general path says why
     if parts is not None:
         out[at] = assistant_message(parts)
-    scan._ended(last_rec)
+    rec = _whole(last_raw)
+    if rec is None:
+        return None
+    scan._ended(rec)
     return n, out, [compaction_spec(index, e, out, summary_at) for index, e in boundaries], unlinked, marks
+
+
+def _other_line(raw: bytes, n: int, bad_line: Any, line: LineFields | None) -> Any:
+    """A line that is not a user or assistant one as LineFields read it (`line`; None: refused), as
+    _other_record reads it: a plain progress line from its LineFields, the rest decoded whole (SKIP
+    where bad_line() says so)."""
+    if line is not None and plain_progress(line):
+        return progress_record(line)
+    return _record(raw, n, bad_line)
+
+
+def _record(raw: bytes, n: int, bad_line: Any) -> Any:
+    """The line decoded whole, as the general path decodes it (scan.py); SKIP where bad_line says so."""
+    try:
+        return decode_record(raw)
+    except DECODE_ERRORS:
+        return bad_line(raw, n)
+
+
+def _whole(raw: bytes) -> dict | None:
+    """A message line decoded whole; None where only bad_line() would read it (the general path's)."""
+    try:
+        return decode_record(raw)
+    except DECODE_ERRORS:
+        return None

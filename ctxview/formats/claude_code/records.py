@@ -55,8 +55,12 @@ def origin_text(origin: Any) -> str:
 
 
 def user_data(rec: dict, msg: dict, uuid: str | None):
-    content = msg.get("content", _MISSING)
-    flags = (1 if rec.get("isMeta") is True else 0) | (2 if rec.get("isCompactSummary") is True else 0)
+    return user_fields(msg.get("content"), rec.get("isMeta"), rec.get("isCompactSummary"), uuid)
+
+
+def user_fields(content: Any, is_meta: Any, is_summary: Any, uuid: str | None):
+    """user_data of a line whose fields were read already (linear.py reads them from a LineFields)."""
+    flags = (1 if is_meta is True else 0) | (2 if is_summary is True else 0)
     if type(content) is str:
         return (_NONE, content, flags, uuid)
     if type(content) is not list:
@@ -97,12 +101,17 @@ def user_data(rec: dict, msg: dict, uuid: str | None):
     return (results, text, flags, uuid)
 
 
-_MISSING = object()
 _NONE: tuple = ()
 
 
 def assistant_data(rec: dict, msg: dict, uuid: str | None):
-    content = msg.get("content")
+    return assistant_fields(msg.get("content"), msg.get("id"), msg.get("model"), msg.get("usage"),
+                            rec.get("costUSD"), rec.get("isApiErrorMessage"), rec.get("timestamp"), uuid)
+
+
+def assistant_fields(content: Any, mid: Any, model: Any, usage: Any, cost: Any, api_error: Any, timestamp: Any,
+                     uuid: str | None):
+    """assistant_data of a line whose fields were read already (linear.py reads them from a LineFields)."""
     texts: Any = _NONE
     thinking: Any = _NONE
     calls: Any = _NONE
@@ -123,15 +132,10 @@ def assistant_data(rec: dict, msg: dict, uuid: str | None):
             texts, thinking, calls = anthropic_assistant(content)
     elif content is not None:
         texts, thinking, calls = anthropic_assistant(content)
-    mid = msg.get("id")
-    model = msg.get("model")
-    usage = msg.get("usage")
-    cost = rec.get("costUSD")
     if cost is not None and type(usage) is dict:
         # older Claude Code wrote the call's cost beside the message: kept with its usage, to show
         usage = {**usage, "costUSD": cost}
     # The model name is shared (every line repeats it); the usage becomes a Usage only for
     # the last line of a response, the one that counts.
     return (mid if type(mid) is str else None, _intern(model) if type(model) is str else None, texts, thinking,
-            calls, usage if type(usage) is dict else None, uuid, rec.get("isApiErrorMessage") is True,
-            rec.get("timestamp"))
+            calls, usage if type(usage) is dict else None, uuid, api_error is True, timestamp)

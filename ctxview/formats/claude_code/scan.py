@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-import orjson
-
 from ctxview.model import Usage
 from ctxview.formats.parsing.blocks import result_text
 from ctxview.formats.parsing.builders import anthropic_usage
 from ctxview.formats.parsing.jsonio import SKIP, Input, LineReader
 from ctxview.formats.claude_code.compaction import boundary_data, microcompaction_data
 from ctxview.formats.claude_code.deferred import delta_of
+from ctxview.formats.claude_code.line_fields import DECODE_ERRORS, decode_record
 from ctxview.formats.claude_code.persisted import replacements_of
 from ctxview.formats.claude_code.records import (ASSISTANT, BOUNDARY, MESSAGE_TYPES, MICRO, NODE, QUIET_TYPES, USER, assistant_data,
                       is_usage_record, key_of, origin_text, str_or_none, user_data)
@@ -47,7 +46,7 @@ class Scan:
         """Scan a JSONL input, parsing each line here (no generator in between: the hot path).
         Again with the reader resumed (a file that grew): the lines appended, as if read with the rest."""
         with reader.raw_lines() as lines:
-            last = self._run(lines, orjson.loads, reader.bad_line, None, start=reader.first_line - 1)
+            last = self._run(lines, decode_record, reader.bad_line, None, start=reader.first_line - 1)
         reader.read_to(last)
 
     def run(self, records: Iterable[Any], pointer: str | None, origins: list | None = None) -> None:
@@ -64,7 +63,7 @@ class Scan:
         seen = self.seen
         seen_add = seen.add
         unknown = self.unknown
-        decode_error = orjson.JSONDecodeError
+        decode_error = DECODE_ERRORS
         first_meta = not self._met
         last_rec = None
         # Parents that already have a message child. A second one means a branch (a rewind)
