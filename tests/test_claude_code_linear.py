@@ -131,7 +131,7 @@ _kind = st.one_of(
 # where a line hangs: the line before (a file without branches), nowhere, or an earlier line (maybe a branch)
 _parent = st.sampled_from(["before"] * 6 + ["none", "earlier"])
 _odd = st.sampled_from([None] * 12 + ["repeat", "side", "no-uuid", "blank", "bad-json", "not-an-object",
-                                      "message-not-an-object"])
+                                      "message-not-an-object", "lone-surrogate"])
 
 
 def _dumps(rec: dict) -> bytes:
@@ -164,7 +164,10 @@ def _written(tmp_path: Path, lines: list) -> Path:
         elif odd == "not-an-object":
             out.append(b"[1]\n")
         recs.append(rec)
-        out.append(_dumps(rec) + b"\n")
+        line = _dumps(rec)
+        if odd == "lone-surrogate":   # (what only the standard library's decoder reads)
+            line = line.replace(b'"sessionId":"s"', b'"sessionId":"\\ud800"')
+        out.append(line + b"\n")
     path = tmp_path / "t.jsonl"
     path.write_bytes(b"".join(out))
     return path
@@ -276,3 +279,26 @@ def test_a_task_result_whose_key_is_escaped_is_read_as_one_whichever_path_reads_
     one_pass = read_linear(open_input(path), claude_code.EXPECTED, False)
     assert one_pass.scan.task_answer["a1"][0] == "the agent's answer"
     assert one_pass.scan.task_call == {"a1": "c1"}
+
+
+@pytest.mark.parametrize("odd", ["surrogate", "bom"])
+def test_a_line_only_the_fallback_decoders_read_stays_in_the_one_pass(tmp_path, monkeypatch, odd):
+    # msgspec and orjson refuse an escaped lone surrogate (which Claude Code writes) and a byte order
+    # mark; the standard library reads the one, bad_line() strips the other
+    recs = _turns(("Read", {"path": "a"}, ["x"]), ("Task", {"prompt": "look"}, ["found"]))
+    recs[-1]["toolUseResult"] = {"agentId": "a1", "content": "answer"}
+    lines = [_dumps(r) for r in recs]
+    if odd == "surrogate":
+        lines[1] = lines[1].replace(b'"claude-x"', b'"claude-\\ud800x"')
+        lines[-1] = lines[-1].replace(b'"answer"', b'"an\\udc00swer"')
+    else:
+        lines[0] = b"\xef\xbb\xbf" + lines[0]
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert linear(path)
+    fast, general = both_ways(path, False, monkeypatch)
+    assert repr(fast) == repr(general)
+    one_pass = read_linear(open_input(path), claude_code.EXPECTED, False)
+    assert one_pass.scan.task_answer["a1"][0] == ("an\udc00swer" if odd == "surrogate" else "answer")
+    if odd == "surrogate":
+        assert fast.conversations[0].messages[1].model_id == "claude-\ud800x"

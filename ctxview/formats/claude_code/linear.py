@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from msgspec import UNSET
+from msgspec import UNSET, ValidationError, convert
 
 from ctxview.model import Conversation
 from ctxview.formats.parsing.argument_depth import MAX_ARGUMENT_DEPTH, deeper_than
@@ -92,7 +92,7 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
     summary_at: set[int] = set()
     unlinked = 0
     marks: list[int] = []
-    last_raw = None  # the last message line: the metadata read of it at the end
+    last = None  # the last message line, and the line decoded whole where it was: its metadata
     n = 0
     for raw in lines:
         n += 1
@@ -102,6 +102,7 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
             line = decode(raw)
         except DECODE_ERRORS:
             line = None
+        whole = None  # the line decoded whole, where it was
         if line is not None and ((rtype := line.type) == "assistant" or rtype == "user"):
             uuid = line.uuid
         else:
@@ -111,9 +112,15 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
             if type(rec) is not dict:
                 return None
             rtype, uuid = rec.get("type"), rec.get("uuid")
-            if rtype == "assistant" or rtype == "user":
-                return None  # (LineFields refused it: its message is not an object, say)
             line = None
+            if rtype == "assistant" or rtype == "user":
+                # read by bad_line() alone (a lone surrogate, a byte order mark): its fields from the record;
+                # refused where its message is not an object (the general path says so)
+                try:
+                    line = convert(rec, LineFields)
+                except ValidationError:
+                    return None
+                whole = rec
         if uuid is not None:
             if type(uuid) is not str:
                 return None
@@ -159,10 +166,10 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
             tur = None
             if type(tur_fields := line.toolUseResult) is ToolResultFields and tur_fields.agentId is not UNSET:
                 # (a Task call's result, maybe: ToolResultFields)
-                rec = _whole(raw)
-                if rec is None:
+                whole = whole or _whole(raw)
+                if whole is None:
                     return None
-                tur = rec["toolUseResult"]
+                tur = whole["toolUseResult"]
             if (type(b) is dict and b.get("type") == "tool_result" and type(tid := b.get("tool_use_id")) is str
                     and type(result := b.get("content")) is str and tur is None):
                 # Most user lines: one tool result, its text a string, not a sub-agent's. user_data's and
@@ -205,21 +212,21 @@ def _messages(scan: Scan, lines: Any, bad_line: Any) -> tuple | None:
         if uuid is not None:
             seen_add(uuid)
             prev, has_child = uuid, False
-        if last_raw is None:
+        if last is None:
             # (decoded whole for what LineFields skip: where the session ran, by the same rules)
-            rec = _whole(raw)
-            if rec is None:
+            whole = whole or _whole(raw)
+            if whole is None:
                 return None
-            scan._meta(rec)
-        last_raw = raw
-    if last_raw is None:
+            scan._meta(whole)
+        last = (raw, whole)
+    if last is None:
         return None  # no message: the general path says why
     if parts is not None:
         out[at] = assistant_message(parts)
-    rec = _whole(last_raw)
-    if rec is None:
+    whole = last[1] or _whole(last[0])
+    if whole is None:
         return None
-    scan._ended(rec)
+    scan._ended(whole)
     return n, out, [compaction_spec(index, e, out, summary_at) for index, e in boundaries], unlinked, marks
 
 
