@@ -354,3 +354,26 @@ def test_a_request_a_continued_session_holds_again_counts_once(home):
     (copy_total,) = [t for t in contents.totals(rows, "project") if t.key == "/home/me/zz"]
     assert (copy_total.sessions, copy_total.requests, copy_total.input) == (1, 0, 0)
     assert str(copy_total.usd) == "0.0"
+
+
+@pytest.mark.parametrize("count", [2**63, 2**64 - 1, 10**30])
+def test_a_usage_count_past_64_bits_is_the_files_problem_not_a_traceback(home, count):
+    # (SQLite holds 64-bit integers: such a count gave an OverflowError out of the contents pass)
+    lines = [{"type": "user", "uuid": "u0", "cwd": "/home/me/big", "sessionId": "b",
+              "timestamp": "2026-05-01T10:00:00Z", "message": {"role": "user", "content": "count me"}},
+             {"type": "assistant", "uuid": "u1", "parentUuid": "u0", "timestamp": "2026-05-01T10:00:01Z",
+              "message": {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5",
+                          "content": [{"type": "text", "text": "ok"}],
+                          "usage": {"input_tokens": count, "output_tokens": 2}}}]
+    big = home / ".claude" / "projects" / "-home-me-big" / "big.jsonl"
+    big.parent.mkdir(parents=True, exist_ok=True)
+    big.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    env = _env(home)
+    rows = build_index(None, env=env)
+    contents = open_contents(env)
+    contents.update(rows)
+    unread = contents.unread()
+    assert "a usage count past 64 bits" in unread[str(big)]
+    projects = {t.key for t in contents.totals(rows, "project")}
+    (row,) = [r for r in rows if r.path == str(big)]
+    assert row.project not in projects and projects   # (the other sessions' totals are there)

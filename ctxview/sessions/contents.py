@@ -179,6 +179,19 @@ def _usage_rows(session, prices: PriceTable) -> tuple[list[tuple], list[tuple]]:
     return [(day, *_sums(requests, prices)) for day, requests in by_day.items()], named
 
 
+_SQLITE_INTEGERS = range(-2**63, 2**63)
+
+
+def _fit_integers(*tables: list[tuple]) -> None:
+    """ValueError where a count in the rows is past what SQLite holds (a 64-bit integer): the file's
+    problem then, in place of a traceback."""
+    for rows in tables:
+        for row in rows:
+            for v in row:
+                if type(v) is int and v not in _SQLITE_INTEGERS:
+                    raise ValueError("a usage count past 64 bits, which the totals cannot hold")
+
+
 def _sums(requests: list[RecordedRequest], prices: PriceTable) -> tuple:
     u = UsageTotals.of(r.usage for r in requests)
     cost = cost_of(((r.usage, r.model, r.timestamp) for r in requests), prices)
@@ -313,7 +326,9 @@ class Contents:
                                           f"({MAX_FILE_BYTES:,}); open it to see it")
             session = load_session(row.path, row.format, lenient=True)
             text = utf8_text(text_of(session))   # (SQLite takes no lone surrogate)
-            days, named = _usage_rows(session, prices)
+            found = _usage_rows(session, prices)
+            _fit_integers(*found)
+            days, named = found
         except LoadError as exc:
             problem = str(exc)
         except (MemoryError, RecursionError, ValueError, OSError) as exc:
