@@ -302,3 +302,40 @@ def test_a_line_only_the_fallback_decoders_read_stays_in_the_one_pass(tmp_path, 
     assert one_pass.scan.task_answer["a1"][0] == ("an\udc00swer" if odd == "surrogate" else "answer")
     if odd == "surrogate":
         assert fast.conversations[0].messages[1].model_id == "claude-\ud800x"
+
+
+_WIDE = {   # where a line may hold an integer past 64 bits, and the integer
+    "tool result": (2, ["message", "content", 0, "content"], 2 ** 70),
+    "tool result object": (2, ["message", "content", 0, "content"], {"n": 2 ** 70}),
+    "tool result block": (2, ["message", "content", 0, "content"], [{"type": "odd", "n": 2 ** 70}]),
+    "call argument": (1, ["message", "content", 0, "input"], {"offset": 2 ** 70}),
+    "input tokens": (1, ["message", "usage", "input_tokens"], 10 ** 30),
+    "input tokens, 400 digits": (1, ["message", "usage", "input_tokens"], 10 ** 400),
+    "recorded cost": (1, ["costUSD"], 10 ** 400),
+}
+
+
+@pytest.mark.parametrize("where", _WIDE)
+def test_an_integer_past_64_bits_anywhere_is_read_without_a_traceback(tmp_path, monkeypatch, where):
+    from ctxview.analysis.report import build_report
+    from ctxview.export.bodies import dumps
+    from ctxview.sessions.contents import text_of
+
+    recs = _turns(("Read", {"path": "a"}, ["x"]))
+    recs[1]["message"]["usage"] = {"input_tokens": 5, "output_tokens": 2}
+    line, keys, value = _WIDE[where]
+    target = recs[line]
+    for key in keys[:-1]:
+        target = target[key]
+    target[keys[-1]] = value
+    path = tmp_path / "wide.jsonl"
+    path.write_bytes(b"".join(_dumps(r) + b"\n" for r in recs))
+    fast, general = both_ways(path, False, monkeypatch)
+    assert repr(fast) == repr(general)
+    assert not isinstance(fast, str)
+    dumps(build_report(fast, {}))
+    text_of(fast)
+    usage = fast.conversations[0].messages[1].usage
+    # a count past 64 bits is no count (orjson read it as a float: 0), nor a cost no float holds
+    assert usage.input_tokens == (5 if "tokens" not in where else 0)
+    assert usage.recorded_usd is None

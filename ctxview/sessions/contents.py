@@ -26,12 +26,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-import orjson
-
 from ctxview.analysis.prices import PriceTable, cost_of, dollars
 from ctxview.analysis.usage import RecordedRequest, UsageTotals, recorded_requests
 from ctxview.formats import load_session
 from ctxview.formats.errors import LoadError
+from ctxview.formats.parsing.json_encode import compact_json
 from ctxview.sanitize import utf8_text
 from ctxview.sessions.index import UNKNOWN_FORMAT, SessionRow
 from ctxview.sessions.row_values import iso
@@ -105,7 +104,7 @@ def text_of(session) -> str:
                 size += len(text)
             for call in m.tool_calls:
                 args = call.arguments
-                parts.append(f"{call.name or ''} {orjson.dumps(args).decode() if args else ''}")
+                parts.append(f"{call.name or ''} {compact_json(args) if args else ''}")
                 size += len(parts[-1])
             if size >= MAX_TEXT_CHARS:
                 return "\n".join(parts)[:MAX_TEXT_CHARS]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ctxview.model import ContextEvent, Message
+from ctxview.formats.parsing.builders import is_count
 from ctxview.formats.parsing.linking import compaction_events
 from ctxview.formats.claude_code.records import DATA, KIND, MICRO, O, origin_text
 
@@ -15,7 +16,7 @@ def boundary_data(rec: dict) -> tuple:
     meta = rec.get("compactMetadata")
     meta = meta if type(meta) is dict else {}
     tokens = meta.get("preTokens")
-    return (meta.get("trigger"), tokens if type(tokens) is int else None, rec.get("timestamp"))
+    return (meta.get("trigger"), tokens if is_count(tokens) else None, rec.get("timestamp"))
 
 
 def microcompaction_data(rec: dict) -> tuple:
@@ -24,7 +25,7 @@ def microcompaction_data(rec: dict) -> tuple:
     meta = meta if type(meta) is dict else {}
     tokens, saved, ids = meta.get("preTokens"), meta.get("tokensSaved"), meta.get("compactedToolIds")
     return (meta.get("trigger") if type(meta.get("trigger")) is str else None,
-            tokens if type(tokens) is int else None, saved if type(saved) is int else None,
+            tokens if is_count(tokens) else None, saved if is_count(saved) else None,
             tuple(i for i in ids if type(i) is str) if type(ids) is list else ())
 
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-import orjson
-
 from ctxview.engine import reminders
 from ctxview.model import ToolCall
 from ctxview.formats.parsing.builders import arguments_from, tool_call_from
+from ctxview.formats.parsing.json_encode import compact_json
 
 __all__ = [
     "anthropic_assistant",
@@ -108,7 +107,7 @@ def result_text(content: Any) -> str:
         t = _block_text(content)
         if t is not None:
             return t
-    return orjson.dumps(content).decode()
+    return compact_json(content)
 
 
 def thinking_block(block: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -192,7 +191,7 @@ def openai_parts_text(content: Any) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if not isinstance(content, list):
-        return orjson.dumps(content).decode()
+        return compact_json(content)
     out: list[str] = []
     for part in content:
         if type(part) is not dict:  # (the common case first)

@@ -14,6 +14,8 @@ record's raw JSON values and decide what each becomes, once for every format.
 
 from __future__ import annotations
 
+import sys
+
 from typing import Any, Mapping
 
 import orjson
@@ -22,7 +24,7 @@ from ctxview._slots import slot_builder
 from ctxview.model import Message, ToolCall, Usage
 from ctxview.formats.parsing.json_decode import loads
 
-__all__ = ["EMPTY_META", "anthropic_usage", "arguments_from", "message", "openai_usage", "recorded_tools", "swarm_message_usage", "swarm_usage",
+__all__ = ["COUNTS", "EMPTY_META", "anthropic_usage", "arguments_from", "is_count", "message", "openai_usage", "recorded_tools", "swarm_message_usage", "swarm_usage",
            "tool_call", "tool_call_from", "usage"]
 
 # Every field of a Message by name (or position, in field order), with Message's defaults.
@@ -61,8 +63,18 @@ def tool_call_from(id: Any, name: Any, arguments: Any) -> ToolCall:
 
 # --- usage ---------------------------------------------------------------------------------
 
+# The integers a count may be: what orjson reads as one (64 bits, signed or not). msgspec and the
+# standard library read a longer one as written; as a count it is damage, 0 as a count that is not an
+# integer is (orjson read it as a float), never a figure no float or database can hold.
+COUNTS = range(-2**63, 2**64)
+
+
+def is_count(value: Any) -> bool:
+    return type(value) is int and value in COUNTS
+
+
 def _count(value: Any) -> int:
-    return value if type(value) is int else 0
+    return value if type(value) is int and value in COUNTS else 0
 
 
 def anthropic_usage(u: dict) -> Usage:
@@ -73,13 +85,15 @@ def anthropic_usage(u: dict) -> Usage:
     get = u.get
     i, o, r, w = get("input_tokens"), get("output_tokens"), get("cache_read_input_tokens"), \
         get("cache_creation_input_tokens")
-    w = w if type(w) is int else 0
+    counts = COUNTS
+    w = w if type(w) is int and w in counts else 0
     split = get("cache_creation")
     h = split.get("ephemeral_1h_input_tokens") if type(split) is dict else None
     geo = get("inference_geo")
     speed = get("speed")
     usd = get("costUSD")
-    return usage(i if type(i) is int else 0, o if type(o) is int else 0, r if type(r) is int else 0, w,
+    return usage(i if type(i) is int and i in counts else 0, o if type(o) is int and o in counts else 0,
+                 r if type(r) is int and r in counts else 0, w,
                  (h if h <= w else w) if type(h) is int and h > 0 else 0,
                  # (kept only where it changes the price: a string on every message would cost memory)
                  speed if type(speed) is str and speed and speed != "standard" else None,
@@ -88,7 +102,10 @@ def anthropic_usage(u: dict) -> Usage:
 
 
 def _usd(value: Any) -> float | None:
-    return float(value) if type(value) in (int, float) and 0 <= value < float("inf") else None
+    return float(value) if type(value) in (int, float) and 0 <= value <= _LARGEST_FLOAT else None
+
+
+_LARGEST_FLOAT = sys.float_info.max   # (an integer past it has no float: no cost either)
 
 
 def openai_usage(u: Any) -> Usage | None:
@@ -101,9 +118,10 @@ def openai_usage(u: Any) -> Usage | None:
     if cached is None:
         details = u.get("input_tokens_details") or u.get("prompt_tokens_details") or {}
         cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
-    inp = inp if type(inp) is int else 0  # (_count, inline: a rollout holds tens of thousands)
-    out = out if type(out) is int else 0
-    cached = cached if type(cached) is int else 0
+    counts = COUNTS   # (_count, inline: a rollout holds tens of thousands)
+    inp = inp if type(inp) is int and inp in counts else 0
+    out = out if type(out) is int and out in counts else 0
+    cached = cached if type(cached) is int and cached in counts else 0
     return usage(inp - cached if inp > cached else 0, out, cached)
 
 
