@@ -11,7 +11,8 @@ line's data only its type.
 
 Both decoders read numbers alike: an integer too big for 64 bits stays the integer it was (orjson
 would make it a float), so that the one pass (linear.py, LineFields) and the general path (scan.py,
-dicts) make the same messages of the same line. A line msgspec refuses (a lone surrogate, nesting
+dicts) make the same messages of the same line. In a call's arguments or a result it is kept as
+written; as a count it is none (builders.COUNTS). A line msgspec refuses (a lone surrogate, nesting
 past its depth) goes to the reader's bad_line(), orjson's and then the standard library's.
 """
 

@@ -15,7 +15,6 @@ record's raw JSON values and decide what each becomes, once for every format.
 from __future__ import annotations
 
 import sys
-
 from typing import Any, Mapping
 
 import orjson
@@ -63,9 +62,9 @@ def tool_call_from(id: Any, name: Any, arguments: Any) -> ToolCall:
 
 # --- usage ---------------------------------------------------------------------------------
 
-# The integers a count may be: what orjson reads as one (64 bits, signed or not). msgspec and the
-# standard library read a longer one as written; as a count it is damage, 0 as a count that is not an
-# integer is (orjson read it as a float), never a figure no float or database can hold.
+# The integers a count may be: those orjson reads as integers (64 bits, signed or not). msgspec and
+# the standard library read a longer one as written; as a count it is damage, and it is 0, as any
+# count that is not an integer is (orjson read it as a float), not a figure no float can hold.
 COUNTS = range(-2**63, 2**64)
 
 
