@@ -312,7 +312,7 @@ def test_exact_counter_counts_a_lone_surrogate_as_a_replacement_character():
     assert c.count("a\ud800b") == c.count("a\ufffdb")
 
 
-# --- count_messages: each text object counted once, the same counts -------------------------
+# --- count_messages: each text counted once, the same counts -------------------------
 
 _TEXTS = ["", "plain prose here", "def f(x):\n    return {x: [1, 2]};", "é→ unicode ✓", "x" * 50]
 
@@ -323,7 +323,9 @@ _TEXTS = ["", "plain prose here", "def f(x):\n    return {x: [1, 2]};", "é→ u
 def test_count_messages_equals_count_message(picks):
     # shared text objects (the same str in several messages, of several roles) and Content ones
     texts = list(_TEXTS)
-    msgs = [Message(role, Content(texts[k], ("a.png",)) if boxed else texts[k]) for role, k, boxed in picks]
+    copies = ["".join(list(t)) for t in _TEXTS]   # equal texts that are other objects
+    msgs = [Message(role, Content(texts[k], ("a.png",)) if boxed else (texts, copies)[j % 2][k])
+            for j, (role, k, boxed) in enumerate(picks)]
     from ctxview.engine.tokens import count_messages
 
     for counter in (SwarmEstimate(), CharsCounter()):

@@ -135,22 +135,22 @@ class SwarmEstimate:
         return tokens
 
     def count_messages(self, messages: Sequence[Message]) -> list[int]:
-        """[count_message(m) for m in messages], each text object counted once: the loaders keep a
-        text that repeats (a file read twice, an output seen again) as one object, and compression
-        cuts a text shared by several results into one (ids are safe: `messages`, a sequence, holds
-        the texts while they are counted)."""
-        by_text: dict[int, int] = {}  # id(str content) -> its tokens, the tool overhead aside
+        """[count_message(m) for m in messages], each text counted once: a text that repeats (a file
+        read twice, an output seen again) is often a new object each time, so the texts are told apart
+        by value. Hashing a text costs less than counting it, and the hash stays with the str: the
+        bloat analysis's table of results by text reads it again."""
+        by_text: dict[str, int] = {}  # str content -> its tokens, the tool overhead aside
         get, count = by_text.get, self.count
         out: list[int] = []
         append = out.append
         for msg in messages:
             content = msg.content
-            tokens = get(id(content)) if type(content) is str else None
-            if tokens is None:
-                text = content if type(content) is str else msg.text
-                tokens = count(text)
-                if text is content:
-                    by_text[id(content)] = tokens
+            if type(content) is str:
+                tokens = get(content)
+                if tokens is None:
+                    tokens = by_text[content] = count(content)
+            else:
+                tokens = count(msg.text)
             append(tokens + TOOL_MESSAGE_OVERHEAD if msg.role == "tool" else tokens)
         return out
 
