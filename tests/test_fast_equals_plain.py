@@ -8,6 +8,7 @@ shows up as a difference.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -173,6 +174,13 @@ def cuts_at(draw):
     return msg, limits, policy, name
 
 
+def cut_tokens_of_a_memo(msg, limits, policy, name):
+    """tokens_at by the measure a memo keeps for the policy (the bloat analysis's and the replays'):
+    the tools of the texts of earlier examples remembered."""
+    measure = OWN_MEMO.cut_tokens(policy)
+    return measure.tokens_at(msg.content, limits, measure.name(msg.content, name))
+
+
 def cut_tokens_at_made(msg, limits, policy, name):
     return [None if limit is None else cut_tokens_made(msg, limit, policy, name) for limit in limits]
 
@@ -204,8 +212,11 @@ PAIRS = [
     Pair("the bloat scan", lambda msgs, per, _: scan_of(fast_bloat.scan_messages(msgs, per)),
          lambda msgs, per, _: scan_of(bloat_scan.scan_by_id(msgs, per)), counted()),
     Pair("what the tiers would save", fast_bloat.tiers_saving, tiers_saving.tiers_saving, savings_of_tiers()),
+    Pair("what the tiers would save, with a memo", functools.partial(fast_bloat.tiers_saving, memo=OWN_MEMO),
+         tiers_saving.tiers_saving, savings_of_tiers()),
     Pair("the tokens of a cut", cut_tokens_measured, cut_tokens_made, cuts()),
     Pair("the tokens of a text cut to several limits", cut_tokens_at_measured, cut_tokens_at_made, cuts_at()),
+    Pair("the tokens of a text cut, measured by a memo's", cut_tokens_of_a_memo, cut_tokens_at_made, cuts_at()),
     Pair("what clearing would save", fast_bloat.clearing_saving, clearing.clearing_saving, savings_of_clearing()),
     Pair("the offline summary", fast_summary.extractive_summary, budget.extractive_summary,
          st.tuples(st.lists(st.sampled_from(SUMMARISED), max_size=40) | messages())),

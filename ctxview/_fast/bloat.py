@@ -21,6 +21,7 @@ from itertools import islice
 from typing import Any, Callable, Mapping, Sequence
 
 from ctxview._fast.cut_tokens import CutTokens
+from ctxview._fast.memo import Memo
 from ctxview._fast.summary import extractive_summary
 from ctxview.engine import reminders
 from ctxview.engine.bloat import Measures
@@ -32,7 +33,6 @@ from ctxview.engine.grouping import units
 from ctxview.engine.tiers_saving import result_text
 from ctxview.engine.tiers_saving import tiers_saving as tiers_saving_rule
 from ctxview.engine.tokens import SwarmEstimate, TokenCounter
-from ctxview.engine.tool_names import detect_tool_name
 from ctxview.model import Message
 from ctxview.settings import ClearSettings
 from ctxview.tiers import limits_by_age
@@ -117,7 +117,8 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
                  counter: TokenCounter, measure: Callable[[Message], int],
                  tool_indices: Sequence[int] | None = None,
                  by_text: Mapping[str, Sequence[int]] | None = None,
-                 compress: Callable[..., list[Message]] = compress_tool_results) -> int:
+                 compress: Callable[..., list[Message]] = compress_tool_results,
+                 memo: Memo | None = None) -> int:
     """engine.tiers_saving.tiers_saving, where `measure` counts as `counter` does. Under SwarmSDK's
     estimate a message's tokens follow from its text's length and code characters, and a cut text
     is three pieces (the kept head, the marker, maybe the hint) whose lengths and code characters
@@ -125,7 +126,8 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
     `tool_indices`: the indices of the tool results in order, when the caller has them (the others
     are not looked at); or `by_text`: the tool results with a text, in order, by their text (the
     tally's same_text): a text repeated in several results is then looked at once for each tier
-    limit it is cut to, not once for each result."""
+    limit it is cut to, not once for each result. `memo`: the pipeline cache's, whose measure of
+    cuts remembers the tool each text names for the replays after."""
     limits = _tier_limits(policy)
     if type(counter) is not SwarmEstimate or limits is None:
         return tiers_saving_rule(messages, keep_recent, policy, per, counter, measure, compress=compress)
@@ -133,8 +135,8 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
     stop = min(n - keep_recent, n)
     if not policy.enabled or stop <= 0:
         return 0
-    measure = CutTokens(policy)
-    by_content = measure.by_content
+    measure = CutTokens(policy) if memo is None else memo.cut_tokens(policy)
+    by_content, detect = measure.by_content, measure.detect
     names: Mapping[str, str] | None = None
     oldest = len(limits) - 1
     if by_text is not None:
@@ -142,7 +144,6 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
     else:
         indices = range(stop) if tool_indices is None else tool_indices[:bisect.bisect_left(tool_indices, stop)]
         groups = ((result_text(messages[i]), (i,)) for i in indices if messages[i].role == "tool")
-    detected: dict[str, str | None] = {}  # by text: a text repeated in several results is looked at once
     saved = 0
     for text, results in groups:
         if type(text) is not str:
@@ -166,9 +167,7 @@ def tiers_saving(messages: Sequence[Message], keep_recent: int, policy: Compress
                         names = tool_names_by_call_id(messages)
                     name = names.get(msg.tool_call_id)
             elif name is _UNSEEN:
-                name = detected.get(text, _UNSEEN)
-                if name is _UNSEEN:
-                    name = detected[text] = detect_tool_name(text)
+                name = detect(text)   # (remembered by text: a text in several results is looked at once)
             if limit != cut_to or name is not cut_name:
                 cut_to, cut_name = limit, name
                 tokens = measure.tokens(text, limit, name)

@@ -5,6 +5,10 @@ estimate a message's tokens follow from its text's length and code characters, a
 three pieces (the kept head, the marker with the number of characters cut, maybe the hint) whose
 lengths and code characters add up; the digits of the number are no code characters.
 tests/test_fast_equals_plain.py holds it equal to the rule.
+
+The tool a text names (a "content" policy's hint) is detected once per text and remembered: a
+Memo keeps one CutTokens for each way of rendering a cut (`Memo.cut_tokens`), so the bloat
+analysis and the replays of one report detect each text once between them.
 """
 
 from __future__ import annotations
@@ -17,23 +21,35 @@ from ctxview.tiers import CompressionPolicy
 
 __all__ = ["CutTokens"]
 
+DETECTED_LIMIT = 400_000  # texts whose tool is remembered before the table is emptied
+_UNSEEN = object()
+
 
 class CutTokens:
     """`tokens(text, limit, name(text, name))`: the tokens of the tool result holding `text` cut to
     `limit` characters (len(text) > limit); with a "content" policy the tool whose hint is added is
-    detected from the text by `detect` (detect_tool_name, or a table of its answers)."""
+    detected from the text by `detect` (detect_tool_name by default, remembered per text)."""
 
-    __slots__ = ("marker_chars", "marker_code", "slots", "hints", "by_content", "detect")
+    __slots__ = ("marker_chars", "marker_code", "slots", "hints", "by_content", "detect", "detected")
 
-    def __init__(self, policy: CompressionPolicy,
-                 detect: Callable[[str], str | None] = detect_tool_name) -> None:
+    def __init__(self, policy: CompressionPolicy, detect: Callable[[str], str | None] | None = None) -> None:
         stats = SwarmEstimate.text_stats
         marker_parts = policy.marker.split("{n}")
         self.marker_chars, self.marker_code = stats("".join(marker_parts))
         self.slots = len(marker_parts) - 1   # where the number of chars cut goes
         self.hints = {tool: stats(policy.hint.replace("{tool}", tool)) for tool in policy.rerunnable_tools}
         self.by_content = policy.tool_name_from == "content"
-        self.detect = detect
+        self.detected: dict[str, str | None] = {}   # text -> the tool it names (detect_tool_name)
+        self.detect = detect if detect is not None else self._detect
+
+    def _detect(self, text: str) -> str | None:
+        """detect_tool_name(text), remembered."""
+        name = self.detected.get(text, _UNSEEN)
+        if name is _UNSEEN:
+            if len(self.detected) >= DETECTED_LIMIT:
+                self.detected.clear()
+            name = self.detected[text] = detect_tool_name(text)
+        return name  # type: ignore[return-value]
 
     def name(self, text: str, name: str | None) -> str | None:
         """The tool whose hint a cut of `text` gets: `name` (the result's, or its call's), or the

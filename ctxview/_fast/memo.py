@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from ctxview._fast.cut_tokens import CutTokens
 from ctxview._fast.tool_names import NameTable
 from ctxview.identity_table import IdentityTable
 from ctxview.model import Message
@@ -92,12 +93,13 @@ class Memo:
     very objects an earlier run returned); MEMO serves callers without one. Bounded; `clear`
     frees them at once."""
 
-    __slots__ = ("plans", "shared", "links", "names")
+    __slots__ = ("plans", "shared", "links", "names", "measures")
 
     def __init__(self) -> None:
         self.names = NameTable()  # the tool each text names (detection depends on the text alone)
         self.plans: dict[CompressionPolicy, Plan] = {}
         self.shared: dict[tuple, dict] = {}
+        self.measures: dict[tuple, CutTokens] = {}  # by the fields a cut's rendering reads
         # {id(messages tuple): (messages, {call id: tool name})}
         self.links: dict[int, tuple[tuple, Mapping[str, str]]] = {}
 
@@ -114,6 +116,17 @@ class Memo:
                 msgs = self.shared[render] = {}
             plan = self.plans[policy] = Plan(policy, msgs, self.names)
         return plan
+
+    def cut_tokens(self, policy: CompressionPolicy) -> CutTokens:
+        """A CutTokens for `policy`, the same for every policy that renders a cut alike (with the
+        tools its texts name, detected once)."""
+        render = (policy.marker, policy.hint, policy.rerunnable_tools, policy.tool_name_from)
+        measure = self.measures.get(render)
+        if measure is None:
+            if len(self.measures) > 16:
+                self.measures.clear()
+            measure = self.measures[render] = CutTokens(policy)
+        return measure
 
     def names_of(self, messages: Sequence[Message]) -> Mapping[str, str] | None:
         """The call-id map kept for `messages` (a tuple, as a Conversation's: it cannot change)."""
@@ -133,3 +146,4 @@ class Memo:
         self.shared.clear()
         self.links.clear()
         self.names.clear()
+        self.measures.clear()

@@ -30,7 +30,6 @@ import itertools
 from collections import defaultdict
 from typing import Iterator, Sequence
 
-from ctxview._fast.cut_tokens import CutTokens
 from ctxview.analysis.fenwick import Fenwick
 from ctxview.analysis.stepwise_replay import (PromptFields, StepwiseReplay, calls_before_results, request_times,
                                               shared_messages, unit_heads)
@@ -38,7 +37,6 @@ from ctxview.engine.compression import text_of
 from ctxview.engine.context_manager import embed_ephemeral
 from ctxview.engine.harness import SentHistory, history_as_sent
 from ctxview.engine.tokens import SwarmEstimate
-from ctxview.engine.tool_names import detect_tool_name
 from ctxview.model import Message
 from ctxview.pipeline.sent_history import truncations
 
@@ -296,16 +294,10 @@ class _Cuts:
 
     def __init__(self, step: StepwiseReplay, start: int, base: Sequence[Message]) -> None:
         self.step, self.start, self.base = step, start, base
-        self.measure = (CutTokens(step.policy, self._detect)
+        # (the pipeline cache's: the tools the texts name were detected by the bloat analysis)
+        self.measure = (step.cache.memo.cut_tokens(step.policy)
                         if step.plan is not None and type(step.counter) is SwarmEstimate else None)
-        self.detected: dict[str, str | None] = {}       # text -> the tool it names (a "content" policy)
         self.measured: dict[tuple, list] = {}           # (text, tool given, limits) -> tokens at each
-
-    def _detect(self, text: str) -> str | None:
-        name = self.detected.get(text, _UNSEEN)
-        if name is _UNSEEN:
-            name = self.detected[text] = detect_tool_name(text)
-        return name
 
     def sent(self, j: int, limit: int | None) -> Message:
         """Position j as sent when cut to `limit` (None: whole), the reminders recorded for it embedded."""
@@ -340,5 +332,3 @@ class _Cuts:
             tokens = self.measured[key] = self.measure.tokens_at(text, limits, self.measure.name(text, given))
         return tokens
 
-
-_UNSEEN = object()

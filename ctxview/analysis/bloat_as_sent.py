@@ -3,6 +3,7 @@ report's `"bloat"` and the inspector's `b`."""
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 
 from ctxview._fast import compression as fast
@@ -40,7 +41,8 @@ def _bloat(conversation: Conversation, settings: Settings, context_window: int |
     common = dict(system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent,
                   measure=lambda m: cache.count(counter, m), measure_cleared=lambda m: cache.count_cleared(counter, m),
                   blank=cache.blanked, figure=(figure.tokens, figure.basis, fit.scale),
-                  compress=partial(fast.compress_tool_results, memo=cache.memo), measures=FAST)
+                  compress=partial(fast.compress_tool_results, memo=cache.memo),
+                  measures=dataclasses.replace(FAST, tiers_saving=partial(FAST.tiers_saving, memo=cache.memo)))
     if not sent.plain or n != len(conversation.messages):
         if ephemeral:
             ephemeral = {i - sent.start: v for i, v in ephemeral.items() if sent.start <= i < n}
