@@ -9,10 +9,14 @@ from hypothesis import strategies as st
 
 from ctxview.analysis.age_replay import by_age
 from ctxview.analysis.prompt_cache import replay, replay_naive
-from ctxview.analysis.stepwise_replay import StepwiseReplay
+from ctxview._fast.bloat import scan_linear
+from ctxview.analysis.bloat_as_sent import conversation_bloat
+from ctxview.analysis.stepwise_replay import (SCANNED_UNITS, NotStepwise, StepwiseReplay, calls_before_results,
+                                              checked_unit_heads, unit_heads)
 from ctxview.model import Conversation, Message, ToolCall
 from ctxview.pipeline import PipelineCache
 from ctxview.settings import ClearSettings, Settings
+from test_fast_equals_plain import messages
 
 READ = "".join(f"{i:6d}\u2192    line {i}\n" for i in range(1, 30))
 # (clearing's placeholder too: test_rank_replay.py draws its conversations here)
@@ -95,3 +99,27 @@ def test_one_text_cut_for_two_tools_gets_each_tools_hint():
     for counter in ("swarm", "chars4"):
         s = Settings(tiers="1:full,*:200", keep_recent=1, counter=counter, tool_name_from="tool_call")
         assert replay(conv, s) == replay_naive(conv, s), counter
+
+
+def _heads_or_not_stepwise(heads) -> list[int] | str:
+    try:
+        return heads()
+    except NotStepwise:
+        return "not stepwise"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(msgs=conversations().map(lambda c: c.messages) | messages().map(tuple))
+def test_the_units_the_bloat_scan_leaves_give_the_rules_unit_heads(msgs):
+    # The budget's replay takes the units the bloat analysis's one-pass scan found, unchecked:
+    # where the scan finds them, calls_before_results finds nothing wrong, and the heads are the same.
+    found = scan_linear(msgs, [1] * len(msgs))
+    if found is None:
+        return
+    expected = _heads_or_not_stepwise(lambda: unit_heads(msgs, calls_before_results(msgs)))
+    assert _heads_or_not_stepwise(lambda: unit_heads(msgs, runs=found.units)) == expected
+    conv = Conversation("main", msgs)
+    cache = PipelineCache()
+    conversation_bloat(conv, Settings(), 200_000, cache)
+    assert cache.data(conv).derived[SCANNED_UNITS][0] is conv.messages
+    assert _heads_or_not_stepwise(lambda: checked_unit_heads(cache, conv, conv.messages)) == expected

@@ -31,8 +31,8 @@ from collections import defaultdict
 from typing import Iterator, Sequence
 
 from ctxview.analysis.fenwick import Fenwick
-from ctxview.analysis.stepwise_replay import (PromptFields, StepwiseReplay, calls_before_results, request_times,
-                                              shared_messages, unit_heads)
+from ctxview.analysis.stepwise_replay import (PromptFields, StepwiseReplay, checked_unit_heads, request_times,
+                                              shared_messages)
 from ctxview.engine.compression import text_of
 from ctxview.engine.context_manager import embed_ephemeral
 from ctxview.engine.harness import SentHistory, history_as_sent
@@ -183,7 +183,7 @@ def _under_budget(step: StepwiseReplay, start: int, base: Sequence[Message], who
     system, scale, plan = step.system, step.scale, step.plan
     at = _Positions()
     # (NotStepwise if a result comes before its call, or an id repeats)
-    at.heads = unit_heads(base, calls_before_results(base))
+    at.heads = checked_unit_heads(step.cache, step.conversation, base)
     whole_toks = [round(raw * scale) for raw in whole]   # (stepwise_replay.scaled)
     shortest = _shortest(_limits_past(step))
     limits: dict[int, int | None] = {}  # the limit now of each position a tier may cut (None: sent whole)

@@ -7,8 +7,10 @@ import dataclasses
 from functools import partial
 
 from ctxview._fast import compression as fast
-from ctxview._fast.bloat import FAST
+from ctxview._fast.bloat import FAST, scan_linear
+from ctxview.analysis.stepwise_replay import SCANNED_UNITS
 from ctxview.engine.bloat import analyze_context_bloat
+from ctxview.engine.bloat_scan import scan_by_id
 from ctxview.engine.harness import history_as_sent
 from ctxview.gcpause import paused_gc
 from ctxview.model import Conversation
@@ -50,9 +52,20 @@ def _bloat(conversation: Conversation, settings: Settings, context_window: int |
         return analyze_context_bloat(messages, threshold, context_window, counter, ephemeral=ephemeral,
                                      counts=[cache.count(counter, m) for m in messages], **common)
     stored_counts, _ = cache.stored_counts(data, counter)
+    common["measures"] = dataclasses.replace(common["measures"], scan=partial(_scan_keeping_units, data.derived))
     # The unchanged rows are made when first read (BaseRows): after the first screen only a screenful
     # is. Making the rest here costs more (a Row each) than the analysis's own pass over the texts.
     rows = cache.base_rows(data, counter)
     return analyze_context_bloat(
         conversation.messages, threshold, context_window, counter, ephemeral=ephemeral, counts=stored_counts,
         rows=rows if rows.made == len(rows) else None, **common)
+
+
+def _scan_keeping_units(derived: dict, messages, per):
+    """FAST's scan of the stored messages (scan_messages), the units kept for the budget's replay
+    where the one-pass scan found them (stepwise_replay.SCANNED_UNITS says why)."""
+    found = scan_linear(messages, per)
+    if found is None:
+        return scan_by_id(messages, per)
+    derived[SCANNED_UNITS] = (messages, found.units)
+    return found

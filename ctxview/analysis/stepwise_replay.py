@@ -42,8 +42,8 @@ from ctxview.settings import Settings
 from ctxview.analysis.fenwick import UNREAD, Fenwick
 from ctxview.analysis.usage import seconds, timestamp_of
 
-__all__ = ["CallTable", "NotStepwise", "StepwiseReplay", "calls_before_results", "request_times", "scaled",
-           "shared_messages", "unit_heads"]
+__all__ = ["SCANNED_UNITS", "CallTable", "NotStepwise", "StepwiseReplay", "calls_before_results",
+           "checked_unit_heads", "request_times", "scaled", "shared_messages", "unit_heads"]
 
 # (request index, blocks, tokens, shared blocks, shared tokens, system tokens, time): a Prompt's fields
 PromptFields = tuple[int, int, int, int, int, int, "float | None"]
@@ -58,6 +58,22 @@ def request_times(cache: PipelineCache, conversation: Conversation) -> list[floa
         msgs = conversation.messages
         times = data.derived["request times"] = [seconds(timestamp_of(msgs[r])) for r in data.requests]
     return times
+
+
+SCANNED_UNITS = "scanned units"
+"""The key in a conversation's derived table of (its stored messages, unit_runs of them) as the bloat
+analysis's one-pass scan found them (_fast/bloat.scan_linear): it found them only where no call id
+is used twice and each result answers a call before it, so calls_before_results would find nothing
+wrong in them."""
+
+
+def checked_unit_heads(cache: PipelineCache, conversation: Conversation, base: Sequence[Message]) -> list[int]:
+    """unit_heads(base, calls_before_results(base)): from the units the bloat analysis's scan left where
+    `base` is what it scanned."""
+    kept = cache.data(conversation).derived.get(SCANNED_UNITS)
+    if kept is not None and kept[0] is base:
+        return unit_heads(base, runs=kept[1])
+    return unit_heads(base, calls_before_results(base))
 
 
 def scaled(tokens: int, scale: float) -> int:
@@ -99,13 +115,15 @@ def calls_before_results(base: Sequence[Message]) -> CallTable:
     return CallTable(names, owner, results)
 
 
-def unit_heads(messages: Sequence[Message], calls: CallTable | None = None) -> list[int]:
+def unit_heads(messages: Sequence[Message], calls: CallTable | None = None,
+               runs: Sequence[Sequence[int]] | None = None) -> list[int]:
     """Each unit's first position, for the budget's stepping; NotStepwise where the units are not
     runs of positions or a system message is among them (the budget keeps it wherever it is).
-    `calls`: calls_before_results(messages), when the caller has it."""
+    `calls`: calls_before_results(messages), when the caller has it; `runs`: unit_runs(messages)."""
     if any(m.role == "system" for m in messages):
         raise NotStepwise("a system message among the messages (the budget keeps it wherever it is)")
-    runs = unit_runs(messages) if calls is None else unit_runs(messages, calls.owner, calls.results)
+    if runs is None:
+        runs = unit_runs(messages) if calls is None else unit_runs(messages, calls.owner, calls.results)
     if runs and not isinstance(runs[0], range):
         raise NotStepwise("a call whose results are interleaved with another unit")
     return [u[0] for u in runs]
