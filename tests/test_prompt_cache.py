@@ -54,9 +54,12 @@ FOUR = [prompt(1, 2, 5000, 0, 2000, 0.0), prompt(3, 4, 6000, 2, 5000, 60.0), pro
 
 
 def test_four_requests_by_hand():
-    assert simulate(FOUR, CacheRules(ttl=300, minimum=1024)) == [
+    sim = simulate(FOUR, CacheRules(ttl=300, minimum=1024))
+    assert sim == [
         CachedRequest(1, 0, 5000, 0), CachedRequest(3, 5000, 1000, 0), CachedRequest(5, 2000, 5000, 0),
         CachedRequest(7, 0, 7500, 0)]
+    # (made by tuple.__new__: CachedRequests all the same, their fields by name too)
+    assert all(type(r) is CachedRequest for r in sim) and sim[1].read == 5000 and sim[1].total == 6000
 
 
 def test_four_requests_cost_by_hand():

@@ -105,28 +105,31 @@ def simulate(prompts: Iterable[Prompt], rules: CacheRules = CacheRules(), *,
     entries: list[list] = []  # [blocks, tokens, last used], each a prefix of the last prompt, longest last
     system_used: float | None = None
     system_cached = warm      # tokens of the system block in the cache
-    for p in prompts:
-        while entries and entries[-1][0] > p.shared_blocks:
+    ttl, minimum, lookback = rules.ttl, rules.minimum, rules.lookback
+    # (a Prompt's fields unpacked, and each CachedRequest made by tuple.__new__ as its own __new__
+    # does: one of each per request and setting replayed, tens of thousands)
+    request, new = CachedRequest, tuple.__new__
+    for index, blocks, tokens, shared_blocks, _, system_tokens, now in prompts:
+        while entries and entries[-1][0] > shared_blocks:
             entries.pop()  # no longer a prefix of what is sent
-        now = p.time
-        if now is not None and entries and entries[-1][2] is not None and now - entries[-1][2] > rules.ttl:
+        if now is not None and entries and entries[-1][2] is not None and now - entries[-1][2] > ttl:
             entries.clear()  # the newest entry expired, and the others were used no later
-        if now is not None and system_used is not None and now - system_used > rules.ttl:
+        if now is not None and system_used is not None and now - system_used > ttl:
             system_cached = 0
-        if p.tokens < rules.minimum:
-            out.append(CachedRequest(p.index, 0, 0, p.tokens))
+        if tokens < minimum:
+            out.append(new(request, (index, 0, 0, tokens)))
             continue
-        hit = entries[-1] if entries and entries[-1][0] >= p.blocks - rules.lookback else None
+        hit = entries[-1] if entries and entries[-1][0] >= blocks - lookback else None
         if hit is not None:
             read = hit[1]
             hit[2] = now if now is not None else hit[2]
         else:
-            read = min(system_cached, p.system_tokens)
-        out.append(CachedRequest(p.index, read, p.tokens - read, 0))
-        if hit is None or hit[0] < p.blocks:
-            entries.append([p.blocks, p.tokens, now])
-        if p.system_tokens >= rules.minimum:
-            system_cached, system_used = p.system_tokens, now
+            read = min(system_cached, system_tokens)
+        out.append(new(request, (index, read, tokens - read, 0)))
+        if hit is None or hit[0] < blocks:
+            entries.append([blocks, tokens, now])
+        if system_tokens >= minimum:
+            system_cached, system_used = system_tokens, now
     return out
 
 
@@ -215,11 +218,13 @@ def outcome(conversation: Conversation, prompts: Sequence[Prompt], simulated: Se
 
 
 class RequestRuns(NamedTuple):
-    """The messages that answered the requests at `indices` (the prompts' indices), and where each
-    run of requests alike in model and hour of day starts among them (their prices are the same)."""
+    """The messages that answered the requests at `indices` (the prompts' indices), their output
+    tokens, and where each run of requests alike in model and hour of day starts among them (their
+    prices are the same)."""
     indices: list[int]
     answers: list[Message]
     starts: list[int]
+    outputs: list[int]
 
 
 def request_runs(conversation: Conversation, indices: Sequence[int]) -> RequestRuns:
@@ -231,7 +236,7 @@ def request_runs(conversation: Conversation, indices: Sequence[int]) -> RequestR
         if (m.model_id or model, ts[:13] if ts else None) != key:
             key = (m.model_id or model, ts[:13] if ts else None)
             starts.append(k)
-    return RequestRuns(list(indices), answers, starts)
+    return RequestRuns(list(indices), answers, starts, [m.usage.output_tokens if m.usage else 0 for m in answers])
 
 
 def _priced(conversation: Conversation, prompts: Sequence[Prompt], simulated: Sequence[CachedRequest], prices,
@@ -245,8 +250,7 @@ def _priced(conversation: Conversation, prompts: Sequence[Prompt], simulated: Se
         runs = request_runs(conversation, [p.index for p in prompts])
     answers, starts = runs.answers, runs.starts
     for lo, hi in zip(starts, [*starts[1:], len(answers)]):
-        cached, first = simulated[lo:hi], answers[lo]
-        outputs = [m.usage.output_tokens if m.usage else 0 for m in answers[lo:hi]]
+        cached, first, outputs = simulated[lo:hi], answers[lo], runs.outputs[lo:hi]
         sizes = list(map(operator.add, map(operator.add, map(_READ, cached), map(_WRITE, cached)),
                          map(_INPUT, cached)))   # (CachedRequest.total, in C)
         if not total.add_sums(first.model_id or model, timestamp_of(first), (min(sizes), max(sizes)),
