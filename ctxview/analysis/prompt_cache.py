@@ -106,9 +106,7 @@ def simulate(prompts: Iterable[Prompt], rules: CacheRules = CacheRules(), *,
     system_used: float | None = None
     system_cached = warm      # tokens of the system block in the cache
     ttl, minimum, lookback = rules.ttl, rules.minimum, rules.lookback
-    # (a Prompt's fields unpacked, and each CachedRequest made by tuple.__new__ as its own __new__
-    # does: one of each per request and setting replayed, tens of thousands)
-    request, new = CachedRequest, tuple.__new__
+    # (a Prompt's fields unpacked: one per request and setting replayed, tens of thousands)
     for index, blocks, tokens, shared_blocks, _, system_tokens, now in prompts:
         while entries and entries[-1][0] > shared_blocks:
             entries.pop()  # no longer a prefix of what is sent
@@ -117,7 +115,7 @@ def simulate(prompts: Iterable[Prompt], rules: CacheRules = CacheRules(), *,
         if now is not None and system_used is not None and now - system_used > ttl:
             system_cached = 0
         if tokens < minimum:
-            out.append(new(request, (index, 0, 0, tokens)))
+            out.append(CachedRequest(index, 0, 0, tokens))
             continue
         hit = entries[-1] if entries and entries[-1][0] >= blocks - lookback else None
         if hit is not None:
@@ -125,7 +123,7 @@ def simulate(prompts: Iterable[Prompt], rules: CacheRules = CacheRules(), *,
             hit[2] = now if now is not None else hit[2]
         else:
             read = min(system_cached, system_tokens)
-        out.append(new(request, (index, read, tokens - read, 0)))
+        out.append(CachedRequest(index, read, tokens - read, 0))
         if hit is None or hit[0] < blocks:
             entries.append([blocks, tokens, now])
         if system_tokens >= minimum:

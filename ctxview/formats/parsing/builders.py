@@ -73,7 +73,7 @@ def is_count(value: Any) -> bool:
 
 
 def _count(value: Any) -> int:
-    return value if type(value) is int and value in COUNTS else 0
+    return value if is_count(value) else 0
 
 
 def anthropic_usage(u: dict) -> Usage:
