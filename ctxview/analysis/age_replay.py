@@ -67,7 +67,7 @@ def replay_by_age(step: StepwiseReplay) -> Iterator[PromptFields]:
     conv, cache = step.conversation, step.cache
     msgs = conv.messages
     sent = history_as_sent(conv, len(msgs), ()) if truncations(cache, conv) else SentHistory(0, msgs)
-    whole = _whole_tokens(step, sent.start, sent.messages)
+    whole = step._whole(sent.start, sent.messages)
     cut = _Cuts(step, sent.start, sent.messages)
     requests = zip(cache.data(conv).requests, request_times(cache, conv))
     if step.budget is None:
@@ -268,23 +268,6 @@ def _add_turn(at: _Positions, j: int, sent: Message) -> None:
         at.turns.append(j)
         if not sent.tool_calls:
             at.lone_turns.append(j)
-
-
-def _whole_tokens(step: StepwiseReplay, start: int, base: Sequence[Message]) -> list[int]:
-    """Each position's tokens sent whole (the recorded reminders embedded), as counted."""
-    stored, counts, ephemeral = step.stored, step.stored_counts, step.ephemeral
-    out = list(counts[start:start + len(base)])
-    # (the stored messages themselves: only those with reminders differ from their stored count)
-    todo = sorted(i for i in ephemeral if i < len(base)) if start == 0 and base is stored else range(len(base))
-    for j in todo:
-        i, m = start + j, base[j]
-        texts = ephemeral.get(i)
-        if texts is not None:
-            m = embed_ephemeral([m], {0: texts})[0]
-        elif m is stored[i]:
-            continue
-        out[j] = step._count(m, i)
-    return out
 
 
 class _Cuts:

@@ -47,27 +47,26 @@ def replay_by_rank(step: StepwiseReplay) -> Iterator[PromptFields]:
     e = _Epoch(start, base, names, True, False)   # (what StepwiseReplay's own measures read of a position)
     e.comp = list(base)
     e.cleared = [False] * len(base)
-    counts, savings, clearable, whole, saved = [], [], [], [], []
-    for j, msg in enumerate(base):
-        i = start + j
-        c, s, k = step._measure(e, j)
-        counts.append(c)
-        savings.append(s)
-        clearable.append(k)
-        t = round((step._count(step._sent(e, j), i) if i in step.ephemeral else c) * scale)   # (scaled)
-        whole.append(t)
-        if k:
-            e.cleared[j] = True
-            if step.cleared_tokens is not None and not msg.tool_calls and i not in step.ephemeral:
-                raw = step.cleared_tokens
-            else:
-                raw = step._count(step._sent(e, j), i)
-            e.cleared[j] = False
-            saved.append(t - round(raw * scale))
-        else:
-            saved.append(0)
+    counts = step._counts(start, base)
+    whole = [round(t * scale) for t in step._whole(start, base)]   # (scaled)
+    # what blanking each position saves, whether it may be blanked, and what that saves as sent:
+    # nothing but for a tool result (StepwiseReplay._measure)
+    savings, clearable, saved = [0] * len(base), [0] * len(base), [0] * len(base)
     results = [j for j, msg in enumerate(base) if msg.role == "tool"]
-    blankable = [j for j, k in enumerate(clearable) if k]   # the positions clearing may blank, in order
+    for j in results:
+        _, s, k = step._measure(e, j)
+        if not k:
+            continue
+        i = start + j
+        savings[j], clearable[j] = s, k
+        e.cleared[j] = True
+        if step.cleared_tokens is not None and not base[j].tool_calls and i not in step.ephemeral:
+            raw = step.cleared_tokens
+        else:
+            raw = step._count(step._sent(e, j), i)
+        e.cleared[j] = False
+        saved[j] = whole[j] - round(raw * scale)
+    blankable = [j for j in results if clearable[j]]   # the positions clearing may blank, in order
     count_sum, saving_sum, clearable_sum, sent_sum, saved_sum = (
         list(itertools.accumulate(v, initial=0)) for v in (counts, savings, clearable, whole, saved))
     was_on, was_bound, m_prev = False, 0, 0

@@ -248,6 +248,31 @@ class StepwiseReplay:
         """Tokens of `m`, sent at stored index i: the stored count when it is the stored message."""
         return self.stored_counts[i] if m is self.stored[i] else self.cache.count(self.counter, m)
 
+    def _counts(self, start: int, base: Sequence[Message]) -> list[int]:
+        """Each position's tokens as stored or as the harness rewrote it, before clearing and without
+        the recorded reminders (what _measure counts first)."""
+        stored, counts = self.stored, self.stored_counts
+        if start == 0 and base is stored:
+            return list(counts)
+        count = self.counter.count_message
+        return [counts[start + j] if m is stored[start + j] else count(m) for j, m in enumerate(base)]
+
+    def _whole(self, start: int, base: Sequence[Message]) -> list[int]:
+        """Each position's tokens sent whole (the recorded reminders embedded), as counted."""
+        stored, ephemeral = self.stored, self.ephemeral
+        out = list(self.stored_counts[start:start + len(base)])
+        # (the stored messages themselves: only those with reminders differ from their stored count)
+        todo = sorted(i for i in ephemeral if i < len(base)) if start == 0 and base is stored else range(len(base))
+        for j in todo:
+            i, m = start + j, base[j]
+            texts = ephemeral.get(i)
+            if texts is not None:
+                m = embed_ephemeral([m], {0: texts})[0]
+            elif m is stored[i]:
+                continue
+            out[j] = self._count(m, i)
+        return out
+
     def _measure(self, e: _Epoch, j: int) -> tuple[int, int, int]:
         """(tokens before clearing, saving if cleared, clearable) of position j."""
         cache, counter, clear, m, i = self.cache, self.counter, self.clear, e.comp[j], e.start + j
