@@ -26,6 +26,7 @@ from ctxview.analysis.prompt_cache import (
     min_cacheable_tokens,
     outcome,
     replay,
+    replay_fields,
     replay_naive,
     request_runs,
     simulate,
@@ -73,6 +74,20 @@ def test_four_requests_cost_by_hand():
     # reads 7,000 × $0.30, writes 18,500 × $3.75, output 400 × $15 (per million)
     assert (o.read, o.write, o.input, o.tokens) == (7000, 18500, 0, 25500)
     assert o.usd == (7000 * Decimal("0.3") + 18500 * Decimal("3.75") + 400 * 15) / 10**6
+
+
+def test_prompts_given_as_their_fields_are_simulated_and_priced_alike():
+    # (the report passes replay_fields' tuples, not Prompts)
+    msgs = []
+    for _ in range(4):
+        msgs += [Message(role="user", content="go"), Message(role="assistant", content="ok", model_id=SONNET,
+                                                             usage=Usage(0, 100, 0, 0))]
+    conv = Conversation(name="main", messages=tuple(msgs), model=SONNET)
+    fields = [tuple(p) for p in FOUR]
+    rules = CacheRules(ttl=300, minimum=1024)
+    assert simulate(fields, rules) == simulate(FOUR, rules)
+    assert outcome(conv, fields, simulate(fields, rules), PriceTable()) == outcome(conv, FOUR, simulate(FOUR, rules),
+                                                                                    PriceTable())
 
 
 def _outcome_rule(conv, prompts, simulated, prices, ttl):
@@ -312,6 +327,7 @@ def test_incremental_replay_equals_request_by_request(path):
         for s in SETTINGS:
             fast, slow = replay(conv, s, overhead=500, scale=1.5), replay_naive(conv, s, overhead=500, scale=1.5)
             assert fast == slow, (conv.name, s)
+            assert replay_fields(conv, s, overhead=500, scale=1.5) == fast   # (the report's: tuples)
             changed += sum(1 for a, b in zip(fast, fast[1:]) if b.shared_blocks < a.blocks)
     if "swarm-demo" in path:
         assert changed > 0   # the tiers did cut inside earlier prompts: the check is not vacuous

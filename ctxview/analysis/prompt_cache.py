@@ -43,7 +43,7 @@ from ctxview.analysis.stepwise_replay import NotStepwise, StepwiseReplay, scaled
 from ctxview.analysis.usage import seconds, timestamp_of
 
 __all__ = ["CacheRules", "CachedRequest", "Prompt", "RequestRuns", "TTL_SECONDS", "min_cacheable_tokens", "outcome",
-           "replay", "replay_naive", "request_runs", "simulate"]
+           "replay", "replay_fields", "replay_naive", "request_runs", "simulate"]
 
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 LOOKBACK_BLOCKS = 20
@@ -99,8 +99,9 @@ class CachedRequest(NamedTuple):
 def simulate(prompts: Iterable[Prompt], rules: CacheRules = CacheRules(), *,
              warm: int = 0) -> list[CachedRequest]:
     """The cache's effect on each prompt, in order (see the module docstring for the rules).
-    `warm`: tokens of the system block already in the cache before the first prompt (written by
-    another session or the parent agent; a file does not say, its first recorded read does)."""
+    `prompts`: Prompts, or tuples of their fields. `warm`: tokens of the system block already in the
+    cache before the first prompt (written by another session or the parent agent; a file does not
+    say, its first recorded read does)."""
     out = []
     entries: list[list] = []  # [blocks, tokens, last used], each a prefix of the last prompt, longest last
     system_used: float | None = None
@@ -149,13 +150,19 @@ def replay(conversation: Conversation, settings: Settings, *, cache: PipelineCac
     the harness's own system prompt: the calibration's fitted constant); `scale`: the
     calibration's slope, turning ctxview's estimate into the provider's tokens. A budget, a
     clearing trigger and a minimum saving are in the provider's tokens, read through the two."""
+    return list(map(Prompt._make, replay_fields(conversation, settings, cache=cache, overhead=overhead, scale=scale)))
+
+
+def replay_fields(conversation: Conversation, settings: Settings, *, cache: PipelineCache | None = None,
+                  overhead: int = 0, scale: float = 1.0) -> list[tuple]:
+    """`replay`'s prompts as tuples of a Prompt's fields, in its order (what `simulate` and `outcome`
+    read, without a Prompt made for each request of each setting)."""
     cache = cache or PipelineCache()
     if incremental(settings):
         try:
             step = StepwiseReplay(conversation, settings, cache, overhead, scale)
-            prompts = (replay_by_age(step) if by_age(step) else replay_by_rank(step) if by_rank(step)
-                       else step.run())
-            return list(map(Prompt._make, prompts))
+            return list(replay_by_age(step) if by_age(step) else replay_by_rank(step) if by_rank(step)
+                        else step.run())
         except NotStepwise:
             pass  # (a call id used twice, say: see stepwise_replay)
     return replay_naive(conversation, settings, cache=cache, overhead=overhead, scale=scale)
@@ -245,7 +252,7 @@ def _priced(conversation: Conversation, prompts: Sequence[Prompt], simulated: Se
     total = CostSum(prices, ttl)
     model = conversation.model
     if runs is None:
-        runs = request_runs(conversation, [p.index for p in prompts])
+        runs = request_runs(conversation, [p[0] for p in prompts])   # (p.index, of a Prompt or its fields)
     answers, starts = runs.answers, runs.starts
     for lo, hi in zip(starts, [*starts[1:], len(answers)]):
         cached, first, outputs = simulated[lo:hi], answers[lo], runs.outputs[lo:hi]

@@ -31,7 +31,7 @@ from ctxview.analysis.prompt_cache import (
     RequestRuns,
     min_cacheable_tokens,
     outcome,
-    replay,
+    replay_fields,
     request_runs,
     simulate,
 )
@@ -315,8 +315,9 @@ class _CacheReplays:
     def run(self, settings: Settings):
         hit = self._runs.get(settings)
         if hit is None:
-            prompts = replay(self.conversation, settings, cache=self.cache, overhead=self.overhead, scale=self.scale)
-            indices = [p.index for p in prompts]
+            prompts = replay_fields(self.conversation, settings, cache=self.cache, overhead=self.overhead,
+                                    scale=self.scale)
+            indices = [p[0] for p in prompts]   # (each prompt's index)
             if self._requests is None or self._requests.indices != indices:
                 self._requests = request_runs(self.conversation, indices)
             hit = self._runs[settings] = outcome(self.conversation, prompts,
