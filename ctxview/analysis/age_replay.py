@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections import defaultdict
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from ctxview.analysis.fenwick import Fenwick
 from ctxview.analysis.stepwise_replay import (PromptFields, StepwiseReplay, checked_unit_heads, request_times,
@@ -102,6 +102,12 @@ def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: l
     # (None, sent whole, being the largest)
     shrinking = all(a is None or (b is not None and b <= a) for a, b in zip([None, *limits], limits))
 
+    # Where they only shrink, a position that goes past a boundary where its limit changes is sent
+    # otherwise than before, whatever else it went past since: so the first position a request
+    # changes is the least one whose crossing falls among the request sizes since the prompt before.
+    # By request size: the least position whose limit changes when a request first reaches that size.
+    first_change = [len(base)] * (oldest + 1) if shrinking and bounds else None
+
     def limit_at(j: int, age: int) -> int | None:
         k = bisect.bisect_left(bounds, age)   # (its band: past k boundaries)
         limit = limits[k - 1] if k else None
@@ -127,23 +133,21 @@ def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: l
                 break
             changes[k].append(j)
             past[k][j] = change
+            if first_change is not None:
+                size = j + bounds[k] + 1   # (position j is past boundary k from this request size on)
+                if j < first_change[size]:
+                    first_change[size] = j
     totals = list(itertools.accumulate(toks, initial=0))
     crossings = [(b, list(itertools.accumulate(p, initial=0))) for b, p in zip(bounds, past)]
     m_prev = 0
     for r, time in requests:
         m = r - start
-        shared = m_prev
-        for k, b in enumerate(bounds):   # positions that went past boundary k since: [m_prev - b, m - b)
-            lo, hi, listed = max(m_prev - b, 0), min(m - b, shared), changes[k]
-            at = bisect.bisect_left(listed, lo) if lo < hi else len(listed)
-            while at < len(listed) and listed[at] < hi:
-                j = listed[at]
-                # (one that went past several boundaries may be back at the limit it had, unless
-                # the limits only shrink with age)
-                if shrinking or limit_at(j, m_prev - j) != limit_at(j, m - j):
-                    shared = j
-                    break
-                at += 1
+        if first_change is not None:
+            shared = min(m_prev, min(first_change[m_prev + 1:m + 1], default=m_prev))
+        elif bounds:
+            shared = _first_changed(changes, bounds, m_prev, m, limit_at)
+        else:
+            shared = m_prev   # (nothing is cut: each prompt sends the one before whole)
         tokens, shared_tokens = totals[m], totals[shared]
         for b, running in crossings:
             if m > b:
@@ -151,6 +155,24 @@ def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: l
                 shared_tokens += running[m - b if m - b < shared else shared]
         yield r, m, system + tokens, shared, system + shared_tokens if shared else system, system, time
         m_prev = m
+
+
+def _first_changed(changes: list[list[int]], bounds: Sequence[int], m_prev: int, m: int,
+                   limit_at: Callable[[int, int], int | None]) -> int:
+    """The first position sent otherwise at m positions than at m_prev (m_prev where none is), where
+    the limits may grow with age: of those that went past a boundary since where their limit
+    changes (changes[k] for boundary k), one that went past several may be back at the limit it had."""
+    shared = m_prev
+    for k, b in enumerate(bounds):   # positions that went past boundary k since: [m_prev - b, m - b)
+        lo, hi, listed = max(m_prev - b, 0), min(m - b, shared), changes[k]
+        at = bisect.bisect_left(listed, lo) if lo < hi else len(listed)
+        while at < len(listed) and listed[at] < hi:
+            j = listed[at]
+            if limit_at(j, m_prev - j) != limit_at(j, m - j):
+                shared = j
+                break
+            at += 1
+    return shared
 
 
 def _limits_past(step: StepwiseReplay) -> list[int | None]:

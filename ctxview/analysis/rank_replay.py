@@ -53,7 +53,16 @@ def replay_by_rank(step: StepwiseReplay) -> Iterator[PromptFields]:
     # nothing but for a tool result (StepwiseReplay._measure)
     savings, clearable, saved = [0] * len(base), [0] * len(base), [0] * len(base)
     results = [j for j, msg in enumerate(base) if msg.role == "tool"]
+    # (a result without calls, not spared by name, no placeholder already and without reminders, under
+    # a counter that reads only the text: blanked, it is the placeholder's tokens, as _measure and
+    # _count find; most results are such, and are so not measured one by one)
+    plain_blank = step.cleared_tokens is not None and not step.exclude
+    placeholder, cleared_raw = clear.placeholder, step.cleared_tokens
     for j in results:
+        msg = base[j]
+        if plain_blank and not msg.tool_calls and start + j not in step.ephemeral and msg.text != placeholder:
+            savings[j], clearable[j], saved[j] = counts[j] - cleared_raw, 1, whole[j] - round(cleared_raw * scale)
+            continue
         _, s, k = step._measure(e, j)
         if not k:
             continue
