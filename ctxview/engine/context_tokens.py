@@ -27,7 +27,9 @@ for all but the first request after the compaction (docs/notes/s21-numbers.md ha
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
+import operator
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -171,12 +173,10 @@ class ContextTokens:
                 self.recorded.append(u.context_tokens)
         self.estimates = [estimate(i) for i in self.indices]
         # prefix sums of x, y, x², xy over the recorded requests: a fit over the first k in O(1)
-        self._sx, self._sy, self._sxx, self._sxy = [0], [0], [0], [0]
-        for x, y in zip(self.estimates, self.recorded):
-            self._sx.append(self._sx[-1] + x)
-            self._sy.append(self._sy[-1] + y)
-            self._sxx.append(self._sxx[-1] + x * x)
-            self._sxy.append(self._sxy[-1] + x * y)
+        xs, ys = self.estimates, self.recorded
+        self._sx, self._sy, self._sxx, self._sxy = (
+            list(itertools.accumulate(v, initial=0)) for v in (xs, ys, map(operator.mul, xs, xs),
+                                                                map(operator.mul, xs, ys)))
         self._compactions = sorted(e.index for e in conversation.events
                                    if e.kind == "compaction" and type(e.index) is int)
 
