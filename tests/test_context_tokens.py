@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxview.analysis.cache_losses import LOSS_MIN, cache_events, cache_ttl_of
+from ctxview.analysis.cache_losses import LOSS_MIN, cache_events, cache_losses, cache_ttl_of
 from ctxview.engine.context_tokens import ContextTokens
 from ctxview.formats import load_session
 from ctxview.pipeline import PipelineCache, prepare
@@ -153,6 +153,8 @@ def test_the_real_sessions_cache_losses_are_named(spotter):
     assert lost[230].usd == 0.0 and "not sent again" in lost[230].detail
     first = events[min(events)]
     assert first.cause == "first" and first.lost == 0
+    # the report's summary reads the losses alone: the same events, without the others made
+    assert cache_losses(spotter, PriceTable()) == [e for e in events.values() if e.lost]
 
 
 def _cc_line(kind: str, n: int, ts: str, text: str, usage: dict | None = None, model: str = "claude-sonnet-4-5",

@@ -33,7 +33,7 @@ from ctxview.engine.harness import history_as_sent, rewrite_events
 from ctxview.model import Conversation, Usage
 from ctxview.analysis.usage import seconds, timestamp_of
 
-__all__ = ["CAUSES", "LOSS_MIN", "CacheEvent", "cache_events", "cache_ttl_of", "loss_summary"]
+__all__ = ["CAUSES", "LOSS_MIN", "CacheEvent", "cache_events", "cache_losses", "cache_ttl_of", "loss_summary"]
 
 CAUSES = ("first", "model", "compaction", "ttl", "microcompaction", "edited", "system_or_tools", "unknown")
 LOSS_MIN = 1024
@@ -85,6 +85,16 @@ def _describe(conversation: Conversation, i: int) -> str:
 
 def cache_events(conversation: Conversation, prices: Any = None) -> list[CacheEvent]:
     """One CacheEvent per recorded request, in order; `prices` (a prices.PriceTable): price the losses."""
+    return _events(conversation, prices, every=True)
+
+
+def cache_losses(conversation: Conversation, prices: Any = None) -> list[CacheEvent]:
+    """The CacheEvents of cache_events that lost something (what loss_summary reads), without one
+    made for each of the other requests."""
+    return _events(conversation, prices, every=False)
+
+
+def _events(conversation: Conversation, prices: Any, every: bool) -> list[CacheEvent]:
     msgs = conversation.messages
     calls = [(i, m.usage) for i, m in enumerate(msgs)
              if m.role == "assistant" and m.usage is not None and m.usage.context_tokens > 0]
@@ -94,13 +104,15 @@ def cache_events(conversation: Conversation, prices: Any = None) -> list[CacheEv
     out: list[CacheEvent] = []
     for n, (k, u) in enumerate(calls):
         if n == 0:
-            out.append(CacheEvent(k, u.cache_read_tokens, u.cache_write_tokens, 0, "first"))
+            if every:
+                out.append(CacheEvent(k, u.cache_read_tokens, u.cache_write_tokens, 0, "first"))
             continue
         p, pu = calls[n - 1]
         held = pu.cache_read_tokens + pu.cache_write_tokens if writes else pu.context_tokens
         lost = held - u.cache_read_tokens
         if lost < LOSS_MIN:
-            out.append(CacheEvent(k, u.cache_read_tokens, u.cache_write_tokens))
+            if every:
+                out.append(CacheEvent(k, u.cache_read_tokens, u.cache_write_tokens))
             continue
         cause, detail = _cause(conversation, events, p, k, ttl)
         sent_again = 0 if cause == "compaction" else min(lost, u.cache_write_tokens + u.input_tokens)

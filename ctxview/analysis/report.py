@@ -23,7 +23,7 @@ from ctxview.engine.harness import rewrite_events
 from ctxview.pipeline import PipelineCache, prepare
 from ctxview.pipeline.context import sent_estimate
 from ctxview.analysis.prices import CostTotal, PriceTable, cost_of, dollars
-from ctxview.analysis.cache_losses import cache_events, loss_summary
+from ctxview.analysis.cache_losses import cache_losses, loss_summary
 from ctxview.analysis.request_table import request_rows
 from ctxview.analysis.prompt_cache import (
     TTL_SECONDS,
@@ -193,7 +193,7 @@ def conversation_report(
         out["requests"], out["cache_losses"] = request_rows(conversation, cache.counter(conversation, settings.counter),
                                                             cache, prices)
     else:
-        out["cache_losses"] = loss_summary(cache_events(conversation, prices))
+        out["cache_losses"] = loss_summary(cache_losses(conversation, prices))
     return out
 
 
