@@ -273,7 +273,7 @@ def _under_budget(step: StepwiseReplay, start: int, base: Sequence[Message], who
         blocks = (turn is not None) + m - kept
         if (turn, kept) == prev[:2]:
             # the same messages kept: shared up to the first one that changed
-            first_change = min((j for j in changed if j >= kept), default=prev[2])
+            first_change = min((j for j in changed if j >= kept), default=prev[2]) if changed else prev[2]
             shared = (turn is not None) + max(min(first_change, prev[2]) - kept, 0)
         else:
             shared = shared_messages(prev, (turn, kept, m), lambda p, q: p == q and p not in changed,

@@ -401,21 +401,18 @@ class StepwiseReplay:
         # droppable: the units wholly before recent_from (the window's last unit ends at m)
         droppable = units if recent_from >= m else max(bisect.bisect_right(heads, recent_from) - 1, 0)
         droppable = min(droppable, units)
-
-        def start(k: int) -> int:
-            return heads[k] if k < units else m
-
+        # (unit k starts at heads[k]; "unit" `units`, past the window, at m)
         # the fewest units dropped whose tokens reach total - room, else all droppable: the sums
         # only grow, so the first unit that starts where they have reached it
         lo = min(bisect.bisect_left(heads, e.raw_tree.reaching(total - room), 0, units), droppable)
         if lo == 0:
             return None, 0
-        cut = start(lo)
+        cut = heads[lo] if lo < units else m
         # budget._user_first: drop on to the next user turn; at a protected unit that is no user
         # turn, keep the user turn nearest before it
         t = bisect.bisect_left(e.turns, cut)
         turn = e.turns[t] if t < len(e.turns) else None
-        protected_from = start(droppable)
+        protected_from = heads[droppable] if droppable < units else m
         if turn is not None and turn < protected_from:
             return None, turn
         if droppable == units:
