@@ -32,6 +32,7 @@ from ctxview.analysis.prompt_cache import (
     simulate,
 )
 from ctxview.analysis.report import build_report
+from ctxview.pipeline import PipelineCache
 from ctxview.settings import ClearSettings, Settings
 from ctxview.engine.tokens import get_counter
 
@@ -333,6 +334,18 @@ def test_incremental_replay_equals_request_by_request(path):
         assert changed > 0   # the tiers did cut inside earlier prompts: the check is not vacuous
 
 
+@pytest.mark.parametrize("path", corpus(), ids=lambda p: Path(p).name)
+def test_replays_sharing_one_cache_equal_each_on_its_own(path):
+    # (a report replays every setting through one PipelineCache, which keeps what the stored messages
+    # give each of them: nothing one setting leaves there may change another's prompts)
+    for conv in load_session(path).conversations:
+        shared = PipelineCache()
+        for s in SETTINGS + [Settings(counter="chars4", tiers="default"), Settings(counter="chars4")]:
+            for scale in (1.5, 1.0):
+                assert (replay(conv, s, cache=shared, overhead=500, scale=scale)
+                        == replay(conv, s, overhead=500, scale=scale)), (conv.name, s, scale)
+
+
 def cache_sections():
     out = []
     for path in sorted(glob.glob(str(FIXTURES / "claude-code" / "**" / "*.jsonl"), recursive=True)):
@@ -403,7 +416,6 @@ def test_recorded_tool_definitions_are_not_counted_twice():
 
 
 def test_budgets_are_stepped_not_replayed_request_by_request():
-    from ctxview.pipeline import PipelineCache
     from ctxview.analysis.stepwise_replay import NotStepwise, StepwiseReplay
 
     conv = load_session(ROOT / "sample_sessions" / "swarm-demo.ctxview.json").conversations[0]
@@ -423,7 +435,6 @@ def test_budgets_are_stepped_not_replayed_request_by_request():
 def test_a_replayed_budget_is_the_models_tokens(overhead, scale):
     """The replay's prompts are the provider's tokens (overhead + scale × counted): a budget given
     in them bounds each prompt (to the rounding of its messages), stepped or not."""
-    from ctxview.pipeline import PipelineCache
     from ctxview.analysis.stepwise_replay import StepwiseReplay
 
     conv = load_session(ROOT / "sample_sessions" / "swarm-demo.ctxview.json").conversations[0]
@@ -438,7 +449,6 @@ def test_a_replayed_budget_is_the_models_tokens(overhead, scale):
 @pytest.mark.parametrize("order", ["result before its call", "call id used twice"])
 def test_a_broken_link_between_call_and_result_falls_back_to_request_by_request(order):
     from ctxview.model import ToolCall
-    from ctxview.pipeline import PipelineCache
     from ctxview.analysis.stepwise_replay import NotStepwise, StepwiseReplay
 
     call = Message(role="assistant", content="a" * 400, tool_calls=(ToolCall("c1", "Read", {"p": 1}),))

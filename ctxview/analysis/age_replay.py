@@ -67,16 +67,16 @@ def replay_by_age(step: StepwiseReplay) -> Iterator[PromptFields]:
     conv, cache = step.conversation, step.cache
     msgs = conv.messages
     sent = history_as_sent(conv, len(msgs), ()) if truncations(cache, conv) else SentHistory(0, msgs)
-    whole = step._whole(sent.start, sent.messages)
+    whole, toks = step._whole(sent.start, sent.messages)
     cut = _Cuts(step, sent.start, sent.messages)
     requests = zip(cache.data(conv).requests, request_times(cache, conv))
     if step.budget is None:
-        return _by_band(step, sent.start, sent.messages, whole, cut, requests)
-    return _under_budget(step, sent.start, sent.messages, whole, cut, requests)
+        return _by_band(step, sent.start, sent.messages, whole, toks, cut, requests)
+    return _under_budget(step, sent.start, sent.messages, whole, toks, cut, requests)
 
 
-def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: list[int], cut: _Cuts,
-             requests: Iterator[tuple[int, float | None]]) -> Iterator[PromptFields]:
+def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: list[int], toks: list[int],
+             cut: _Cuts, requests: Iterator[tuple[int, float | None]]) -> Iterator[PromptFields]:
     """No budget: every message is sent, each as its age cuts it.
 
     The tier boundaries b[0] = keep_recent < b[1] < ... split the ages into bands, and within a
@@ -88,13 +88,13 @@ def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: l
     the prompt before ends at the first position that went past a boundary since where its limit
     changed."""
     system, scale = step.system, step.scale
-    toks = [round(raw * scale) for raw in whole]   # (stepwise_replay.scaled)
     bounds = step.boundaries
     limits = _limits_past(step)
     requests = list(requests)
     oldest = requests[-1][0] - start if requests else 0   # the last request's size: no position gets older
     past = [[0] * len(base) for _ in bounds]
-    changes: list[list[int]] = [[] for _ in bounds]   # per boundary: the positions whose limit changes there
+    # per boundary: the positions whose limit changes there (where the limits may grow with age)
+    changes: list[list[int]] = [[] for _ in bounds]
     shortest = _shortest(limits)
     lengths: dict[int, int] = {}   # the text's length of each result a tier may cut
 
@@ -131,12 +131,11 @@ def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: l
         for k, change in steps:
             if k >= reached:
                 break
-            changes[k].append(j)
             past[k][j] = change
-            if first_change is not None:
-                size = j + bounds[k] + 1   # (position j is past boundary k from this request size on)
-                if j < first_change[size]:
-                    first_change[size] = j
+            if first_change is None:
+                changes[k].append(j)
+            elif j < first_change[size := j + bounds[k] + 1]:   # (past boundary k from this request size on)
+                first_change[size] = j
     totals = list(itertools.accumulate(toks, initial=0))
     crossings = [(b, list(itertools.accumulate(p, initial=0))) for b, p in zip(bounds, past)]
     m_prev = 0
@@ -197,7 +196,8 @@ def _steps(cut: _Cuts, j: int, limits: list[int | None], whole: int, scale: floa
     return out
 
 
-def _under_budget(step: StepwiseReplay, start: int, base: Sequence[Message], whole: list[int], cut: _Cuts,
+def _under_budget(step: StepwiseReplay, start: int, base: Sequence[Message], whole: list[int],
+                  whole_toks: list[int], cut: _Cuts,
                   requests: Iterator[tuple[int, float | None]]) -> Iterator[PromptFields]:
     """A budget keeps a suffix of the messages as their ages cut them: each position is measured
     when first sent and again where its age crosses a boundary that changes its limit, and a
@@ -206,7 +206,6 @@ def _under_budget(step: StepwiseReplay, start: int, base: Sequence[Message], who
     at = _Positions()
     # (NotStepwise if a result comes before its call, or an id repeats)
     at.heads = checked_unit_heads(step.cache, step.conversation, base)
-    whole_toks = [round(raw * scale) for raw in whole]   # (stepwise_replay.scaled)
     shortest = _shortest(_limits_past(step))
     limits: dict[int, int | None] = {}  # the limit now of each position a tier may cut (None: sent whole)
     lengths: dict[int, int] = {}        # and its text's length

@@ -48,7 +48,7 @@ def replay_by_rank(step: StepwiseReplay) -> Iterator[PromptFields]:
     e.comp = list(base)
     e.cleared = [False] * len(base)
     counts = step._counts(start, base)
-    whole = [round(t * scale) for t in step._whole(start, base)]   # (scaled)
+    whole = step._whole(start, base)[1]   # (scaled)
     # what blanking each position saves, whether it may be blanked, and what that saves as sent:
     # nothing but for a tool result (StepwiseReplay._measure)
     savings, clearable, saved = [0] * len(base), [0] * len(base), [0] * len(base)

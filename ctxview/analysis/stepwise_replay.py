@@ -257,8 +257,24 @@ class StepwiseReplay:
         count = self.counter.count_message
         return [counts[start + j] if m is stored[start + j] else count(m) for j, m in enumerate(base)]
 
-    def _whole(self, start: int, base: Sequence[Message]) -> list[int]:
-        """Each position's tokens sent whole (the recorded reminders embedded), as counted."""
+    def _whole(self, start: int, base: Sequence[Message]) -> tuple[list[int], list[int]]:
+        """Each position's tokens sent whole (the recorded reminders embedded): as counted, and
+        scaled. Of the stored messages they are the same for every setting a report replays under
+        one counter and scale: those are kept with the conversation (read, never changed)."""
+        if start == 0 and base is self.stored:
+            key = ("whole tokens", self.counter.name, bool(self.ephemeral), self.scale)
+            derived = self.cache.data(self.conversation).derived
+            hit = derived.get(key)
+            if hit is None:
+                hit = derived[key] = self._whole_of(start, base)
+            return hit
+        return self._whole_of(start, base)
+
+    def _whole_of(self, start: int, base: Sequence[Message]) -> tuple[list[int], list[int]]:
+        raw = self._whole_counted(start, base)
+        return raw, [round(t * self.scale) for t in raw]   # (scaled)
+
+    def _whole_counted(self, start: int, base: Sequence[Message]) -> list[int]:
         stored, ephemeral = self.stored, self.ephemeral
         out = list(self.stored_counts[start:start + len(base)])
         # (the stored messages themselves: only those with reminders differ from their stored count)

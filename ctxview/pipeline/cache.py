@@ -82,8 +82,9 @@ class _ConversationData:
         # stages: a tuple and a list per policy), whose counts the next one under the policy reuses
         self.last_compressed: dict[tuple[str, int], tuple[tuple[Message, ...], list[int]]] = {}
         self.context: dict[str, Any] = {}  # counter name -> its context_tokens.ContextTokens (pipeline.context)
-        # what the analysis works out of the stored messages alone, by its name (each request's time, say)
-        self.derived: dict[str, Any] = {}
+        # what the analysis works out of the stored messages alone, by its name (each request's time,
+        # say), with what else it depends on (the counter, the scale) where it does
+        self.derived: dict[Any, Any] = {}
 
     @property
     def names(self) -> dict[str, str]:
