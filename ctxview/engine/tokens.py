@@ -28,6 +28,7 @@ factor.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -350,16 +351,13 @@ def calibrate(
     Recorded figures also hold tool definitions and anything the file does not
     store, which the factor absorbs.
     """
-    per = list(counts) if counts is not None else [counter.count_message(m) for m in messages]
-    base = counter.count(system_prompt) if system_prompt else 0
-    prefix = base
-    rows: list[RequestCalibration] = []
-    for i, msg in enumerate(messages):
-        usage = msg.usage
-        if msg.role == "assistant" and usage is not None and usage.context_tokens > 0:
-            rows.append(RequestCalibration(i, prefix if estimate is None else estimate(i), usage.context_tokens))
-        prefix += per[i]
     view = "as-stored" if estimate is None else "as-sent"
+    if estimate is None:   # the system prompt and every stored message before k
+        per = counts if counts is not None else [counter.count_message(m) for m in messages]
+        base = counter.count(system_prompt) if system_prompt else 0
+        estimate = list(itertools.accumulate(per, initial=base)).__getitem__
+    rows = [RequestCalibration(i, estimate(i), usage.context_tokens) for i, msg in enumerate(messages)
+            if msg.role == "assistant" and (usage := msg.usage) is not None and usage.context_tokens > 0]
     if not rows:
         return Calibration(counter.name, notes=("no recorded usage",), view=view)
     est = sum(r.estimated for r in rows)
