@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from functools import cached_property
 from typing import Callable, Iterator, NamedTuple, Sequence
 
 from ctxview.engine.clearing import tool_name_of
@@ -202,7 +203,6 @@ class StepwiseReplay:
         self.keep = settings.keep_recent
         ages = {t.max_age for t in policy.tiers if t.max_age is not None} if self.policy is not None else set()
         self.boundaries = sorted(a for a in ages | {self.keep} if a >= self.keep) if self.policy is not None else []
-        self.names = data.names
         self.stored, self.stored_counts = conversation.messages, cache.counts_of(data, counter)
         self.ephemeral = data.valid_ephemeral() if settings.embed_ephemeral else {}
         self.clear = settings.clear
@@ -215,6 +215,12 @@ class StepwiseReplay:
         # the budget's room for the messages, as counted (the budget is the model's tokens)
         self.room = max(self.units.counted(self.budget) - self.system_raw, 0) if self.budget is not None else 0
         self.lengths: dict[int, int] = {}
+
+    @cached_property
+    def names(self) -> dict[str, str]:
+        """{call id: tool name} of the stored messages (the cache's, made when a cut's hint first
+        asks for a result's tool: a "content" policy reads the text instead)."""
+        return self.cache.data(self.conversation).names
 
     # -- one position
     def _limit(self, i: int, n: int, msg: Message) -> int | None:
