@@ -9,7 +9,8 @@ changes only where the age crosses a tier boundary.
 - Without a budget (`_by_band`) a request's tokens are sums over bands of ages: each position's
   tokens whole, plus what going past each boundary changes them by, as running totals that do
   not change from request to request. Only the positions that went past a boundary since the
-  prompt before are looked at, for where the two prompts part.
+  prompt before are looked at, for where the two prompts part; where the limits only shrink with
+  age, the first of them is read from a table by request size.
 - Under a budget (`_under_budget`) each position is measured when it is first sent and again
   where its age crosses a boundary that changes its limit (`due`: the request size at which that
   happens), and a Fenwick tree of each position's tokens finds the kept suffix. A prompt that

@@ -11,11 +11,12 @@ from ctxview._fast.bloat import FAST, scan_linear
 from ctxview.analysis.stepwise_replay import SCANNED_UNITS
 from ctxview.engine.bloat import analyze_context_bloat
 from ctxview.engine.bloat_scan import scan_by_id
-from ctxview.engine.harness import history_as_sent
+from ctxview.engine.harness import SentHistory, history_as_sent, rewrite_events
 from ctxview.gcpause import paused_gc
 from ctxview.model import Conversation
 from ctxview.pipeline import PipelineCache
 from ctxview.pipeline.context import context_fit
+from ctxview.pipeline.sent_history import truncations
 from ctxview.settings import Settings
 
 __all__ = ["conversation_bloat"]
@@ -38,7 +39,10 @@ def _bloat(conversation: Conversation, settings: Settings, context_window: int |
     n = len(conversation.messages) if settings.request is None else settings.request
     fit = context_fit(cache, conversation, counter, settings.request)
     figure = fit.figure()
-    sent = history_as_sent(conversation, n)
+    # (the pipeline looked once for outputs sent rewritten from the start: without those or a
+    # rewrite event, the history as sent is the stored one, and is not walked again)
+    sent = (history_as_sent(conversation, n) if rewrite_events(conversation) or truncations(cache, conversation)
+            else SentHistory(0, conversation.messages))
     ephemeral = conversation.ephemeral if settings.embed_ephemeral else None
     common = dict(system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent,
                   measure=lambda m: cache.count(counter, m), measure_cleared=lambda m: cache.count_cleared(counter, m),
