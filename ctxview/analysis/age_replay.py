@@ -117,8 +117,8 @@ def _by_band(step: StepwiseReplay, start: int, base: Sequence[Message], whole: l
     # what going past each boundary changes, by text, tool and whole tokens: the same for each
     # result that holds the same text (a file read again), where no reminder is embedded in it
     steps_of: dict[tuple, list[tuple[int, int]]] = {}
-    for j, msg in enumerate(base if shortest is not None else ()):
-        if msg.role != "tool" or (length := len(text := text_of(msg.content))) <= shortest:
+    for j in step._results(start, base) if shortest is not None else ():
+        if (length := len(text := text_of(base[j].content))) <= shortest:
             continue
         lengths[j] = length
         reached = bisect.bisect_left(bounds, oldest - j)   # (the boundaries b < oldest - j: gone past at the end)

@@ -52,7 +52,7 @@ def replay_by_rank(step: StepwiseReplay) -> Iterator[PromptFields]:
     # what blanking each position saves, whether it may be blanked, and what that saves as sent:
     # nothing but for a tool result (StepwiseReplay._measure)
     savings, clearable, saved = [0] * len(base), [0] * len(base), [0] * len(base)
-    results = [j for j, msg in enumerate(base) if msg.role == "tool"]
+    results = step._results(start, base)
     # (a result without calls, not spared by name, no placeholder already and without reminders, under
     # a counter that reads only the text: blanked, it is the placeholder's tokens, as _measure and
     # _count find; most results are such, and are so not measured one by one)

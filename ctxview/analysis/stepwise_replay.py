@@ -254,6 +254,12 @@ class StepwiseReplay:
         """Tokens of `m`, sent at stored index i: the stored count when it is the stored message."""
         return self.stored_counts[i] if m is self.stored[i] else self.cache.count(self.counter, m)
 
+    def _results(self, start: int, base: Sequence[Message]) -> Sequence[int]:
+        """The positions of the tool results, in order (the cache's list where `base` is the stored messages)."""
+        if start == 0 and base is self.stored:
+            return self.cache.data(self.conversation).tool_indices
+        return [j for j, msg in enumerate(base) if msg.role == "tool"]
+
     def _counts(self, start: int, base: Sequence[Message]) -> list[int]:
         """Each position's tokens as stored or as the harness rewrote it, before clearing and without
         the recorded reminders (what _measure counts first)."""
