@@ -128,11 +128,13 @@ class Rows(Sequence[Row]):
     def tokens(self) -> Iterator[tuple[int, int]]:
         """(tokens_stored, tokens_prepared) of each row: a row not made yet is not made where its
         maker can tell them (RowMaker.tokens)."""
+        maker = told = None   # (the rows not made yet mostly share one maker: its method looked up once)
         for position, item in enumerate(self._items):
             if type(item) is Row:
                 yield item.tokens_stored, item.tokens_prepared
             else:
-                told = getattr(item, "tokens", None)
+                if item is not maker:
+                    maker, told = item, getattr(item, "tokens", None)
                 if told is None:
                     row = self[position]
                     yield row.tokens_stored, row.tokens_prepared
