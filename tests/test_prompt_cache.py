@@ -64,12 +64,17 @@ def test_four_requests_by_hand():
     assert all(type(r) is CachedRequest for r in sim) and sim[1].read == 5000 and sim[1].total == 6000
 
 
-def test_four_requests_cost_by_hand():
+def _four_turns() -> Conversation:
+    """FOUR's conversation: four requests of Sonnet, each answered with 100 output tokens."""
     msgs = []
     for _ in range(4):
         msgs += [Message(role="user", content="go"), Message(role="assistant", content="ok", model_id=SONNET,
                                                              usage=Usage(0, 100, 0, 0))]
-    conv = Conversation(name="main", messages=tuple(msgs), model=SONNET)
+    return Conversation(name="main", messages=tuple(msgs), model=SONNET)
+
+
+def test_four_requests_cost_by_hand():
+    conv = _four_turns()
     sim = simulate(FOUR, CacheRules(ttl=300, minimum=1024))
     o = outcome(conv, FOUR, sim, PriceTable())
     # reads 7,000 × $0.30, writes 18,500 × $3.75, output 400 × $15 (per million)
@@ -79,11 +84,7 @@ def test_four_requests_cost_by_hand():
 
 def test_prompts_given_as_their_fields_are_simulated_and_priced_alike():
     # (the report passes replay_fields' tuples, not Prompts)
-    msgs = []
-    for _ in range(4):
-        msgs += [Message(role="user", content="go"), Message(role="assistant", content="ok", model_id=SONNET,
-                                                             usage=Usage(0, 100, 0, 0))]
-    conv = Conversation(name="main", messages=tuple(msgs), model=SONNET)
+    conv = _four_turns()
     fields = [tuple(p) for p in FOUR]
     rules = CacheRules(ttl=300, minimum=1024)
     assert simulate(fields, rules) == simulate(FOUR, rules)
