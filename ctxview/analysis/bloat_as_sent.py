@@ -11,12 +11,12 @@ from ctxview._fast.bloat import FAST, scan_linear
 from ctxview.analysis.stepwise_replay import SCANNED_UNITS
 from ctxview.engine.bloat import analyze_context_bloat
 from ctxview.engine.bloat_scan import scan_by_id
-from ctxview.engine.harness import SentHistory, history_as_sent, rewrite_events
+from ctxview.engine.harness import SentHistory, history_as_sent
 from ctxview.gcpause import paused_gc
 from ctxview.model import Conversation
 from ctxview.pipeline import PipelineCache
 from ctxview.pipeline.context import context_fit
-from ctxview.pipeline.sent_history import truncations
+from ctxview.pipeline.sent_history import sent_as_stored
 from ctxview.settings import Settings
 
 __all__ = ["conversation_bloat"]
@@ -39,10 +39,9 @@ def _bloat(conversation: Conversation, settings: Settings, context_window: int |
     n = len(conversation.messages) if settings.request is None else settings.request
     fit = context_fit(cache, conversation, counter, settings.request)
     figure = fit.figure()
-    # (the pipeline looked once for outputs sent rewritten from the start: without those or a
-    # rewrite event, the history as sent is the stored one, and is not walked again)
-    sent = (history_as_sent(conversation, n) if rewrite_events(conversation) or truncations(cache, conversation)
-            else SentHistory(0, conversation.messages))
+    # (where the harness sent the stored history, it is not walked again)
+    sent = SentHistory(0, conversation.messages) if sent_as_stored(cache, conversation) else history_as_sent(
+        conversation, n)
     ephemeral = conversation.ephemeral if settings.embed_ephemeral else None
     common = dict(system_prompt=conversation.system_prompt, keep_recent=settings.keep_recent,
                   measure=lambda m: cache.count(counter, m), measure_cleared=lambda m: cache.count_cleared(counter, m),

@@ -260,12 +260,12 @@ class StepwiseReplay:
             return self.cache.data(self.conversation).tool_indices
         return [j for j, msg in enumerate(base) if msg.role == "tool"]
 
-    def _counts(self, start: int, base: Sequence[Message]) -> list[int]:
+    def _counts(self, start: int, base: Sequence[Message]) -> Sequence[int]:
         """Each position's tokens as stored or as the harness rewrote it, before clearing and without
-        the recorded reminders (what _measure counts first)."""
+        the recorded reminders (what _measure counts first; the cache's list where `base` is stored)."""
         stored, counts = self.stored, self.stored_counts
         if start == 0 and base is stored:
-            return list(counts)
+            return counts
         count = self.counter.count_message
         return [counts[start + j] if m is stored[start + j] else count(m) for j, m in enumerate(base)]
 
@@ -273,18 +273,16 @@ class StepwiseReplay:
         """Each position's tokens sent whole (the recorded reminders embedded): as counted, and
         scaled. Of the stored messages they are the same for every setting a report replays under
         one counter and scale: those are kept with the conversation (read, never changed)."""
-        if start == 0 and base is self.stored:
-            key = ("whole tokens", self.counter.name, bool(self.ephemeral), self.scale)
-            derived = self.cache.data(self.conversation).derived
-            hit = derived.get(key)
-            if hit is None:
-                hit = derived[key] = self._whole_of(start, base)
-            return hit
-        return self._whole_of(start, base)
-
-    def _whole_of(self, start: int, base: Sequence[Message]) -> tuple[list[int], list[int]]:
+        plain = start == 0 and base is self.stored
+        key = ("whole tokens", self.counter.name, bool(self.ephemeral), self.scale)
+        derived = self.cache.data(self.conversation).derived
+        if plain and key in derived:
+            return derived[key]
         raw = self._whole_counted(start, base)
-        return raw, [round(t * self.scale) for t in raw]   # (scaled)
+        whole = raw, [round(t * self.scale) for t in raw]   # (scaled)
+        if plain:
+            derived[key] = whole
+        return whole
 
     def _whole_counted(self, start: int, base: Sequence[Message]) -> list[int]:
         stored, ephemeral = self.stored, self.ephemeral

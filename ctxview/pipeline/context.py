@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Callable
 
 from ctxview.engine.context_tokens import ContextFit, ContextTokens
-from ctxview.engine.harness import rewrite_events, sent_tokens
+from ctxview.engine.harness import sent_tokens
 from ctxview.model import Conversation
 from ctxview.engine.tokens import TokenCounter
 from ctxview.pipeline.cache import PipelineCache
-from ctxview.pipeline.sent_history import truncations
+from ctxview.pipeline.sent_history import sent_as_stored
 
 __all__ = ["context_fit", "context_tokens", "sent_estimate"]
 
@@ -33,7 +33,7 @@ def sent_estimate(cache: PipelineCache, conversation: Conversation, counter: Tok
     (no rewrite event, no output sent rewritten from the start: the cache looked once), that is
     the stored prefix sum, and the messages are not walked again."""
     counts, prefix = cache.stored_counts(cache.data(conversation), counter)
-    if not rewrite_events(conversation) and not truncations(cache, conversation):
+    if sent_as_stored(cache, conversation):
         return lambda k: system + prefix[k]
     return sent_tokens(conversation, counts, lambda m: cache.count(counter, m), system, prefix)
 

@@ -162,6 +162,12 @@ def truncations(cache: PipelineCache, conversation: Conversation) -> bool:
     return hit[1]
 
 
+def sent_as_stored(cache: PipelineCache, conversation: Conversation) -> bool:
+    """Whether the harness sent every request's history as stored: no rewrite event recorded and no
+    output sent rewritten from the start (looked for once: truncations)."""
+    return not harness.rewrite_events(conversation) and not truncations(cache, conversation)
+
+
 def for_request(cache: PipelineCache, conversation: Conversation, settings: Settings,
                 counter: TokenCounter) -> SentHistory | None:
     """The stage-0 history for the request `settings` ask for; None when the harness sent the stored
